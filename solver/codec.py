@@ -1,0 +1,123 @@
+"""JSON <-> values, driven by the type: the format of puzzles, states and answers.
+
+enum -> its name; record -> a list of its fields in order (an object by field name is accepted
+too); seq -> a list; bag -> a list of its elements (repeated); set -> a list; map with enum or
+bool keys -> an object by key name, other maps -> a list indexed by key."""
+from __future__ import annotations
+
+from .errors import InputError
+from .types import (BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type, default,
+                    finite)
+
+
+def to_json(t: Type, v):
+    match t:
+        case BoolT() | IntT() | TextT():
+            return v
+        case EnumT(members=m):
+            return m[v]
+        case RecordT(fields=fields):
+            return [to_json(ft, x) for (_, ft), x in zip(fields, v)]
+        case SeqT(elem=et):
+            return [to_json(et, x) for x in v]
+        case BagT(elem=et):
+            vals = finite(et).values
+            return [to_json(et, vals[i]) for i, n in enumerate(v) for _ in range(n)]
+        case SetT(elem=et):
+            vals = finite(et).values
+            return [to_json(et, vals[i]) for i, b in enumerate(v) if b]
+        case MapT(key=kt, val=vt):
+            vals = finite(kt).values
+            if isinstance(kt, (EnumT, BoolT)):
+                return {_key_name(kt, k): to_json(vt, x) for k, x in zip(vals, v)}
+            return [to_json(vt, x) for x in v]
+    raise TypeError(t)
+
+
+def _key_name(t: Type, k) -> str:
+    if isinstance(t, EnumT):
+        return t.members[k]
+    return "true" if k else "false"
+
+
+def from_json(t: Type, j, where: str):
+    """Decode ``j`` as a value of ``t``; ``where`` names the field for error messages."""
+    match t:
+        case BoolT():
+            if not isinstance(j, bool):
+                raise InputError(f"{where}: expected true or false, found {_show(j)}")
+            return j
+        case IntT(lo, hi):
+            if isinstance(j, bool) or not isinstance(j, int):
+                raise InputError(f"{where}: expected a whole number, found {_show(j)}")
+            if not lo <= j <= hi:
+                raise InputError(f"{where}: {j} is outside {lo}..{hi}")
+            return j
+        case EnumT(name=n, members=m):
+            if not isinstance(j, str) or j not in m:
+                raise InputError(f"{where}: unknown {n} {_show(j)} (one of {', '.join(m)})")
+            return m.index(j)
+        case RecordT(name=n, fields=fields):
+            if isinstance(j, dict):
+                extra = set(j) - {f for f, _ in fields}
+                if extra:
+                    raise InputError(f"{where}: {n} has no field {sorted(extra)[0]!r}")
+                missing = [f for f, _ in fields if f not in j]
+                if missing:
+                    raise InputError(f"{where}: {n} needs the field {missing[0]!r}")
+                j = [j[f] for f, _ in fields]
+            if not isinstance(j, list) or len(j) != len(fields):
+                raise InputError(f"{where}: a {n} is a list of {len(fields)} "
+                                 f"({', '.join(f for f, _ in fields)}), found {_show(j)}")
+            return tuple(from_json(ft, x, f"{where}.{fn}") for (fn, ft), x in zip(fields, j))
+        case SeqT(elem=et, cap=cap):
+            if not isinstance(j, list):
+                raise InputError(f"{where}: expected a list, found {_show(j)}")
+            if len(j) > cap:
+                raise InputError(f"{where}: {len(j)} elements, at most {cap}")
+            return tuple(from_json(et, x, f"{where}[{i}]") for i, x in enumerate(j))
+        case BagT(elem=et, most=most):
+            if not isinstance(j, list):
+                raise InputError(f"{where}: expected a list, found {_show(j)}")
+            counts = [0] * finite(et).size
+            index = finite(et).index
+            for i, x in enumerate(j):
+                counts[index[from_json(et, x, f"{where}[{i}]")]] += 1
+            for i, n in enumerate(counts):
+                if n > most:
+                    shown = to_json(et, finite(et).values[i])
+                    raise InputError(f"{where}: {_show(shown)} appears {n} times, at most {most}")
+            return tuple(counts)
+        case SetT(elem=et):
+            if not isinstance(j, list):
+                raise InputError(f"{where}: expected a list, found {_show(j)}")
+            flags = [False] * finite(et).size
+            for i, x in enumerate(j):
+                flags[finite(et).index[from_json(et, x, f"{where}[{i}]")]] = True
+            return tuple(flags)
+        case MapT(key=kt, val=vt):
+            keys = finite(kt).values
+            if isinstance(j, dict):
+                if not isinstance(kt, (EnumT, BoolT)):
+                    raise InputError(f"{where}: expected a list indexed by {kt}")
+                out = [default(vt)] * len(keys)
+                for name, x in j.items():
+                    k = from_json(kt, name if isinstance(kt, EnumT) else name == "true",
+                                  f"{where} key")
+                    out[finite(kt).index[k]] = from_json(vt, x, f"{where}.{name}")
+                return tuple(out)
+            if isinstance(j, list):
+                if len(j) > len(keys):
+                    raise InputError(f"{where}: {len(j)} entries, at most {len(keys)}")
+                out = [default(vt)] * len(keys)
+                for i, x in enumerate(j):
+                    out[i] = from_json(vt, x, f"{where}[{i}]")
+                return tuple(out)
+            raise InputError(f"{where}: expected an object or a list, found {_show(j)}")
+    raise TypeError(t)
+
+
+def _show(j) -> str:
+    import json
+    s = json.dumps(j)
+    return s if len(s) < 40 else s[:37] + "..."

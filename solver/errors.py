@@ -1,0 +1,62 @@
+"""One error format for the whole tool: ``file:line:col: message``, the source line and a caret."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Span:
+    """Where a node came from: file name, 1-based line and column, and the end."""
+
+    file: str
+    line: int
+    col: int
+    end_line: int = 0
+    end_col: int = 0
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.col}"
+
+
+NOWHERE = Span("<builtin>", 0, 0)
+
+
+class RulebookError(Exception):
+    """Base of every error the CLI reports in one line (plus context) with exit status 2."""
+
+    def __init__(self, message: str, span: Span | None = None, source: str | None = None):
+        super().__init__(message)
+        self.message = message
+        self.span = span
+        self.source = source
+
+    def headline(self) -> str:
+        if self.span is None or self.span is NOWHERE:
+            return self.message
+        return f"{self.span}: {self.message}"
+
+    def context(self) -> str:
+        """Return the offending source line with a caret under the column, if known."""
+        if self.span is None or self.source is None or self.span.line <= 0:
+            return ""
+        lines = self.source.splitlines()
+        if self.span.line > len(lines):
+            return ""
+        text = lines[self.span.line - 1]
+        return f"    {text}\n    {' ' * (self.span.col - 1)}^"
+
+    def __str__(self) -> str:
+        ctx = self.context()
+        return self.headline() + ("\n" + ctx if ctx else "")
+
+
+class SpecError(RulebookError):
+    """A rules file that does not parse or does not type-check."""
+
+
+class EvalError(RulebookError):
+    """A rule that fails while being evaluated (an index out of range, an empty sequence)."""
+
+
+class InputError(RulebookError):
+    """A malformed or impossible puzzle, state or command-line argument."""

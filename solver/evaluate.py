@@ -1,0 +1,817 @@
+"""The one evaluator: compiles IR to Python closures, parametrised by a value domain.
+
+``Compiler(symbolic=False)`` gives the reference interpreter (plain Python values);
+``Compiler(symbolic=True)`` gives the Z3 backend (the same shapes with Z3 terms at the leaves).
+Both come from the same code below, so the two cannot drift apart: every node kind is handled
+once, with the domain deciding only how a leaf operation is carried out.
+
+A compiled expression is ``f(st, env)``: ``st`` is the state, ``env`` the frame (``env[0]`` is the
+previous state in a transition property, slot ``s`` is ``env[s + 1]``).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, assert_never
+
+import z3
+
+from . import domains as dz
+from . import ir
+from .errors import EvalError
+from .types import (BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type, default,
+                    finite)
+
+Fn = Callable
+
+
+class Refused(Exception):
+    """A `requires` that does not hold (concrete evaluation): the rule that forbids the action."""
+
+    def __init__(self, rule: str, message: str, span=None):
+        super().__init__(f"{rule}: {message}")
+        self.rule = rule
+        self.message = message
+        self.span = span
+
+
+@dataclass
+class SymCtx:
+    """What a symbolic run of statements collects: its guards and its shown items."""
+
+    pc: object = True
+    guards: list = field(default_factory=list)   # (rule name, condition)
+    shows: list = field(default_factory=list)    # (path condition, items)
+
+
+class Compiler:
+    def __init__(self, symbolic: bool, state_type: Type | None = None):
+        self.symbolic = symbolic
+        self.state_type = state_type
+
+    # ---- expressions ------------------------------------------------------------------
+
+    def expr(self, e: ir.Expr) -> Fn:
+        match e:
+            case ir.Const(value=v):
+                return lambda st, env: v
+            case ir.Text(value=v):
+                return lambda st, env: v
+            case ir.Local(slot=s):
+                s1 = s + 1
+                return lambda st, env: env[s1]
+            case ir.StateRef(old=old):
+                if old:
+                    return lambda st, env: env[0]
+                return lambda st, env: st
+            case ir.Field(record=rec, index=i):
+                if isinstance(rec, ir.StateRef) and not rec.old:
+                    return lambda st, env: st[i]
+                fr = self.expr(rec)
+                return lambda st, env: fr(st, env)[i]
+            case ir.Index():
+                return self._index(e)
+            case ir.Unary(op=op, arg=a):
+                fa = self.expr(a)
+                if op == "neg":
+                    return lambda st, env: -fa(st, env)
+                if self.symbolic:
+                    return lambda st, env: dz.not_(fa(st, env))
+                return lambda st, env: not fa(st, env)
+            case ir.Binary():
+                return self._binary(e)
+            case ir.Ite(cond=c, then=a, other=b, type=t):
+                fc, fa, fb = self.expr(c), self.expr(a), self.expr(b)
+                if not self.symbolic:
+                    return lambda st, env: fa(st, env) if fc(st, env) else fb(st, env)
+
+                def ite(st, env):
+                    cv = fc(st, env)
+                    if cv is True:
+                        return fa(st, env)
+                    if cv is False:
+                        return fb(st, env)
+                    return dz.merge(t, cv, fa(st, env), fb(st, env))
+                return ite
+            case ir.Let(slot=s, value=v, body=b):
+                fv, fb, s1 = self.expr(v), self.expr(b), s + 1
+
+                def let(st, env):
+                    env[s1] = fv(st, env)
+                    return fb(st, env)
+                return let
+            case ir.Call(args=args, slots=slots, body=body):
+                fargs = [(s + 1, self.expr(a)) for s, a in zip(slots, args)]
+                fb = self.expr(body)
+
+                def call(st, env):
+                    vals = [f(st, env) for _, f in fargs]
+                    for (s1, _), v in zip(fargs, vals):
+                        env[s1] = v
+                    return fb(st, env)
+                return call
+            case ir.Builtin():
+                return self._builtin(e)
+            case ir.Member():
+                return self._member(e)
+            case ir.RecordLit(items=items):
+                fs = [self.expr(x) for x in items]
+                return lambda st, env: tuple(f(st, env) for f in fs)
+            case ir.SeqLit(items=items):
+                fs = [self.expr(x) for x in items]
+                return lambda st, env: tuple(f(st, env) for f in fs)
+            case ir.BagLit(type=t, items=items):
+                return self._baglit(t, items)
+            case ir.With(record=rec, updates=ups):
+                fr = self.expr(rec)
+                fus = [(i, self.expr(x)) for i, x in ups]
+
+                def with_(st, env):
+                    r = list(fr(st, env))
+                    for i, f in fus:
+                        r[i] = f(st, env)
+                    return tuple(r)
+                return with_
+            case ir.Quant():
+                return self._quant(e)
+            case _:
+                assert_never(e)
+
+    def _key(self, kt: Type, fk: Fn) -> Fn:
+        """Compile a key to its ordinal in the key type."""
+        index = finite(kt).index
+        if not self.symbolic:
+            return lambda st, env: index[fk(st, env)]
+        return lambda st, env: dz.ordinal(kt, fk(st, env))
+
+    def _index(self, e: ir.Index) -> Fn:
+        fc = self.expr(e.coll)
+        ct = e.coll.type
+        span = e.span
+        if isinstance(ct, SeqT):
+            fi = self.expr(e.key)
+            if not self.symbolic:
+                def get(st, env):
+                    s, i = fc(st, env), fi(st, env)
+                    if not 0 <= i < len(s):
+                        raise EvalError(f"index {i} is outside a seq of length {len(s)}", span)
+                    return s[i]
+                return get
+            et = ct.elem
+            return lambda st, env: seq_get(et, fc(st, env), fi(st, env))
+        kt = ct.key if isinstance(ct, MapT) else ct.elem
+        fk = self._key(kt, self.expr(e.key))
+        if not self.symbolic:
+            return lambda st, env: fc(st, env)[fk(st, env)]
+        vt = e.type
+        return lambda st, env: dz.select(vt, fc(st, env), fk(st, env))
+
+    def _binary(self, e: ir.Binary) -> Fn:
+        op = e.op
+        fa, fb = self.expr(e.left), self.expr(e.right)
+        lt = e.left.type
+        sym = self.symbolic
+        if op == "and":
+            if not sym:
+                return lambda st, env: fa(st, env) and fb(st, env)
+
+            def and_(st, env):
+                a = fa(st, env)
+                if a is False:
+                    return False
+                return dz.and_(a, fb(st, env))
+            return and_
+        if op == "or":
+            if not sym:
+                return lambda st, env: fa(st, env) or fb(st, env)
+
+            def or_(st, env):
+                a = fa(st, env)
+                if a is True:
+                    return True
+                return dz.or_(a, fb(st, env))
+            return or_
+        if isinstance(lt, BagT):
+            return self._bag_binary(op, fa, fb, lt)
+        if op in ("==", "!="):
+            if isinstance(lt, (IntT, BoolT, EnumT)) or not sym:
+                if op == "==":
+                    return lambda st, env: fa(st, env) == fb(st, env)
+                if not sym:
+                    return lambda st, env: fa(st, env) != fb(st, env)
+                return lambda st, env: dz.not_(dz.leaf_eq(fa(st, env), fb(st, env)))
+            t = lt
+            if op == "==":
+                return lambda st, env: dz.eq(t, fa(st, env), fb(st, env))
+            return lambda st, env: dz.not_(dz.eq(t, fa(st, env), fb(st, env)))
+        match op:
+            case "+":
+                return lambda st, env: fa(st, env) + fb(st, env)
+            case "-":
+                return lambda st, env: fa(st, env) - fb(st, env)
+            case "*":
+                return lambda st, env: fa(st, env) * fb(st, env)
+            case "/":
+                return self._divmod(fa, fb, e.span, "/")
+            case "%":
+                return self._divmod(fa, fb, e.span, "%")
+            case "<":
+                return lambda st, env: fa(st, env) < fb(st, env)
+            case "<=":
+                return lambda st, env: fa(st, env) <= fb(st, env)
+            case ">":
+                return lambda st, env: fa(st, env) > fb(st, env)
+            case ">=":
+                return lambda st, env: fa(st, env) >= fb(st, env)
+        raise AssertionError(op)
+
+    def _divmod(self, fa, fb, span, op):
+        def f(st, env):
+            a, b = fa(st, env), fb(st, env)
+            if not dz.is_sym(a) and not dz.is_sym(b):
+                if b == 0:
+                    raise EvalError("division by zero", span)
+                # Truncating division, as z3's for the non-negative operands specs use.
+                return a // b if op == "/" else a % b
+            return a / b if op == "/" else a % b
+        return f
+
+    def _bag_binary(self, op, fa, fb, t: BagT) -> Fn:
+        if op == "+":
+            return lambda st, env: tuple(x + y for x, y in zip(fa(st, env), fb(st, env)))
+        if op == "-":
+            return lambda st, env: tuple(x - y for x, y in zip(fa(st, env), fb(st, env)))
+        if op == "<=":
+            if not self.symbolic:
+                return lambda st, env: all(x <= y for x, y in zip(fa(st, env), fb(st, env)))
+            return lambda st, env: dz.all_(x <= y for x, y in zip(fa(st, env), fb(st, env)))
+        if op == "==":
+            if not self.symbolic:
+                return lambda st, env: fa(st, env) == fb(st, env)
+            return lambda st, env: dz.eq(t, fa(st, env), fb(st, env))
+        if op == "!=":
+            if not self.symbolic:
+                return lambda st, env: fa(st, env) != fb(st, env)
+            return lambda st, env: dz.not_(dz.eq(t, fa(st, env), fb(st, env)))
+        raise AssertionError(op)
+
+    def _baglit(self, t: Type, items) -> Fn:
+        et = t.elem
+        n = finite(et).size
+        fks = [self._key(et, self.expr(x)) for x in items]
+        is_set = isinstance(t, SetT)
+        if not self.symbolic:
+            def lit(st, env):
+                out = [False if is_set else 0] * n
+                for fk in fks:
+                    i = fk(st, env)
+                    out[i] = True if is_set else out[i] + 1
+                return tuple(out)
+            return lit
+
+        def slit(st, env):
+            out = [False if is_set else 0] * n
+            for fk in fks:
+                i = fk(st, env)
+                for j in range(n):
+                    hit = (i == j) if dz.is_sym(i) else (i == j)
+                    if hit is False:
+                        continue
+                    if is_set:
+                        out[j] = dz.or_(out[j], hit)
+                    else:
+                        out[j] = out[j] + (1 if hit is True else z3.If(hit, 1, 0))
+            return tuple(out)
+        return slit
+
+    def _member(self, e: ir.Member) -> Fn:
+        ct = e.coll.type
+        fe = self.expr(e.elem)
+        if isinstance(e.coll, ir.BagLit) and isinstance(ct, SetT):
+            # `x in {a, b, c}`: a disjunction of equalities, no table needed.
+            fs = [self.expr(x) for x in e.coll.items]
+            if not self.symbolic:
+                return lambda st, env: fe(st, env) in {f(st, env) for f in fs}
+            et = ct.elem
+            return lambda st, env: dz.any_(dz.eq(et, fe(st, env), f(st, env)) for f in fs)
+        fc = self.expr(e.coll)
+        if isinstance(ct, SeqT):
+            et = ct.elem
+            if not self.symbolic:
+                return lambda st, env: fe(st, env) in fc(st, env)
+            return lambda st, env: dz.any_(dz.and_(g, dz.eq(et, fe(st, env), x))
+                                           for g, x in seq_items(fc(st, env)))
+        fk = self._key(ct.elem, fe)
+        if isinstance(ct, BagT):
+            if not self.symbolic:
+                return lambda st, env: fc(st, env)[fk(st, env)] > 0
+            return lambda st, env: dz.select(IntT(0, ct.most), fc(st, env), fk(st, env)) > 0
+        if not self.symbolic:
+            return lambda st, env: fc(st, env)[fk(st, env)]
+        return lambda st, env: dz.select(BoolT(), fc(st, env), fk(st, env))
+
+    def _builtin(self, e: ir.Builtin) -> Fn:
+        name = e.name
+        fs = [self.expr(a) for a in e.args]
+        span = e.span
+        sym = self.symbolic
+        f0 = fs[0]
+        match name:
+            case "len":
+                if not sym:
+                    return lambda st, env: len(f0(st, env))
+                return lambda st, env: seq_len(f0(st, env))
+            case "top" | "bottom":
+                at_top = name == "top"
+                if not sym:
+                    def end(st, env):
+                        s = f0(st, env)
+                        if not s:
+                            raise EvalError(f"{name} of an empty seq", span)
+                        return s[-1] if at_top else s[0]
+                    return end
+                et = e.type
+                if at_top:
+                    return lambda st, env: seq_get(et, f0(st, env), seq_len(f0(st, env)) - 1)
+                return lambda st, env: seq_get(et, f0(st, env), 0)
+            case "push" | "push_bottom":
+                f1 = fs[1]
+                et = e.type.elem
+                if not sym:
+                    if name == "push":
+                        return lambda st, env: f0(st, env) + (f1(st, env),)
+                    return lambda st, env: (f1(st, env),) + f0(st, env)
+                if name == "push":
+                    return lambda st, env: seq_push(et, f0(st, env), f1(st, env))
+                return lambda st, env: seq_push_bottom(et, f0(st, env), f1(st, env))
+            case "pop" | "pop_bottom":
+                if not sym:
+                    def pop(st, env):
+                        s = f0(st, env)
+                        if not s:
+                            raise EvalError(f"{name} of an empty seq", span)
+                        return s[:-1] if name == "pop" else s[1:]
+                    return pop
+                et = e.args[0].type.elem
+                if name == "pop":
+                    return lambda st, env: seq_pop(f0(st, env))
+                return lambda st, env: seq_pop_bottom(et, f0(st, env))
+            case "size":
+                if isinstance(e.args[0].type, SetT):
+                    if not sym:
+                        return lambda st, env: sum(f0(st, env))
+                    return lambda st, env: _sum(z3.If(x, 1, 0) if dz.is_sym(x) else int(x)
+                                                for x in f0(st, env))
+                if not sym:
+                    return lambda st, env: sum(f0(st, env))
+                return lambda st, env: _sum(f0(st, env))
+            case "least" | "most":
+                f1 = fs[1]
+                pick_lo = name == "least"
+
+                def mm(st, env):
+                    a, b = f0(st, env), f1(st, env)
+                    if not dz.is_sym(a) and not dz.is_sym(b):
+                        return min(a, b) if pick_lo else max(a, b)
+                    return z3.If(a <= b, a, b) if pick_lo else z3.If(a >= b, a, b)
+                return mm
+            case "abs":
+                def ab(st, env):
+                    a = f0(st, env)
+                    return abs(a) if not dz.is_sym(a) else z3.If(a >= 0, a, -a)
+                return ab
+        raise AssertionError(name)
+
+    # ---- domains and quantifiers -------------------------------------------------------
+
+    def domain(self, d: ir.Domain) -> Fn:
+        """Compile a domain to ``f(st, env) -> [(guard, value), ...]``."""
+        match d:
+            case ir.TypeDomain(elem=t):
+                items = [(True, v) for v in finite(t).values]
+                return lambda st, env: items
+            case ir.RangeDomain(elem=t, lo=lo, hi=hi):
+                flo, fhi = self.expr(lo), self.expr(hi)
+                if not self.symbolic:
+                    return lambda st, env: [(True, i) for i in range(flo(st, env),
+                                                                      fhi(st, env) + 1)]
+
+                def rng(st, env):
+                    a, b = flo(st, env), fhi(st, env)
+                    if not dz.is_sym(a) and not dz.is_sym(b):
+                        return [(True, i) for i in range(a, b + 1)]
+                    return [(dz.and_(_le(a, i), _le(i, b)), i) for i in range(t.lo, t.hi + 1)]
+                return rng
+            case ir.CollDomain(coll=c):
+                fc = self.expr(c)
+                ct = c.type
+                if isinstance(ct, SeqT):
+                    if not self.symbolic:
+                        return lambda st, env: [(True, x) for x in fc(st, env)]
+                    return lambda st, env: seq_items(fc(st, env))
+                values = finite(ct.elem).values
+                if not self.symbolic:
+                    return lambda st, env: [(True, values[i]) for i, n in enumerate(fc(st, env))
+                                            if n]
+
+                def coll(st, env):
+                    out = []
+                    for i, n in enumerate(fc(st, env)):
+                        if dz.is_sym(n):
+                            out.append((n if isinstance(ct, SetT) else n > 0, values[i]))
+                        elif n:
+                            out.append((True, values[i]))
+                    return out
+                return coll
+            case ir.SubbagDomain():
+                raise AssertionError("subbags are enumerated by the query runner")
+        assert_never(d)
+
+    def _quant(self, e: ir.Quant) -> Fn:
+        fd = self.domain(e.domain)
+        fw = self.expr(e.where) if e.where is not None else None
+        fb = self.expr(e.body)
+        s1 = e.slot + 1
+        kind = e.kind
+        if not self.symbolic:
+            return _concrete_quant(kind, fd, fw, fb, s1, e)
+
+        def q(st, env):
+            pairs = []
+            for g, v in fd(st, env):
+                env[s1] = v
+                if fw is not None:
+                    g = dz.and_(g, fw(st, env))
+                    if g is False:
+                        continue
+                pairs.append((g, fb(st, env)))
+            return _sym_fold(kind, pairs, e)
+        return q
+
+    # ---- statements -------------------------------------------------------------------
+
+    def stmts(self, body: tuple[ir.Stmt, ...]) -> Fn:
+        """Compile statements to ``run(st, env, ctx) -> st``.
+
+        Concrete: ``ctx`` is a list collecting shown items; a failing `requires` raises `Refused`.
+        Symbolic: ``ctx`` is a `SymCtx` collecting guards under the current path condition."""
+        runs = [self.stmt(s) for s in body]
+        if len(runs) == 1:
+            return runs[0]
+
+        def run(st, env, ctx):
+            for r in runs:
+                st = r(st, env, ctx)
+            return st
+        return run
+
+    def stmt(self, s: ir.Stmt) -> Fn:
+        sym = self.symbolic
+        match s:
+            case ir.Requires(name=name, message=msg, cond=c, span=span):
+                fc = self.expr(c)
+                if not sym:
+                    def req(st, env, ctx):
+                        if not fc(st, env):
+                            raise Refused(name, msg, span)
+                        return st
+                    return req
+
+                def sreq(st, env, ctx):
+                    g = fc(st, env)
+                    if g is not True:
+                        ctx.guards.append((name, g if ctx.pc is True else dz.or_(dz.not_(ctx.pc),
+                                                                                   g)))
+                    return st
+                return sreq
+            case ir.LetStmt(slot=slot, value=v):
+                fv, s1 = self.expr(v), slot + 1
+
+                def let(st, env, ctx):
+                    env[s1] = fv(st, env)
+                    return st
+                return let
+            case ir.Assign():
+                return self._assign(s)
+            case ir.IfStmt(cond=c, then=then, other=other):
+                fc = self.expr(c)
+                ft = self.stmts(then) if then else (lambda st, env, ctx: st)
+                fo = self.stmts(other) if other else (lambda st, env, ctx: st)
+                if not sym:
+                    return lambda st, env, ctx: ft(st, env, ctx) if fc(st, env) else \
+                        fo(st, env, ctx)
+
+                def sif(st, env, ctx):
+                    cv = fc(st, env)
+                    if cv is True:
+                        return ft(st, env, ctx)
+                    if cv is False:
+                        return fo(st, env, ctx)
+                    pc = ctx.pc
+                    ctx.pc = dz.and_(pc, cv)
+                    a = ft(st, env, ctx)
+                    ctx.pc = dz.and_(pc, dz.not_(cv))
+                    b = fo(st, env, ctx)
+                    ctx.pc = pc
+                    return dz.merge(self.state_type, cv, a, b)
+                return sif
+            case ir.Show(items=items):
+                fs = [self.expr(x) for x in items]
+                if not sym:
+                    def show(st, env, ctx):
+                        ctx.append([f(st, env) for f in fs])
+                        return st
+                    return show
+
+                def sshow(st, env, ctx):
+                    ctx.shows.append((ctx.pc, [f(st, env) for f in fs]))
+                    return st
+                return sshow
+        assert_never(s)
+
+    def _assign(self, s: ir.Assign) -> Fn:
+        fv = self.expr(s.value)
+        path = s.path
+        getters = []
+        for p in path:
+            match p:
+                case ir.PathField(index=i):
+                    getters.append(("field", i, None, None))
+                case ir.PathIndex(key=k, type=ct):
+                    if isinstance(ct, SeqT):
+                        getters.append(("seq", self.expr(k), ct.elem, ct))
+                    else:
+                        kt = ct.key if isinstance(ct, MapT) else ct.elem
+                        vt = ct.val if isinstance(ct, MapT) else (
+                            BoolT() if isinstance(ct, SetT) else IntT(0, ct.most))
+                        getters.append(("key", self._key(kt, self.expr(k)), vt, ct))
+        bounds = s.bounds
+        target = s.target
+        span = s.span
+        sym = self.symbolic
+
+        def put(container, depth, value, st, env):
+            kind, a, vt, ct = getters[depth]
+            if kind == "field":
+                child = container[a]
+            elif kind == "seq":
+                i = a(st, env)
+                child = seq_get(vt, container, i) if sym else container[i]
+            else:
+                i = a(st, env)
+                child = dz.select(vt, container, i) if sym else container[i]
+            if depth + 1 < len(getters):
+                value = put(child, depth + 1, value, st, env)
+            if kind == "field":
+                return container[:a] + (value,) + container[a + 1:]
+            if kind == "seq":
+                return seq_set(vt, container, i, value) if sym else \
+                    container[:i] + (value,) + container[i + 1:]
+            return dz.store(vt, container, i, value) if sym else \
+                container[:i] + (value,) + container[i + 1:]
+
+        if not sym:
+            def assign(st, env, ctx):
+                v = fv(st, env)
+                if bounds is not None and not fits(bounds, v):
+                    raise Refused("bounds", f"{target} would leave {bounds}", span)
+                return put(st, 0, v, st, env)
+            return assign
+
+        def sassign(st, env, ctx):
+            v = fv(st, env)
+            if bounds is not None:
+                g = sym_fits(bounds, v)
+                if g is not True:
+                    ctx.guards.append(("bounds", g if ctx.pc is True else
+                                       dz.or_(dz.not_(ctx.pc), g)))
+                v = truncate(bounds, v)
+            return put(st, 0, v, st, env)
+        return sassign
+
+
+# ---- concrete quantifiers ----------------------------------------------------------------------
+
+def _concrete_quant(kind, fd, fw, fb, s1, e: ir.Quant):
+    if kind == "forall":
+        def forall(st, env):
+            for _, v in fd(st, env):
+                env[s1] = v
+                if fw is not None and not fw(st, env):
+                    continue
+                if not fb(st, env):
+                    return False
+            return True
+        return forall
+    if kind == "exists":
+        def exists(st, env):
+            for _, v in fd(st, env):
+                env[s1] = v
+                if fw is not None and not fw(st, env):
+                    continue
+                if fb(st, env):
+                    return True
+            return False
+        return exists
+    if kind == "table":
+        dflt = default(e.type.val)
+
+        def table(st, env):
+            out = []
+            for _, v in fd(st, env):
+                env[s1] = v
+                out.append(fb(st, env) if fw is None or fw(st, env) else dflt)
+            return tuple(out)
+        return table
+
+    def fold(st, env):
+        vals = []
+        for _, v in fd(st, env):
+            env[s1] = v
+            if fw is not None and not fw(st, env):
+                continue
+            vals.append(fb(st, env))
+        if kind == "sum":
+            return sum(vals)
+        if kind == "count":
+            return sum(1 for x in vals if x)
+        if not vals:
+            return _empty_extreme(e.type)
+        return max(vals) if kind == "max" else min(vals)
+    return fold
+
+
+def _empty_extreme(t: IntT) -> int:
+    """max/min over an empty domain: 0 when the type allows it (documented in the language)."""
+    return 0 if t.lo <= 0 <= t.hi else t.lo
+
+
+def _sym_fold(kind, pairs, e: ir.Quant):
+    if kind == "forall":
+        return dz.all_(dz.or_(dz.not_(g), b) for g, b in pairs)
+    if kind == "exists":
+        return dz.any_(dz.and_(g, b) for g, b in pairs)
+    if kind == "sum":
+        return _sum(b if g is True else dz.leaf_ite(g, b, 0) for g, b in pairs)
+    if kind == "count":
+        return _sum(_count_term(dz.and_(g, b)) for g, b in pairs)
+    if kind == "table":
+        dflt = default(e.type.val)
+        return tuple(dz.merge(e.type.val, g, b, dflt) for g, b in pairs)
+    acc = _empty_extreme(e.type)
+    have = False
+    for g, b in pairs:
+        better = True if have is False else (b > acc if kind == "max" else b < acc)
+        if not dz.is_sym(better) and not isinstance(better, bool):
+            better = bool(better)
+        take = dz.and_(g, better)
+        acc = dz.leaf_ite(take, b, acc)
+        have = dz.or_(have, g)
+    return acc
+
+
+def _count_term(c):
+    if c is True:
+        return 1
+    if c is False:
+        return 0
+    return z3.If(c, 1, 0)
+
+
+def _sum(xs):
+    total = 0
+    terms = []
+    for x in xs:
+        if dz.is_sym(x):
+            terms.append(x)
+        else:
+            total += x
+    if not terms:
+        return total
+    s = z3.Sum(terms) if len(terms) > 1 else terms[0]
+    return s + total if total else s
+
+
+def _le(a, b):
+    return a <= b
+
+
+# ---- seq operations in the symbolic domain (tuples where the length is known) -----------------
+
+def seq_len(s):
+    return s.length if isinstance(s, dz.SymSeq) else len(s)
+
+
+def seq_items(s):
+    if isinstance(s, dz.SymSeq):
+        n = s.length
+        return [((i < n) if dz.is_sym(n) else (i < n), x) for i, x in enumerate(s.slots)
+                if dz.is_sym(n) or i < n]
+    return [(True, x) for x in s]
+
+
+def seq_get(et: Type, s, i):
+    if isinstance(s, tuple):
+        if not dz.is_sym(i):
+            if 0 <= i < len(s):
+                return s[i]
+            return default(et) if not s else s[-1]
+        if not s:
+            return default(et)
+        return dz.select(et, s, i)
+    if not dz.is_sym(i):
+        if 0 <= i < len(s.slots):
+            return s.slots[i]
+        return s.slots[-1] if s.slots else default(et)
+    return dz.select(et, s.slots, i)
+
+
+def seq_set(et: Type, s, i, v):
+    if isinstance(s, tuple) and not dz.is_sym(i):
+        return s[:i] + (v,) + s[i + 1:]
+    ss = dz.to_symseq(SeqT(et, _nslots(s)), s)
+    return dz.SymSeq(ss.length, dz.store(et, ss.slots, i, v))
+
+
+def _nslots(s) -> int:
+    return len(s.slots) if isinstance(s, dz.SymSeq) else len(s)
+
+
+def seq_push(et: Type, s, x):
+    if isinstance(s, tuple):
+        return s + (x,)
+    n = s.length
+    slots = s.slots + (dz.default_leaf(et),)
+    if not dz.is_sym(n):
+        return dz.SymSeq(n + 1, slots[:n] + (x,) + slots[n + 1:])
+    return dz.SymSeq(n + 1, tuple(dz.merge(et, n == i, x, old) for i, old in enumerate(slots)))
+
+
+def seq_push_bottom(et: Type, s, x):
+    if isinstance(s, tuple):
+        return (x,) + s
+    return dz.SymSeq(s.length + 1, (x,) + s.slots)
+
+
+def seq_pop(s):
+    if isinstance(s, tuple):
+        return s[:-1]
+    return dz.SymSeq(s.length - 1, s.slots)
+
+
+def seq_pop_bottom(et: Type, s):
+    if isinstance(s, tuple):
+        return s[1:]
+    return dz.SymSeq(s.length - 1, s.slots[1:] + (dz.default_leaf(et),))
+
+
+# ---- bounds ---------------------------------------------------------------------------------
+
+def fits(t: Type, v) -> bool:
+    match t:
+        case IntT(lo, hi):
+            return lo <= v <= hi
+        case BagT(most=m):
+            return all(0 <= x <= m for x in v)
+        case SeqT(elem=et, cap=cap):
+            return len(v) <= cap and all(fits(et, x) for x in v)
+        case MapT(val=vt):
+            return all(fits(vt, x) for x in v)
+        case RecordT(fields=fields):
+            return all(fits(ft, x) for (_, ft), x in zip(fields, v))
+    return True
+
+
+def sym_fits(t: Type, v):
+    match t:
+        case IntT(lo, hi):
+            if not dz.is_sym(v):
+                return lo <= v <= hi
+            return z3.And(v >= lo, v <= hi)
+        case BagT(most=m):
+            return dz.all_((0 <= x <= m) if not dz.is_sym(x) else z3.And(x >= 0, x <= m)
+                           for x in v)
+        case SeqT(elem=et, cap=cap):
+            n = seq_len(v)
+            ok = (n <= cap) if not dz.is_sym(n) else (n <= cap)
+            return dz.and_(ok, dz.all_(dz.or_(dz.not_(g), sym_fits(et, x))
+                                       for g, x in seq_items(v)))
+        case MapT(val=vt):
+            return dz.all_(sym_fits(vt, x) for x in v)
+        case RecordT(fields=fields):
+            return dz.all_(sym_fits(ft, x) for (_, ft), x in zip(fields, v))
+    return True
+
+
+def truncate(t: Type, v):
+    """Drop the slots a symbolic seq has beyond its declared capacity (after a bounds guard)."""
+    if isinstance(t, SeqT) and isinstance(v, dz.SymSeq) and len(v.slots) > t.cap:
+        return dz.SymSeq(v.length, v.slots[:t.cap])
+    return v
+
+
+# ---- compile-time constants -------------------------------------------------------------------
+
+def const_value(e: ir.Expr):
+    """Evaluate a constant expression (no state) concretely."""
+    f = Compiler(False).expr(e)
+    return f(None, [None] * 64)

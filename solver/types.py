@@ -1,0 +1,221 @@
+"""The finite types of the rules language and the concrete shape of their values.
+
+Concrete values: bool -> bool; integer ranges -> int; enums -> int (ordinal); records -> tuple;
+seq -> tuple (variable length, at most ``cap``); bag -> tuple of counts indexed by the element's
+ordinal; map -> tuple of values indexed by the key's ordinal; set -> tuple of bools likewise.
+Everything is bounded, so that both backends can always run.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Iterator, TypeAlias
+
+
+@dataclass(frozen=True)
+class BoolT:
+    def __str__(self) -> str:
+        return "bool"
+
+
+@dataclass(frozen=True)
+class IntT:
+    lo: int
+    hi: int
+
+    def __str__(self) -> str:
+        return f"{self.lo}..{self.hi}"
+
+
+@dataclass(frozen=True)
+class EnumT:
+    name: str
+    members: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+@dataclass(frozen=True)
+class RecordT:
+    name: str
+    fields: tuple[tuple[str, "Type"], ...]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def index(self, field: str) -> int | None:
+        for i, (n, _) in enumerate(self.fields):
+            if n == field:
+                return i
+        return None
+
+
+@dataclass(frozen=True)
+class SeqT:
+    elem: "Type"
+    cap: int
+
+    def __str__(self) -> str:
+        return f"seq[{self.elem}, {self.cap}]"
+
+
+@dataclass(frozen=True)
+class BagT:
+    elem: "Type"
+    most: int
+
+    def __str__(self) -> str:
+        return f"bag[{self.elem}, {self.most}]"
+
+
+@dataclass(frozen=True)
+class MapT:
+    key: "Type"
+    val: "Type"
+
+    def __str__(self) -> str:
+        return f"map[{self.key}, {self.val}]"
+
+
+@dataclass(frozen=True)
+class SetT:
+    elem: "Type"
+
+    def __str__(self) -> str:
+        return f"set[{self.elem}]"
+
+
+@dataclass(frozen=True)
+class TextT:
+    """Strings exist only in `show` clauses (puzzle step rendering)."""
+
+    def __str__(self) -> str:
+        return "text"
+
+
+Type: TypeAlias = BoolT | IntT | EnumT | RecordT | SeqT | BagT | MapT | SetT | TextT
+BOOL = BoolT()
+
+KEYED = (BagT, MapT, SetT)
+
+
+def is_finite(t: Type) -> bool:
+    """Return whether ``t`` can index a map or bag (a small finite scalar or record of them)."""
+    match t:
+        case BoolT() | IntT() | EnumT():
+            return True
+        case RecordT(fields=fields):
+            return all(is_finite(ft) for _, ft in fields)
+        case _:
+            return False
+
+
+def cardinality(t: Type) -> int:
+    match t:
+        case BoolT():
+            return 2
+        case IntT(lo, hi):
+            return max(0, hi - lo + 1)
+        case EnumT(members=m):
+            return len(m)
+        case RecordT(fields=fields):
+            n = 1
+            for _, ft in fields:
+                n *= cardinality(ft)
+            return n
+    raise TypeError(f"{t} is not finite")
+
+
+class Finite:
+    """Enumeration, ordinals and decoding of one finite type, cached."""
+
+    def __init__(self, t: Type):
+        self.t = t
+        self.values: tuple = tuple(_enumerate(t))
+        self.index = {v: i for i, v in enumerate(self.values)}
+        self.size = len(self.values)
+
+
+_FINITE: dict[Type, Finite] = {}
+
+
+def finite(t: Type) -> Finite:
+    f = _FINITE.get(t)
+    if f is None:
+        f = _FINITE[t] = Finite(t)
+    return f
+
+
+def _enumerate(t: Type) -> Iterator:
+    match t:
+        case BoolT():
+            yield from (False, True)
+        case IntT(lo, hi):
+            yield from range(lo, hi + 1)
+        case EnumT(members=m):
+            yield from range(len(m))
+        case RecordT(fields=fields):
+            for combo in itertools.product(*(tuple(_enumerate(ft)) for _, ft in fields)):
+                yield combo
+        case _:
+            raise TypeError(f"{t} is not finite")
+
+
+def radix(t: Type) -> list[tuple[int, int]]:
+    """Return, for a record type, each field's (offset, multiplier) in the ordinal."""
+    assert isinstance(t, RecordT)
+    out = []
+    mult = 1
+    for _, ft in reversed(t.fields):
+        out.append((_lowest(ft), mult))
+        mult *= cardinality(ft)
+    return list(reversed(out))
+
+
+def _lowest(t: Type) -> int:
+    return t.lo if isinstance(t, IntT) else 0
+
+
+def default(t: Type):
+    """Return the value a state field has before `init` sets it."""
+    match t:
+        case BoolT():
+            return False
+        case IntT(lo, hi):
+            return 0 if lo <= 0 <= hi else lo
+        case EnumT():
+            return 0
+        case RecordT(fields=fields):
+            return tuple(default(ft) for _, ft in fields)
+        case SeqT():
+            return ()
+        case BagT(elem=e):
+            return (0,) * finite(e).size
+        case MapT(key=k, val=v):
+            d = default(v)
+            return (d,) * finite(k).size
+        case SetT(elem=e):
+            return (False,) * finite(e).size
+        case TextT():
+            return ""
+    raise TypeError(t)
+
+
+def leaf_count(t: Type) -> int:
+    """Count the scalar leaves of a value of ``t`` (a measure of state size)."""
+    match t:
+        case BoolT() | IntT() | EnumT() | TextT():
+            return 1
+        case RecordT(fields=fields):
+            return sum(leaf_count(ft) for _, ft in fields)
+        case SeqT(elem=e, cap=c):
+            return 1 + c * leaf_count(e)
+        case BagT(elem=e):
+            return finite(e).size
+        case MapT(key=k, val=v):
+            return finite(k).size * leaf_count(v)
+        case SetT(elem=e):
+            return finite(e).size
+    raise TypeError(t)
