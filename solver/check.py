@@ -398,6 +398,10 @@ class Checker:
                 return ir.Const(BOOL, sp, False)
             case "var":
                 return self._var(t, sc)
+            case "state_ref":
+                if not sc.allow_state or self.state_type is None:
+                    raise self.err(t, "`state` is not available here")
+                return ir.StateRef(self.state_type, sp, sc.old)
             case "call_expr":
                 return self._call(t, sc, want)
             case "list_lit":
@@ -894,7 +898,7 @@ class Checker:
         value = self.coerce(value, typ, val_t)
         bag_minus = isinstance(value, ir.Binary) and value.op == "-" and isinstance(typ, BagT)
         bounds = typ if (_needs_bounds(value.type, typ) or bag_minus) else None
-        return ir.Assign(sp, name, tuple(path), value, bounds)
+        return ir.Assign(sp, name, tuple(path), value, bounds, value.type)
 
     # ---- the program ---------------------------------------------------------------------
 

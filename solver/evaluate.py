@@ -36,11 +36,17 @@ class Refused(Exception):
 
 @dataclass
 class SymCtx:
-    """What a symbolic run of statements collects: its guards and its shown items."""
+    """One path of a symbolic run of statements: its condition (the `if`s taken), its frame,
+    the guards of the `requires` met on it, and its shown items."""
 
     pc: object = True
+    env: list = field(default_factory=list)
     guards: list = field(default_factory=list)   # (rule name, condition)
-    shows: list = field(default_factory=list)    # (path condition, items)
+    shows: list = field(default_factory=list)    # shown items
+
+    def fork(self, cond) -> "SymCtx":
+        return SymCtx(dz.and_(self.pc, cond), list(self.env), list(self.guards),
+                      list(self.shows))
 
 
 class Compiler:
@@ -209,11 +215,13 @@ class Compiler:
             case "-":
                 return lambda st, env: fa(st, env) - fb(st, env)
             case "*":
-                return lambda st, env: fa(st, env) * fb(st, env)
+                if not sym:
+                    return lambda st, env: fa(st, env) * fb(st, env)
+                return self._sym_mul(fa, fb, e.left.type, e.right.type)
             case "/":
-                return self._divmod(fa, fb, e.span, "/")
+                return self._divmod(fa, fb, e.span, "/", e.right.type)
             case "%":
-                return self._divmod(fa, fb, e.span, "%")
+                return self._divmod(fa, fb, e.span, "%", e.right.type)
             case "<":
                 return lambda st, env: fa(st, env) < fb(st, env)
             case "<=":
@@ -224,15 +232,39 @@ class Compiler:
                 return lambda st, env: fa(st, env) >= fb(st, env)
         raise AssertionError(op)
 
-    def _divmod(self, fa, fb, span, op):
+    def _sym_mul(self, fa, fb, ta: IntT, tb: IntT):
+        """A product of two terms, kept linear: case-split on the narrower operand's interval
+        (the checker's bounds make this exact), so z3 never sees nonlinear arithmetic."""
+        def mul(st, env):
+            a, b = fa(st, env), fb(st, env)
+            if not dz.is_sym(a) or not dz.is_sym(b):
+                return a * b
+            x, y, tx = (a, b, ta) if ta.hi - ta.lo <= tb.hi - tb.lo else (b, a, tb)
+            out = tx.lo * y
+            for k in range(tx.lo + 1, tx.hi + 1):
+                out = z3.If(x == k, k * y, out)
+            return out
+        return mul
+
+    def _divmod(self, fa, fb, span, op, tb: IntT):
         def f(st, env):
             a, b = fa(st, env), fb(st, env)
             if not dz.is_sym(a) and not dz.is_sym(b):
                 if b == 0:
                     raise EvalError("division by zero", span)
-                # Truncating division, as z3's for the non-negative operands specs use.
+                # Floor division: z3's for the positive divisors specs use.
                 return a // b if op == "/" else a % b
-            return a / b if op == "/" else a % b
+            if not dz.is_sym(b):
+                return a / b if op == "/" else a % b
+            # A symbolic divisor: case-split on its interval to stay linear.
+            out = None
+            for k in range(tb.hi, tb.lo - 1, -1):
+                if k == 0:
+                    continue
+                v = (a / k if op == "/" else a % k) if dz.is_sym(a) else \
+                    (a // k if op == "/" else a % k)
+                out = v if out is None else z3.If(b == k, v, out)
+            return out if out is not None else 0
         return f
 
     def _bag_binary(self, op, fa, fb, t: BagT) -> Fn:
@@ -450,11 +482,23 @@ class Compiler:
     # ---- statements -------------------------------------------------------------------
 
     def stmts(self, body: tuple[ir.Stmt, ...]) -> Fn:
-        """Compile statements to ``run(st, env, ctx) -> st``.
+        """Compile statements.
 
-        Concrete: ``ctx`` is a list collecting shown items; a failing `requires` raises `Refused`.
-        Symbolic: ``ctx`` is a `SymCtx` collecting guards under the current path condition."""
+        Concrete: ``run(st, env, shows) -> st``; a failing `requires` raises `Refused`.
+        Symbolic: ``run(st, ctx) -> [(st, ctx), ...]``, one pair per path: an `if` whose
+        condition is symbolic forks the path instead of merging two different states, so the
+        control of each path stays concrete."""
         runs = [self.stmt(s) for s in body]
+        if self.symbolic:
+            def srun(st, ctx):
+                paths = [(st, ctx)]
+                for r in runs:
+                    nxt = []
+                    for st_, ctx_ in paths:
+                        nxt.extend(r(st_, ctx_))
+                    paths = nxt
+                return paths
+            return srun
         if len(runs) == 1:
             return runs[0]
 
@@ -476,15 +520,19 @@ class Compiler:
                         return st
                     return req
 
-                def sreq(st, env, ctx):
-                    g = fc(st, env)
+                def sreq(st, ctx):
+                    g = fc(st, ctx.env)
                     if g is not True:
-                        ctx.guards.append((name, g if ctx.pc is True else dz.or_(dz.not_(ctx.pc),
-                                                                                   g)))
-                    return st
+                        ctx.guards.append((name, g))
+                    return [(st, ctx)]
                 return sreq
             case ir.LetStmt(slot=slot, value=v):
                 fv, s1 = self.expr(v), slot + 1
+                if sym:
+                    def slet(st, ctx):
+                        ctx.env[s1] = fv(st, ctx.env)
+                        return [(st, ctx)]
+                    return slet
 
                 def let(st, env, ctx):
                     env[s1] = fv(st, env)
@@ -494,37 +542,37 @@ class Compiler:
                 return self._assign(s)
             case ir.IfStmt(cond=c, then=then, other=other):
                 fc = self.expr(c)
-                ft = self.stmts(then) if then else (lambda st, env, ctx: st)
-                fo = self.stmts(other) if other else (lambda st, env, ctx: st)
                 if not sym:
+                    ft = self.stmts(then) if then else (lambda st, env, ctx: st)
+                    fo = self.stmts(other) if other else (lambda st, env, ctx: st)
                     return lambda st, env, ctx: ft(st, env, ctx) if fc(st, env) else \
                         fo(st, env, ctx)
+                ft = self.stmts(then) if then else (lambda st, ctx: [(st, ctx)])
+                fo = self.stmts(other) if other else (lambda st, ctx: [(st, ctx)])
 
-                def sif(st, env, ctx):
-                    cv = fc(st, env)
+                def sif(st, ctx):
+                    cv = fc(st, ctx.env)
                     if cv is True:
-                        return ft(st, env, ctx)
+                        return ft(st, ctx)
                     if cv is False:
-                        return fo(st, env, ctx)
-                    pc = ctx.pc
-                    ctx.pc = dz.and_(pc, cv)
-                    a = ft(st, env, ctx)
-                    ctx.pc = dz.and_(pc, dz.not_(cv))
-                    b = fo(st, env, ctx)
-                    ctx.pc = pc
-                    return dz.merge(self.state_type, cv, a, b)
+                        return fo(st, ctx)
+                    return ft(st, ctx.fork(cv)) + fo(st, ctx.fork(dz.not_(cv)))
                 return sif
             case ir.Show(items=items):
                 fs = [self.expr(x) for x in items]
                 if not sym:
+                    from .codec import to_json
+                    typed = [(x.type, f) for x, f in zip(items, fs)]
+
                     def show(st, env, ctx):
-                        ctx.append([f(st, env) for f in fs])
+                        if ctx is not None:
+                            ctx.append([to_json(t, f(st, env)) for t, f in typed])
                         return st
                     return show
 
-                def sshow(st, env, ctx):
-                    ctx.shows.append((ctx.pc, [f(st, env) for f in fs]))
-                    return st
+                def sshow(st, ctx):
+                    ctx.shows.append([f(st, ctx.env) for f in fs])
+                    return [(st, ctx)]
                 return sshow
         assert_never(s)
 
@@ -545,6 +593,7 @@ class Compiler:
                             BoolT() if isinstance(ct, SetT) else IntT(0, ct.most))
                         getters.append(("key", self._key(kt, self.expr(k)), vt, ct))
         bounds = s.bounds
+        source = s.source
         target = s.target
         span = s.span
         sym = self.symbolic
@@ -572,20 +621,20 @@ class Compiler:
         if not sym:
             def assign(st, env, ctx):
                 v = fv(st, env)
-                if bounds is not None and not fits(bounds, v):
+                if bounds is not None and not fits(bounds, v, source):
                     raise Refused("bounds", f"{target} would leave {bounds}", span)
                 return put(st, 0, v, st, env)
             return assign
 
-        def sassign(st, env, ctx):
+        def sassign(st, ctx):
+            env = ctx.env
             v = fv(st, env)
             if bounds is not None:
-                g = sym_fits(bounds, v)
+                g = sym_fits(bounds, v, source)
                 if g is not True:
-                    ctx.guards.append(("bounds", g if ctx.pc is True else
-                                       dz.or_(dz.not_(ctx.pc), g)))
+                    ctx.guards.append(("bounds", g))
                 v = truncate(bounds, v)
-            return put(st, 0, v, st, env)
+            return [(put(st, 0, v, st, env), ctx)]
         return sassign
 
 
@@ -766,22 +815,49 @@ def seq_pop_bottom(et: Type, s):
 
 # ---- bounds ---------------------------------------------------------------------------------
 
-def fits(t: Type, v) -> bool:
+def _proved(t: Type, src: Type | None) -> bool:
+    """Whether every value of static type ``src`` already fits ``t``."""
+    if src is None:
+        return False
+    match (t, src):
+        case (IntT(), IntT()):
+            return t.lo <= src.lo and src.hi <= t.hi
+        case (SeqT(), SeqT()):
+            return src.cap <= t.cap and _proved(t.elem, src.elem)
+        case (BagT(), BagT()):
+            return False  # bag arithmetic may go negative
+        case (MapT(), MapT()):
+            return _proved(t.val, src.val)
+    return t == src
+
+
+def _part(src: Type | None, attr: str):
+    return getattr(src, attr, None) if src is not None else None
+
+
+def fits(t: Type, v, src: Type | None = None) -> bool:
+    if _proved(t, src):
+        return True
     match t:
         case IntT(lo, hi):
             return lo <= v <= hi
         case BagT(most=m):
             return all(0 <= x <= m for x in v)
         case SeqT(elem=et, cap=cap):
-            return len(v) <= cap and all(fits(et, x) for x in v)
+            se = _part(src, "elem")
+            return len(v) <= cap and (_proved(et, se) or all(fits(et, x, se) for x in v))
         case MapT(val=vt):
-            return all(fits(vt, x) for x in v)
+            sv = _part(src, "val")
+            return all(fits(vt, x, sv) for x in v)
         case RecordT(fields=fields):
             return all(fits(ft, x) for (_, ft), x in zip(fields, v))
     return True
 
 
-def sym_fits(t: Type, v):
+def sym_fits(t: Type, v, src: Type | None = None):
+    """The bounds condition, for only what the value's static type does not prove."""
+    if _proved(t, src):
+        return True
     match t:
         case IntT(lo, hi):
             if not dz.is_sym(v):
@@ -792,11 +868,15 @@ def sym_fits(t: Type, v):
                            for x in v)
         case SeqT(elem=et, cap=cap):
             n = seq_len(v)
-            ok = (n <= cap) if not dz.is_sym(n) else (n <= cap)
-            return dz.and_(ok, dz.all_(dz.or_(dz.not_(g), sym_fits(et, x))
+            ok = n <= cap
+            se = _part(src, "elem")
+            if _proved(et, se):
+                return ok
+            return dz.and_(ok, dz.all_(dz.or_(dz.not_(g), sym_fits(et, x, se))
                                        for g, x in seq_items(v)))
         case MapT(val=vt):
-            return dz.all_(sym_fits(vt, x) for x in v)
+            sv = _part(src, "val")
+            return dz.all_(sym_fits(vt, x, sv) for x in v)
         case RecordT(fields=fields):
             return dz.all_(sym_fits(ft, x) for (_, ft), x in zip(fields, v))
     return True

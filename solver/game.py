@@ -159,16 +159,19 @@ class CompiledAction:
                 res.append((merged[p], p))
         return res
 
-    def sym_apply(self, st, params: tuple):
-        """Return ``(guard, new state, ctx)`` for parameters (concrete or symbolic)."""
+    def sym_apply(self, st, params: tuple) -> list:
+        """Return one ``(guard, new state, ctx)`` per path, for parameters (concrete or
+        symbolic); the guard includes the path's condition."""
         doms, run = self.sym
         env = [None] * self.frame
         for (slot, _), v in zip(doms, params):
             env[slot] = v
-        ctx = SymCtx()
-        st2 = run(st, env, ctx)
-        guard = dz.all_(g for _, g in ctx.guards)
-        return guard, st2, ctx
+        out = []
+        for st2, ctx in run(st, SymCtx(True, env)):
+            guard = dz.and_(ctx.pc, dz.all_(g for _, g in ctx.guards))
+            if guard is not False:
+                out.append((guard, st2, ctx))
+        return out
 
 
 class Game:

@@ -256,6 +256,7 @@ class Assign:
     path: tuple[PathField | PathIndex, ...]
     value: Expr
     bounds: Type | None  # the stored value must fit this type: an implicit `requires bounds`
+    source: Type | None = None  # the value's static type: only what it does not prove is checked
 
 
 @dataclass(frozen=True)

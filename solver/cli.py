@@ -1,0 +1,387 @@
+"""The `rulebook` command line: check, moves, solve, prove, examples, ambiguities, play."""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+from . import __doc__ as _pkg_doc  # noqa: F401  (keeps the package docstring importable)
+from .errors import InputError, RulebookError
+
+EXIT_BAD_INPUT = 2
+EXIT_CONTRADICTED = 1
+
+DESCRIPTION = """\
+rulebook: the rules of tower-building games, written once in spec/*.rules and compiled into a
+reference interpreter and Z3 constraints.
+
+Games are named after their spec file (e.g. les-5-tours).  --variant selects an expansion
+(a spec file that extends the game) or a reading of an ambiguous rule, written READING:OPTION.
+Errors in a rules file or an input are reported as FILE:LINE:COL (or the input field) with
+exit status 2."""
+
+
+def _game_args(p: argparse.ArgumentParser, players: bool = True) -> None:
+    p.add_argument("game", help="the game, by spec name (e.g. les-5-tours)")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME",
+                   help="an expansion (tours-de-pouvoir) or a reading (zero_bid:pass); repeatable")
+    if players:
+        p.add_argument("--players", type=int, default=None,
+                       help="number of players (the game's `players` parameter)")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="rulebook", description=DESCRIPTION,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("check", help="parse and type-check a spec, run its examples",
+                       description="Parse and type-check a game's spec (and its variants), then "
+                       "run its worked examples.  Exit 0 when the spec is well formed and every "
+                       "example is confirmed, 1 when an example is contradicted, 2 on errors.")
+    p.add_argument("game", nargs="?", help="a game name or a .rules file (default: every spec)")
+    p.add_argument("--variant", action="append", default=[], metavar="NAME")
+    p.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+    p = sub.add_parser("moves", help="legal moves of a state, with the rule behind each refusal",
+                       description="List every action instance of a state: legal ones, and for "
+                       "illegal ones the named `requires` that forbids them.  The state is the "
+                       "game's initial state, or a JSON object of state fields (missing fields "
+                       "keep their initial value) given with --state.")
+    _game_args(p)
+    p.add_argument("--state", metavar="FILE", help="a JSON file of state fields ('-' for stdin)")
+    p.add_argument("--all", action="store_true", help="also list the illegal moves")
+
+    p = sub.add_parser("solve", help="solve puzzles (feasibility, witness, optimum)",
+                       description="Solve one puzzle (a JSON object) or a JSON list of puzzles; "
+                       "answers come back as one object or a list in the same order.  Every "
+                       "answer of the z3 backend is replayed in the interpreter before it is "
+                       "shown.  A solver that gives up answers \"unknown\", never \"impossible\".")
+    p.add_argument("file", help="a JSON puzzle file ('-' for stdin)")
+    p.add_argument("--backend", choices=["search", "z3"], default=None,
+                   help="search: exhaustive interpreter search (default, faster on these "
+                   "sizes); z3: the Z3 backend")
+    p.add_argument("--timeout", type=float, default=60.0, help="z3 time limit, seconds")
+    p.add_argument("--svg", metavar="FILE", help="draw the start state of the (first) puzzle")
+    p.add_argument("--json", action="store_true", help="print compact JSON (default: indented)")
+
+    p = sub.add_parser("prove", help="prove the spec's invariants",
+                       description="Prove each invariant: 'inductive' (1-induction, jointly), "
+                       "else 'holds up to depth k' by bounded model checking from the initial "
+                       "state, or 'refuted' with a trace replayed in the interpreter.")
+    _game_args(p)
+    p.add_argument("--depth", type=int, default=4, help="bounded model checking depth")
+    p.add_argument("--invariant", help="only this invariant")
+    p.add_argument("--timeout", type=float, default=300.0, help="z3 time limit, seconds")
+
+    p = sub.add_parser("examples", help="check the rulebook's worked examples",
+                       description="Run the spec's examples: for each, 'confirmed' or "
+                       "'contradicted', with the value the rules compute beside the book's.  "
+                       "Exit 1 when any example is contradicted.")
+    _game_args(p, players=False)
+    p.add_argument("--example", help="only this example")
+
+    p = sub.add_parser("ambiguities", help="find where two readings of a rule disagree",
+                       description="For each ambiguous rule (a `reading`) and each pair of its "
+                       "options, find a smallest state (fewest elements) and a move where the "
+                       "readings disagree, print it and draw it as SVG.")
+    _game_args(p)
+    p.add_argument("--reading", help="only this reading")
+    p.add_argument("--svg-dir", metavar="DIR", help="write one SVG per disagreement here")
+    p.add_argument("--timeout", type=float, default=120.0, help="z3 time limit, seconds")
+
+    p = sub.add_parser("play", help="seeded random playouts and statistics",
+                       description="Play whole games with uniformly random players (chance "
+                       "weighted as the spec says); the same seed gives the same games.")
+    _game_args(p)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--games", type=int, default=1)
+    p.add_argument("--trace", action="store_true", help="print every move of the first game")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = build_parser()
+    args = ap.parse_args(argv)
+    if args.command is None:
+        ap.print_help()
+        return 0
+    try:
+        return COMMANDS[args.command](args)
+    except RulebookError as e:
+        print(f"rulebook: {e.headline()}", file=sys.stderr)
+        ctx = e.context()
+        if ctx:
+            print(ctx, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except BrokenPipeError:  # `rulebook ... | head`
+        return 0
+    except KeyboardInterrupt:
+        print("rulebook: interrupted", file=sys.stderr)
+        return 130
+
+
+def _params(args) -> tuple:
+    return (("players", args.players),) if getattr(args, "players", None) is not None else ()
+
+
+def _load(args):
+    from .game import load_game
+    return load_game(args.game, tuple(args.variant), _params(args))
+
+
+def _emit(obj, as_json: bool, text: str) -> None:
+    if as_json:
+        print(json.dumps(obj, ensure_ascii=False))
+    else:
+        print(text)
+
+
+def _progress(msg: str) -> None:
+    if sys.stderr.isatty() or True:
+        print(f"  .. {msg}", file=sys.stderr, flush=True)
+
+
+# ---- commands ---------------------------------------------------------------------------
+
+def cmd_check(args) -> int:
+    from .examples import run_examples
+    from .game import load_game
+    from .resources import spec_dir
+    if args.game and args.game.endswith(".rules"):
+        from .check import Checker, read_source
+        src = read_source(Path(args.game))
+        files = [src]
+        while files[0].base is not None:
+            from .check import find_spec
+            files.insert(0, read_source(find_spec(files[0].base)))
+        Checker(files, {}, {}).program()
+        names = []
+        _emit({"file": args.game, "ok": True}, args.json, f"{args.game}: ok")
+        return 0
+    names = [args.game] if args.game else sorted(
+        p.stem for p in spec_dir().glob("*.rules") if _is_base(p))
+    report = []
+    status = 0
+    for name in names:
+        t0 = time.perf_counter()
+        g = load_game(name, tuple(args.variant))
+        dt = time.perf_counter() - t0
+        exs = run_examples(name, tuple(args.variant))
+        bad = [e.name for e in exs if not e.confirmed]
+        if bad:
+            status = EXIT_CONTRADICTED
+        report.append({"game": name, "files": list(g.p.files), "compile_ms": round(dt * 1000, 1),
+                       "actions": [a.name for a in g.p.actions],
+                       "invariants": [i.name for i in g.p.invariants],
+                       "readings": {r.name: r.chosen for r in g.p.readings},
+                       "examples": len(exs), "contradicted": bad})
+    lines = []
+    for r in report:
+        lines.append(f"{r['game']}: ok ({', '.join(r['files'])}; {len(r['actions'])} actions, "
+                     f"{len(r['invariants'])} invariants, {len(r['readings'])} readings, "
+                     f"{r['examples']} examples"
+                     + (f"; CONTRADICTED: {', '.join(r['contradicted'])}" if r["contradicted"]
+                        else ", all confirmed") + ")")
+    _emit(report if len(report) != 1 else report[0], args.json, "\n".join(lines))
+    return status
+
+
+def _is_base(path: Path) -> bool:
+    from .check import read_source
+    try:
+        return read_source(path).base is None
+    except RulebookError:
+        return True
+
+
+def cmd_moves(args) -> int:
+    from .codec import from_json
+    from .render import render_text
+    g = _load(args)
+    st = g.initial()
+    if args.state:
+        data = _read_json(args.state)
+        if not isinstance(data, dict):
+            raise InputError(f"{args.state}: a state is a JSON object of fields")
+        st = list(st)
+        for k, v in data.items():
+            if k not in g.field_index:
+                raise InputError(f"{args.state}: {k}: not a state field of {g.name}")
+            i = g.field_index[k]
+            st[i] = from_json(g.p.state[i].type, v, f"{args.state}: {k}")
+        st = tuple(st)
+    moves = g.moves(st)
+    out = []
+    for m, st2, shows, refused in moves:
+        if refused is None:
+            out.append({"move": m.to_json(g), "legal": True})
+        elif args.all:
+            out.append({"move": m.to_json(g), "legal": False, "rule": refused.rule,
+                        "why": refused.message})
+    if args.json:
+        print(json.dumps({"actor": g.actor(st), "terminal": g.is_terminal(st), "moves": out}))
+        return 0
+    print(render_text(g, st))
+    print()
+    legal = [m for m in out if m["legal"]]
+    print(f"{len(legal)} legal move(s)" + (f" (actor: player {g.actor(st)})"
+                                           if g.actor(st) is not None else ""))
+    for m in out:
+        label = json.dumps(m["move"])
+        if m["legal"]:
+            print(f"  legal    {label}")
+        else:
+            print(f"  illegal  {label}  [{m['rule']}] {m['why']}")
+    return 0
+
+
+def cmd_solve(args) -> int:
+    from .puzzles import DEFAULT_BACKEND, solve
+    data = _read_json(args.file)
+    backend = args.backend or DEFAULT_BACKEND
+    many = isinstance(data, list)
+    items = data if many else [data]
+    answers = []
+    for i, obj in enumerate(items):
+        where = f"{args.file}[{i}]" if many else args.file
+        answers.append(solve(obj, backend, int(args.timeout * 1000), where))
+    if args.svg:
+        from .puzzles import prepare
+        from .render import render_svg
+        prep = prepare(items[0], args.file)
+        q = prep.puzzle.queries[0]
+        from .puzzles import _start
+        st, _ = _start(prep, q)
+        Path(args.svg).write_text(render_svg(prep.game, st, title=f"{args.file}: start"),
+                                  encoding="utf-8")
+    result = answers if many else answers[0]
+    print(json.dumps(result, ensure_ascii=False, indent=None if args.json else 2))
+    return 0
+
+
+def cmd_prove(args) -> int:
+    from .prove import prove
+    g = _load(args)
+    t0 = time.perf_counter()
+    res = prove(g, args.depth, int(args.timeout * 1000), args.invariant,
+                None if args.json else _progress)
+    if args.json:
+        print(json.dumps({"game": g.name, "seconds": round(time.perf_counter() - t0, 2),
+                          "results": [r.as_json() for r in res]}))
+    else:
+        for r in res:
+            print(f"{r.name}: {r.headline()}" + (f" — {r.detail}" if r.detail else ""))
+            if r.trace:
+                print(f"    trace: {' '.join(json.dumps(m) for m in r.trace)}")
+        print(f"({time.perf_counter() - t0:.1f} s)")
+    return 1 if any(r.status == "refuted" for r in res) else 0
+
+
+def cmd_examples(args) -> int:
+    from .examples import run_examples
+    res = run_examples(args.game, tuple(args.variant), args.example)
+    if args.example and not res:
+        raise InputError(f"{args.game} has no example named {args.example!r}")
+    if args.json:
+        print(json.dumps([r.as_json() for r in res], ensure_ascii=False))
+    else:
+        for r in res:
+            print(f"{r.name}: {'confirmed' if r.confirmed else 'CONTRADICTED'}"
+                  + (f"  [{r.ref}]" if r.ref else ""))
+            for o in r.outcomes:
+                mark = "ok " if o.ok else "NO "
+                print(f"   {mark} {o.text}   computed {json.dumps(o.computed)}, "
+                      f"book {json.dumps(o.book)}")
+    return 0 if all(r.confirmed for r in res) else EXIT_CONTRADICTED
+
+
+def cmd_ambiguities(args) -> int:
+    from .readings import find_ambiguities
+    g = _load(args)
+    res = find_ambiguities(g, args.reading, int(args.timeout * 1000),
+                           None if args.json else _progress)
+    if args.svg_dir:
+        d = Path(args.svg_dir)
+        d.mkdir(parents=True, exist_ok=True)
+        for r in res:
+            if r.svg:
+                (d / f"{g.name}-{r.reading}-{r.a}-{r.b}.svg").write_text(r.svg, encoding="utf-8")
+    if args.json:
+        print(json.dumps([r.as_json() for r in res], ensure_ascii=False))
+    else:
+        for r in res:
+            print(r.text())
+            print()
+    return 0
+
+
+def cmd_play(args) -> int:
+    g = _load(args)
+    rng = random.Random(args.seed)
+    score = g.expr("score(p)", {"p": g.p.types["Player"]})[0] if g.has_def("score") else None
+    win = g.expr("winner(p)", {"p": g.p.types["Player"]})[0] if g.has_def("winner") else None
+    players = list(range(g.p.param_values.get("players", 0)))
+    games = []
+    t0 = time.perf_counter()
+    for i in range(args.games):
+        if args.trace and i == 0:
+            st, n, moves = _traced_playout(g, rng)
+            for k, m in enumerate(moves, 1):
+                print(f"{k:5d}  {json.dumps(m)}", file=sys.stderr if args.json else sys.stdout)
+        else:
+            st, n = g.playout(rng)
+        games.append({"moves": n,
+                      "scores": [score(st, p) for p in players] if score else None,
+                      "winners": [p for p in players if win(st, p)] if win else None})
+    dt = time.perf_counter() - t0
+    summary = {"game": g.name, "players": len(players), "seed": args.seed, "games": games,
+               "seconds": round(dt, 3), "games_per_second": round(len(games) / dt, 1)}
+    if args.json:
+        print(json.dumps(summary))
+        return 0
+    for i, gm in enumerate(games):
+        print(f"game {i + 1}: {gm['moves']} moves; scores {gm['scores']}; "
+              f"winner(s) {gm['winners']}")
+    if len(games) > 1:
+        wins = [sum(p in gm["winners"] for gm in games) for p in players]
+        mean = [round(sum(gm["scores"][p] for gm in games) / len(games), 1) for p in players]
+        print(f"wins per player {wins}; mean scores {mean}")
+    print(f"({len(games)} game(s) in {dt:.2f} s, {len(games) / dt:.1f} games/s)")
+    return 0
+
+
+def _traced_playout(g, rng):
+    from .game import Move
+    st = g.initial()
+    chance = [a for a in g.actions if a.chance]
+    player = [a for a in g.actions if not a.chance]
+    moves = []
+    while not g.is_terminal(st):
+        picked = g._pick(st, rng, chance, True) or g._pick(st, rng, player, False)
+        if picked is None:
+            raise RulebookError("no legal move in a state that is not terminal")
+        m, st = picked
+        moves.append(m.to_json(g))
+    return st, len(moves), moves
+
+
+def _read_json(path: str):
+    try:
+        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"{path}: {e.strerror}") from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+
+
+COMMANDS = {
+    "check": cmd_check, "moves": cmd_moves, "solve": cmd_solve, "prove": cmd_prove,
+    "examples": cmd_examples, "ambiguities": cmd_ambiguities, "play": cmd_play,
+}

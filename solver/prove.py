@@ -1,0 +1,326 @@
+"""Invariants: proved inductive (k = 1, jointly, by Houdini's fixpoint), or checked by bounded
+model checking from the initial state ("holds up to depth k"), or refuted with a trace that the
+interpreter replays."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import z3
+
+from . import domains as dz
+from . import ir
+from .codec import to_json
+from .errors import RulebookError
+from .evaluate import Refused
+from .game import Game, Move
+from .symbolic import (Unknown, branches, check, leaves, make_solver, read_moves, substitution,
+                       unroll)
+
+
+@dataclass
+class Result:
+    name: str
+    kind: str                    # "invariant" | "transition"
+    status: str                  # inductive | holds | refuted | unknown
+    depth: int | None = None     # for "holds up to depth k" and refutations
+    detail: str = ""
+    trace: list = field(default_factory=list)
+    seconds: float = 0.0
+
+    def headline(self) -> str:
+        match self.status:
+            case "inductive":
+                return "inductive (1-induction, jointly with the other inductive invariants)"
+            case "holds":
+                return f"holds up to depth {self.depth} (bounded model checking)"
+            case "refuted":
+                return f"refuted at depth {self.depth}"
+        return "unknown"
+
+    def as_json(self) -> dict:
+        return {"invariant": self.name, "kind": self.kind, "status": self.status,
+                "depth": self.depth, "summary": self.headline(), "detail": self.detail,
+                "trace": self.trace, "seconds": round(self.seconds, 3)}
+
+
+def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str | None = None,
+          progress=None) -> list[Result]:
+    invs = [i for i in game.p.invariants if only is None or i.name == only]
+    if only is not None and not invs:
+        raise RulebookError(f"{game.name} has no invariant named {only!r}")
+    say = progress or (lambda msg: None)
+    results: dict[str, Result] = {}
+    t0 = time.perf_counter()
+
+    # Base case, in the interpreter: the initial state.
+    init = game.initial()
+    for inv in invs:
+        if not inv.transition and not _holds(game, inv, init):
+            results[inv.name] = Result(inv.name, "invariant", "refuted", 0,
+                                       "false in the initial state")
+    # Inductive step (Houdini): drop refuted candidates until the rest is inductive together.
+    say("induction: building the symbolic step")
+    state_invs = [i for i in game.p.invariants if not i.transition and i.name not in results]
+    inductive, ctis = _houdini(game, state_invs, timeout_ms, say)
+    trans = [i for i in invs if i.transition]
+    trans_ok = _transitions(game, trans, inductive, timeout_ms, say) if trans else {}
+    elapsed = time.perf_counter() - t0
+    for inv in invs:
+        if inv.name in results:
+            continue
+        if inv.transition:
+            ok, detail = trans_ok[inv.name]
+            if ok is True:
+                results[inv.name] = Result(inv.name, "transition", "inductive", None, detail,
+                                           seconds=elapsed)
+            continue
+        if inv.name in inductive:
+            results[inv.name] = Result(inv.name, "invariant", "inductive", seconds=elapsed)
+    # The rest: bounded model checking from the initial state.
+    rest = [i for i in invs if i.name not in results]
+    if rest:
+        say(f"bounded model checking {', '.join(i.name for i in rest)} to depth {bmc_depth}")
+        for r in _bmc(game, rest, bmc_depth, timeout_ms, say):
+            if r.status == "holds":
+                why = ctis.get(r.name) or (trans_ok.get(r.name, (None, ""))[1])
+                if why:
+                    r.detail = f"not inductive: {why}"
+            results[r.name] = r
+    return [results[i.name] for i in invs]
+
+
+def _holds(game: Game, inv: ir.Invariant, st, old=None) -> bool:
+    env = [old] + [None] * inv.frame
+    return bool(game.concrete.expr(inv.expr)(st, env))
+
+
+def _sym_inv(game: Game, inv: ir.Invariant, st, old=None):
+    env = [old] + [None] * inv.frame
+    return dz.lift(game.symbolic.expr(inv.expr)(st, env))
+
+
+def _conjuncts(term) -> list:
+    """The top-level conjuncts of a term (a `forall` over a finite domain gives one each)."""
+    if z3.is_and(term):
+        out = []
+        for c in term.children():
+            out.extend(_conjuncts(c))
+        return out
+    return [term]
+
+
+def _free_vars(term, memo: dict) -> frozenset:
+    """The ids of the uninterpreted constants a term reads (memoised over shared subterms;
+    an explicit post-order, since terms are DAGs deeper than Python's recursion limit)."""
+    stack = [(term, False)]
+    while stack:
+        e, expanded = stack.pop()
+        i = e.get_id()
+        if i in memo:
+            continue
+        if expanded:
+            if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+                memo[i] = frozenset((i,))
+            else:
+                acc = frozenset()
+                for ch in e.children():
+                    acc |= memo[ch.get_id()]
+                memo[i] = acc
+            continue
+        stack.append((e, True))
+        for ch in e.children():
+            if ch.get_id() not in memo:
+                stack.append((ch, False))
+    return memo[term.get_id()]
+
+
+def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say):
+    """Houdini: assume every candidate, check each action path, drop the candidates that a
+    path breaks, and repeat until none is dropped; the survivors are inductive together.
+
+    A path changes few leaves, so after substitution most conjuncts are the very same term as
+    before (and hold by assumption).  Only changed conjuncts are checked: first from their own
+    previous versions alone, then, if that is not enough, from every assumption."""
+    t = game.state_type
+    fresh = dz.Fresh("s_")
+    S = fresh.value(t, "s")
+    conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
+    bs = branches(game, S)
+    say(f"induction: {len(bs)} action paths, {len(invs)} candidate invariants")
+    # Which conjuncts read which leaf variable: a path only changes the conjuncts that read a
+    # leaf it writes.
+    readers: dict[int, list] = {}
+    memo: dict[int, frozenset] = {}
+    for n, cs in conj.items():
+        for k, c in enumerate(cs):
+            for v in _free_vars(c, memo):
+                readers.setdefault(v, []).append((n, k))
+    say("induction: substituting each path's writes")
+    work = []
+    for b in bs:
+        pairs = substitution(t, S, b.state)
+        touched = {nk for a, _ in pairs for nk in readers.get(a.get_id(), ())}
+        changed = []
+        for n, k in sorted(touched):
+            c = conj[n][k]
+            c2 = z3.substitute(c, *[(a, v) for a, v in pairs])
+            if not c2.eq(c):
+                changed.append((n, k, c2))
+        work.append((b, changed))
+    candidates = [i.name for i in invs]
+    ctis: dict[str, str] = {}
+    local = make_solver(timeout_ms)
+    local.add(*fresh.constraints)
+    while True:
+        full = None
+        dropped: set[str] = set()
+        timing: dict = {}
+        for b, changed in work:
+            t_b = time.perf_counter()
+            live = [(n, k, c2) for n, k, c2 in changed if n in candidates and n not in dropped]
+            if not live:
+                continue
+            guard = dz.lift(b.guard)
+            goal = z3.Not(z3.And([c2 for _, _, c2 in live]))
+            hyps = [conj[n][k] for n, k, _ in live]
+            try:
+                if not _check_assume(local, z3.And(guard, goal, *hyps)):
+                    continue
+                if full is None:
+                    full = make_solver(timeout_ms)
+                    full.add(*fresh.constraints)
+                    full.add(*[c for n in candidates for c in conj[n]])
+                if not _check_assume(full, z3.And(guard, goal)):
+                    continue
+                model = full.model()
+            except Unknown:
+                for n, _, _ in live:
+                    dropped.add(n)
+                    ctis.setdefault(n, "z3 gave up on the inductive step")
+                continue
+            for n, _, c2 in live:
+                if z3.is_false(model.eval(c2, model_completion=True)):
+                    dropped.add(n)
+                    ctis.setdefault(n, _describe_cti(game, b, model, S))
+            tm = timing.setdefault(b.action, [0, 0.0])
+            tm[0] += 1
+            tm[1] += time.perf_counter() - t_b
+            if tm[0] % 50 == 0:
+                say(f"induction: {b.action}: {tm[0]} paths, {tm[1]:.1f} s")
+        say("induction: " + ", ".join(f"{a} {n} paths {s_:.1f} s"
+                                      for a, (n, s_) in timing.items()))
+        if not dropped:
+            return set(candidates), ctis
+        say(f"induction: not inductive: {', '.join(sorted(dropped))}; retrying the rest")
+        candidates = [n for n in candidates if n not in dropped]
+
+
+def _check_assume(solver, goal) -> bool:
+    solver.push()
+    solver.add(goal)
+    try:
+        return check(solver)
+    finally:
+        solver.pop()
+
+
+def _describe_cti(game: Game, b, model, S) -> str:
+    a = game.action(b.action)
+    params = tuple(dz.concretize(p.domain.elem, v, model) for p, v in zip(a.ir.params, b.params))
+    return f"a state satisfying the invariants where {Move(b.action, params).label(game)} breaks it"
+
+
+def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeout_ms: int, say):
+    t = game.state_type
+    fresh = dz.Fresh("t_")
+    S = fresh.value(t, "s")
+    N = fresh.value(t, "n")
+    inv_terms = [_sym_inv(game, i, S) for i in game.p.invariants
+                 if not i.transition and i.name in assumed]
+    out = {}
+    bs = branches(game, S)
+    for tr in trans:
+        term = _sym_inv(game, tr, N, old=S)
+        solver = make_solver(timeout_ms)
+        solver.add(*fresh.constraints, *inv_terms)
+        result = (True, "")
+        for b in bs:
+            pairs = [(a, dz.lift(c)) for a, c in zip(leaves(t, N), leaves(t, b.state))]
+            post = z3.substitute(term, *pairs)
+            try:
+                if _check_assume(solver, z3.And(dz.lift(b.guard), z3.Not(post))):
+                    result = (False, _describe_cti(game, b, solver.model(), S))
+                    break
+            except Unknown:
+                result = (False, "z3 gave up on the inductive step")
+                break
+        out[tr.name] = result
+    return out
+
+
+def _bmc(game: Game, invs: list[ir.Invariant], depth: int, timeout_ms: int, say) -> list[Result]:
+    """Check the invariants on every state reachable in at most ``depth`` moves."""
+    init = game.initial()
+    out = []
+    t0 = time.perf_counter()
+    u = unroll(game, init, depth, None, prefix="b")
+    for inv in invs:
+        start = time.perf_counter()
+        kind = "transition" if inv.transition else "invariant"
+        solver = make_solver(timeout_ms)
+        solver.add(*u.constraints)
+        if inv.transition:
+            bad = _transition_violation(game, inv, u)
+        else:
+            bad = z3.Not(dz.lift(u.final(lambda st: _sym_inv(game, inv, st))))
+        solver.add(bad)
+        try:
+            found = check(solver)
+        except Unknown:
+            out.append(Result(inv.name, kind, "unknown", depth, "z3 gave up",
+                              seconds=time.perf_counter() - start))
+            continue
+        if not found:
+            out.append(Result(inv.name, kind, "holds", depth,
+                              seconds=time.perf_counter() - start + (start - t0)))
+            continue
+        moves = read_moves(game, u, solver.model())
+        trace, k = _replay_violation(game, inv, moves)
+        out.append(Result(inv.name, kind, "refuted", k, "violated after the trace", trace,
+                          seconds=time.perf_counter() - start))
+    return out
+
+
+def _transition_violation(game: Game, inv: ir.Invariant, u):
+    """Some step of the unrolling where the transition property fails."""
+    bad = []
+    for layer, nxt in zip(u.layers[:-1], u.layers[1:]):
+        for node in layer:
+            for i, target in enumerate(node.succ):
+                after = nxt[target].state
+                if i == len(node.branches):
+                    continue
+                after = node.branches[i].state
+                holds = _sym_inv(game, inv, after, old=node.state)
+                bad.append(z3.And(dz.lift(node.active), node.choice == i, z3.Not(holds)))
+    return z3.Or(bad) if bad else z3.BoolVal(False)
+
+
+def _replay_violation(game: Game, inv: ir.Invariant, moves: list[Move]):
+    """Replay the solver's trace in the interpreter; return (trace as JSON, depth of violation)."""
+    st = game.initial()
+    trace = []
+    for k, m in enumerate(moves, 1):
+        old = st
+        try:
+            st, _ = game.apply(st, m)
+        except Refused as r:
+            raise RulebookError(f"the solver's trace does not replay: {m.label(game)} is refused "
+                                f"by {r.rule}") from None
+        trace.append(m.to_json(game))
+        if (inv.transition and not _holds(game, inv, st, old)) or \
+                (not inv.transition and not _holds(game, inv, st)):
+            return trace, k
+    raise RulebookError(f"the solver's counterexample to {inv.name} does not replay in the "
+                        f"interpreter")

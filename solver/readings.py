@@ -1,0 +1,227 @@
+"""Ambiguities: for a rule declared with several readings, a smallest state (fewest elements in
+its seqs and bags) and a move on which two readings disagree — about legality, about the state
+that results, or about the score.  Every witness is replayed under both readings in the
+interpreter before it is shown."""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+
+import z3
+
+from . import domains as dz
+from .errors import RulebookError
+from .evaluate import Refused
+from .game import Game, Move, load_game
+from .symbolic import Unknown, check, leaves, make_solver, state_size
+from .types import IntT
+
+
+@dataclass
+class Ambiguity:
+    reading: str
+    question: str
+    a: str
+    b: str
+    found: bool | None            # None: z3 gave up
+    move: list | None = None
+    what: str = ""                # legality | outcome | score
+    under_a: str = ""
+    under_b: str = ""
+    size: int | None = None
+    minimal: bool = False
+    state_text: str = ""
+    svg: str = ""
+    fields: list = field(default_factory=list)
+    state_json: dict | None = None
+
+    def text(self) -> str:
+        head = f"{self.reading}: {self.a} vs {self.b} — {self.question}"
+        if self.found is None:
+            return head + "\n  unknown (z3 gave up)"
+        if not self.found:
+            return head + "\n  the readings agree on every state and move (no witness exists)"
+        lines = [head,
+                 f"  {'smallest' if self.minimal else 'small'} witness ({self.size} elements), "
+                 f"move {self.move}: they disagree about the {self.what}",
+                 f"  under {self.a}: {self.under_a}",
+                 f"  under {self.b}: {self.under_b}",
+                 "  state:"]
+        lines += ["    " + ln for ln in self.state_text.splitlines()]
+        return "\n".join(lines)
+
+    def as_json(self) -> dict:
+        return {"reading": self.reading, "question": self.question, "a": self.a, "b": self.b,
+                "found": self.found, "move": self.move, "disagree_on": self.what,
+                "under_a": self.under_a, "under_b": self.under_b, "size": self.size,
+                "minimal": self.minimal, "fields": self.fields, "state": self.state_json}
+
+
+def find_ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_000,
+                     progress=None) -> list[Ambiguity]:
+    say = progress or (lambda m: None)
+    readings = [r for r in game.p.readings if only is None or r.name == only]
+    if only is not None and not readings:
+        raise RulebookError(f"{game.name} has no reading named {only!r} (readings: "
+                            f"{', '.join(r.name for r in game.p.readings)})")
+    variants = tuple(v for v in _variants_of(game) if ":" not in v)
+    params = tuple(sorted(game.p.param_values.items()))
+    out = []
+    for r in readings:
+        names = [o for o, _ in r.options]
+        for a, b in itertools.combinations(names, 2):
+            say(f"{r.name}: {a} vs {b}")
+            ga = load_game(game.name, variants + (f"{r.name}:{a}",), params)
+            gb = load_game(game.name, variants + (f"{r.name}:{b}",), params)
+            out.append(compare(ga, gb, r.name, r.doc.text, a, b, timeout_ms))
+    return out
+
+
+def _variants_of(game: Game) -> tuple[str, ...]:
+    from pathlib import Path
+    return tuple(Path(f).stem for f in game.p.files[1:])
+
+
+def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
+            timeout_ms: int) -> Ambiguity:
+    t = ga.state_type
+    fresh = dz.Fresh("w_")
+    S = fresh.value(t, "s")
+    cases = []  # (what, move builder, disagreement term)
+    for acta, actb in zip(ga.actions, gb.actions):
+        ia, ib = acta.sym_instances(S), actb.sym_instances(S)
+        for (gia, pa), (gib, pb) in zip(ia, ib):
+            paths_a = [(dz.and_(gia, g), st) for g, st, _ in acta.sym_apply(S, pa)]
+            paths_b = [(dz.and_(gib, g), st) for g, st, _ in actb.sym_apply(S, pb)]
+            legal_a = dz.any_(g for g, _ in paths_a)
+            legal_b = dz.any_(g for g, _ in paths_b)
+            parts = [dz.not_(dz.leaf_eq(dz.lift(legal_a), dz.lift(legal_b)))
+                     if not (legal_a is legal_b) else False]
+            for (g1, s1), (g2, s2) in itertools.product(paths_a, paths_b):
+                diff = _differs(t, s1, s2)
+                if diff is not False:
+                    parts.append(dz.and_(dz.and_(g1, g2), diff))
+            d = dz.any_(p for p in parts if p is not False)
+            if d is not False:
+                cases.append((acta.name, pa, d))
+    score_terms = []
+    if ga.has_def("score"):
+        pt = ga.p.types.get("Player", IntT(0, 0))
+        fa = ga.expr("score(p)", {"p": pt}, symbolic=True)[0]
+        fb = gb.expr("score(p)", {"p": pt}, symbolic=True)[0]
+        from .types import finite
+        for p in finite(pt).values:
+            va, vb = fa(S, p), fb(S, p)
+            if va is not vb:
+                score_terms.append(dz.not_(dz.leaf_eq(va, vb)))
+    any_case = dz.any_([d for _, _, d in cases] + score_terms)
+    amb = Ambiguity(reading, question, a, b, False)
+    if any_case is False:
+        return amb
+    solver = make_solver(timeout_ms)
+    solver.add(*fresh.constraints)
+    solver.add(dz.lift(any_case))
+    size = dz.lift(state_size(t, S))
+    try:
+        if not check(solver):
+            return amb
+        model = solver.model()
+        minimal = False
+        while True:
+            v = model.eval(size, model_completion=True).as_long()
+            solver.push()
+            solver.add(size < v)
+            try:
+                if not check(solver):
+                    minimal = True
+                    solver.pop()
+                    break
+            except Unknown:
+                solver.pop()
+                break
+            model = solver.model()
+            solver.pop()
+    except Unknown:
+        amb.found = None
+        return amb
+    st = dz.concretize(t, S, model)
+    return _explain(ga, gb, amb, st, model, cases, minimal)
+
+
+def _differs(t, s1, s2):
+    """A term: the two states differ (comparing only leaves that are not the same object)."""
+    parts = []
+    for x, y in zip(leaves(t, s1), leaves(t, s2)):
+        if x is y:
+            continue
+        e = dz.leaf_eq(x, y)
+        if e is True:
+            continue
+        parts.append(dz.not_(e))
+    return dz.any_(parts)
+
+
+def _explain(ga: Game, gb: Game, amb: Ambiguity, st, model, cases, minimal: bool) -> Ambiguity:
+    """Find the move that disagrees on the concrete witness, by replay in the interpreter."""
+    from .codec import to_json
+    from .render import render_svg, render_text
+    amb.found = True
+    amb.minimal = minimal
+    amb.size = _concrete_size(ga, st)
+    for name, params, d in cases:
+        if not z3.is_true(model.eval(dz.lift(d), model_completion=True)):
+            continue
+        act = ga.action(name)
+        ps = tuple(dz.concretize(p.domain.elem, v, model) for p, v in zip(act.ir.params, params))
+        m = Move(name, ps)
+        ra, rb = _outcome(ga, st, m), _outcome(gb, st, m)
+        if ra == rb:
+            continue
+        amb.move = m.to_json(ga)
+        amb.what = "legality" if (ra[0] == "illegal") != (rb[0] == "illegal") else "outcome"
+        amb.under_a, amb.under_b = _say(ga, st, ra), _say(gb, st, rb)
+        changed = []
+        if ra[0] == "legal" and rb[0] == "legal":
+            changed = [f.name for f, x, y in zip(ga.p.state, ra[1], rb[1]) if x != y]
+        amb.fields = changed
+        break
+    else:
+        sa = ga.expr("score(p)", {"p": ga.p.types.get("Player")})[0]
+        sb = gb.expr("score(p)", {"p": gb.p.types.get("Player")})[0]
+        from .types import finite
+        for p in finite(ga.p.types.get("Player")).values:
+            if sa(st, p) != sb(st, p):
+                amb.what = "score"
+                amb.move = None
+                amb.under_a = f"player {p} scores {sa(st, p)}"
+                amb.under_b = f"player {p} scores {sb(st, p)}"
+                break
+        else:
+            raise RulebookError(f"{amb.reading}: the solver's witness does not replay as a "
+                                f"disagreement in the interpreter")
+    amb.state_text = render_text(ga, st, highlight=set(amb.fields) or None)
+    note = f"{amb.reading}: {amb.a} vs {amb.b}; move {amb.move}\n" \
+           f"{amb.a}: {amb.under_a}\n{amb.b}: {amb.under_b}"
+    amb.svg = render_svg(ga, st, highlight=set(amb.fields) or None,
+                         title=f"{ga.name}: where {amb.reading} readings disagree", note=note)
+    amb.state_json = {f.name: to_json(f.type, v) for f, v in zip(ga.p.state, st)}
+    return amb
+
+
+def _outcome(g: Game, st, m: Move):
+    try:
+        st2, _ = g.apply(st, m, check_domain=False)
+        return ("legal", st2)
+    except Refused as r:
+        return ("illegal", r.rule)
+
+
+def _say(g: Game, st, res) -> str:
+    from .render import render_text
+    if res[0] == "illegal":
+        return f"illegal (rule {res[1]})"
+    return "legal"
+
+
+def _concrete_size(g: Game, st) -> int:
+    return int(state_size(g.state_type, st))

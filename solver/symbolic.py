@@ -1,0 +1,291 @@
+"""The Z3 backend's machinery: solvers with fixed seeds and limits, bounded unrolling of the
+game's actions over symbolic states, and reading models back as concrete moves."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import z3
+
+from . import domains as dz
+from .evaluate import seq_len
+from .game import Game, Move
+from .types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type
+
+DEFAULT_TIMEOUT_MS = 60_000
+
+
+class Unknown(Exception):
+    """Z3 gave up (time-out or resource limit): the answer is "unknown", never "impossible"."""
+
+
+def make_solver(timeout_ms: int = DEFAULT_TIMEOUT_MS, optimize: bool = False):
+    """A solver with fixed seeds and a time-out (wall-clock, only softly enforced by z3)."""
+    s = z3.Optimize() if optimize else z3.SolverFor("QF_LIA")
+    s.set("timeout", int(timeout_ms))
+    if not optimize:
+        s.set("random_seed", 0)
+    z3.set_param("smt.random_seed", 0)
+    z3.set_param("sat.random_seed", 0)
+    return s
+
+
+def check(solver, *assumptions) -> bool:
+    r = solver.check(*assumptions)
+    if r == z3.sat:
+        return True
+    if r == z3.unsat:
+        return False
+    raise Unknown(solver.reason_unknown())
+
+
+@dataclass
+class Branch:
+    action: str
+    params: tuple
+    guard: object
+    state: object
+    shows: list
+
+
+def branches(game: Game, st, actions: tuple[str, ...] | None = None) -> list[Branch]:
+    """Every action instance from a (possibly symbolic) state, with its guard and successor."""
+    out = []
+    for a in game.actions:
+        if actions and a.name not in actions:
+            continue
+        for g, params in a.sym_instances(st):
+            for guard, st2, ctx in a.sym_apply(st, params):
+                full = dz.and_(g, guard)
+                if full is False:
+                    continue
+                out.append(Branch(a.name, params, full, st2, ctx.shows))
+    return out
+
+
+@dataclass
+class Node:
+    """One symbolic state of the unrolling, active when its literal holds."""
+
+    state: object
+    active: object                      # z3 Bool or True
+    choice: object = None               # z3 Int: which branch (len(branches) = stop)
+    branches: list = None
+    succ: list = None                   # index in the next layer, per branch then stop
+
+
+@dataclass
+class Unrolled:
+    layers: list            # layers[k]: the nodes after k steps (exactly one is active)
+    constraints: list
+
+    def final(self, fn):
+        """Combine ``fn(state)`` over the last layer's nodes (the active one decides)."""
+        nodes = self.layers[-1]
+        vals = [fn(n.state) for n in nodes]
+        out = vals[-1]
+        for n, v in zip(reversed(nodes[:-1]), reversed(vals[:-1])):
+            out = _ite_value(n.active, v, out)
+        return out
+
+
+def _ite_value(c, a, b):
+    if c is True:
+        return a
+    if isinstance(a, bool) or isinstance(b, bool) or (dz.is_sym(a) and z3.is_bool(a)):
+        return dz.or_(dz.and_(c, a), dz.and_(dz.not_(c), b))
+    return dz.leaf_ite(c, a, b)
+
+
+def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix: str = "ch"
+           ) -> Unrolled:
+    """Unroll ``depth`` steps; at each step the active node picks a branch or "stop" (which
+    keeps its state), so the last layer covers every run of at most ``depth`` moves.
+
+    Successors are merged only when they agree on the concrete top-level scalar fields (the
+    phase, whose turn...): a path that left the building phase is not mixed with one still in
+    it, so control stays concrete and guards fold away.  Merged leaves that differ get fresh
+    variables constrained per choice (a transition relation, not a nested term), so terms
+    never grow with the depth."""
+    t = game.state_type
+    cons: list = []
+    layers = [[Node(st0, True)]]
+    stopped = False  # whether the run stopped at an earlier step: then it stays stopped
+    for k in range(depth):
+        groups: dict = {}
+        stops_now = []
+        for ni, node in enumerate(layers[-1]):
+            bs = branches(game, node.state, actions)
+            ch = z3.Int(f"{prefix}{k}_{ni}")
+            node.choice, node.branches, node.succ = ch, bs, []
+            cons.append(z3.And(ch >= 0, ch <= len(bs)))
+            if stopped is not False:
+                cons.append(z3.Implies(stopped, ch == len(bs)))
+            stops_now.append(dz.and_(node.active, ch == len(bs)))
+            for i, b in enumerate(bs):
+                if b.guard is not True:
+                    cons.append(z3.Implies(ch == i, dz.lift(b.guard)))
+            options = [b.state for b in bs] + [node.state]
+            for i, st in enumerate(options):
+                key = merge_key(t, st)
+                cond = dz.and_(node.active, ch == i)
+                groups.setdefault(key, []).append((cond, st))
+                node.succ.append(key)
+        layer = []
+        index = {}
+        for key, members in groups.items():
+            index[key] = len(layer)
+            if len(members) == 1:
+                active = members[0][0]
+                state = members[0][1]
+            else:
+                active = z3.Bool(f"{prefix}{k + 1}_a{len(layer)}")
+                cons.append(active == z3.Or([dz.lift(c) for c, _ in members]))
+                state = _merge_states(t, members, f"{prefix}{k + 1}_{len(layer)}", cons)
+            layer.append(Node(state, active))
+        for node in layers[-1]:
+            node.succ = [index[key] for key in node.succ]
+        layers.append(layer)
+        nxt = z3.Bool(f"{prefix}{k + 1}_stopped")
+        cons.append(nxt == dz.lift(dz.any_([stopped] + stops_now)))
+        stopped = nxt
+    return Unrolled(layers, cons)
+
+
+def merge_key(t: RecordT, st) -> tuple:
+    """The concrete values of the state's top-level scalar fields ("*" where symbolic)."""
+    out = []
+    for (_, ft), v in zip(t.fields, st):
+        if isinstance(ft, (BoolT, IntT, EnumT)):
+            out.append("*" if dz.is_sym(v) else v)
+    return tuple(out)
+
+
+def _merge_states(t: Type, members: list, tag: str, cons: list):
+    """One state for several (condition, state) members: a fresh variable for every leaf on
+    which they differ, equal to the member's leaf under the member's condition."""
+    per = [leaves(t, st) for _, st in members]
+    base = per[0]
+    out = []
+    for j, cur in enumerate(base):
+        vals = [lv[j] for lv in per]
+        if all(v is cur for v in vals):
+            out.append(cur)
+            continue
+        if not dz.is_sym(cur) and all(not dz.is_sym(v) and v == cur and type(v) is type(cur)
+                                      for v in vals):
+            out.append(cur)
+            continue
+        is_bool = isinstance(cur, bool) or (dz.is_sym(cur) and z3.is_bool(cur))
+        var = z3.Bool(f"{tag}_{j}") if is_bool else z3.Int(f"{tag}_{j}")
+        for (c, _), v in zip(members, vals):
+            cons.append(z3.Implies(dz.lift(c), var == dz.lift(v)))
+        out.append(var)
+    return rebuild(t, members[0][1], iter(out))
+
+
+def rebuild(t: Type, template, it):
+    """The value shaped like ``template`` whose leaves (in `leaves` order) come from ``it``;
+    parts whose leaves did not change are returned as they were."""
+    match t:
+        case BoolT() | IntT() | EnumT() | TextT():
+            return next(it)
+        case RecordT(fields=fields):
+            parts = tuple(rebuild(ft, x, it) for (_, ft), x in zip(fields, template))
+            return template if all(a is b for a, b in zip(parts, template)) else parts
+        case MapT(val=vt):
+            parts = tuple(rebuild(vt, x, it) for x in template)
+            return template if all(a is b for a, b in zip(parts, template)) else parts
+        case BagT() | SetT():
+            parts = tuple(next(it) for _ in template)
+            return template if all(a is b for a, b in zip(parts, template)) else parts
+        case SeqT(elem=et, cap=cap):
+            s = dz.to_symseq(t, template)
+            n = next(it)
+            slots = tuple(rebuild(et, x, it) for x in s.slots[:cap])
+            if n is s.length and all(a is b for a, b in zip(slots, s.slots)):
+                return template
+            return dz.SymSeq(n, slots)
+    raise TypeError(t)
+
+
+def read_moves(game: Game, u: Unrolled, model: z3.ModelRef) -> list[Move]:
+    """The moves a model chose along the active path, parameters read back from the model."""
+    moves = []
+    ni = 0
+    for layer in u.layers[:-1]:
+        node = layer[ni]
+        i = model.eval(node.choice, model_completion=True).as_long()
+        if i < len(node.branches):
+            b = node.branches[i]
+            a = game.action(b.action)
+            params = tuple(dz.concretize(p.domain.elem, v, model)
+                           for p, v in zip(a.ir.params, b.params))
+            moves.append(Move(b.action, params))
+        ni = node.succ[i]
+    return moves
+
+
+def state_size(t: Type, v):
+    """A measure of a state's size: elements in its seqs and bags (for "smallest" witnesses)."""
+    match t:
+        case BoolT() | IntT() | EnumT() | TextT():
+            return 0
+        case RecordT(fields=fields):
+            return _add(state_size(ft, x) for (_, ft), x in zip(fields, v))
+        case MapT(val=vt):
+            return _add(state_size(vt, x) for x in v)
+        case SeqT():
+            return seq_len(v)
+        case BagT():
+            return _add(v)
+        case SetT():
+            return _add(z3.If(x, 1, 0) if dz.is_sym(x) else int(x) for x in v)
+    raise TypeError(t)
+
+
+def _add(xs):
+    total = 0
+    terms = []
+    for x in xs:
+        if dz.is_sym(x):
+            terms.append(x)
+        else:
+            total += x
+    if not terms:
+        return total
+    return z3.Sum(terms) + total if total else (z3.Sum(terms) if len(terms) > 1 else terms[0])
+
+
+def leaves(t: Type, v) -> list:
+    """The scalar leaves of a value in a fixed order (seqs as length then every slot)."""
+    out: list = []
+
+    def walk(t, v):
+        match t:
+            case BoolT() | IntT() | EnumT() | TextT():
+                out.append(v)
+            case RecordT(fields=fields):
+                for (_, ft), x in zip(fields, v):
+                    walk(ft, x)
+            case MapT(val=vt):
+                for x in v:
+                    walk(vt, x)
+            case BagT() | SetT():
+                out.extend(v)
+            case SeqT(elem=et, cap=cap):
+                s = dz.to_symseq(t, v)
+                out.append(s.length)
+                for x in s.slots[:cap]:
+                    walk(et, x)
+    walk(t, v)
+    return out
+
+
+def substitution(t: Type, fresh, other) -> list[tuple]:
+    """Pairs (leaf variable of ``fresh``, leaf of ``other``) where the two differ."""
+    pairs = []
+    for a, b in zip(leaves(t, fresh), leaves(t, other)):
+        if a is b:
+            continue
+        pairs.append((a, dz.lift(b)))
+    return pairs
