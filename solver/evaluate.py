@@ -105,16 +105,36 @@ class Compiler:
                     env[s1] = fv(st, env)
                     return fb(st, env)
                 return let
-            case ir.Call(args=args, slots=slots, body=body):
+            case ir.Call(args=args, slots=slots, body=body, check=chk, name=name, span=span):
                 fargs = [(s + 1, self.expr(a)) for s, a in zip(slots, args)]
                 fb = self.expr(body)
+                if len(fargs) == 0:
+                    call = fb
+                elif len(fargs) == 1:
+                    (s1, f1), = fargs
 
-                def call(st, env):
-                    vals = [f(st, env) for _, f in fargs]
-                    for (s1, _), v in zip(fargs, vals):
-                        env[s1] = v
-                    return fb(st, env)
-                return call
+                    def call(st, env):
+                        env[s1] = f1(st, env)
+                        return fb(st, env)
+                else:
+                    def call(st, env):
+                        # All arguments first: an argument may read a slot another one sets.
+                        vals = [f(st, env) for _, f in fargs]
+                        for (s1, _), v in zip(fargs, vals):
+                            env[s1] = v
+                        return fb(st, env)
+                if chk is None or self.symbolic:
+                    # Symbolically, the declared type's bounds are asserted by the concrete
+                    # replay of every answer, so an out-of-type def cannot go unnoticed.
+                    return call
+
+                def checked(st, env):
+                    v = call(st, env)
+                    if not fits(chk, v):
+                        raise EvalError(f"{name} returned {v!r}, outside its declared type "
+                                        f"{chk}", span)
+                    return v
+                return checked
             case ir.Builtin():
                 return self._builtin(e)
             case ir.Member():
@@ -146,6 +166,12 @@ class Compiler:
         """Compile a key to its ordinal in the key type."""
         index = finite(kt).index
         if not self.symbolic:
+            # Enums and ranges are their own ordinals (less an offset); records need the table.
+            if isinstance(kt, EnumT) or (isinstance(kt, IntT) and kt.lo == 0):
+                return fk
+            if isinstance(kt, IntT):
+                lo = kt.lo
+                return lambda st, env: fk(st, env) - lo
             return lambda st, env: index[fk(st, env)]
         return lambda st, env: dz.ordinal(kt, fk(st, env))
 

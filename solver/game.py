@@ -207,6 +207,11 @@ class Game:
         return default(self.state_type)
 
     def initial(self):
+        """The initial state (computed once: `init` is deterministic, chance comes later)."""
+        return self._initial
+
+    @cached_property
+    def _initial(self):
         st = self.default_state()
         if self._init_run is None:
             return st
@@ -296,7 +301,7 @@ class Game:
 
     def playout(self, rng: random.Random, max_steps: int = 100000):
         """Play one game with uniformly random players and weighted chance; return
-        (final state, number of moves, moves played)."""
+        (final state, number of moves)."""
         st = self.initial()
         n = 0
         chance_actions = [a for a in self.actions if a.chance]
@@ -320,8 +325,8 @@ class Game:
             if a.hoisted is not None and not a.hoisted(st, [None] * a.frame):
                 continue
             pre = a.guard_check
+            env = [None] * a.frame  # reused: each candidate sets its parameters first
             for params in a.instances(st):
-                env = [None] * a.frame
                 for (slot, _), v in zip(a.domains, params):
                     env[slot] = v
                 if pre is not None and not pre(st, env):
@@ -396,5 +401,24 @@ def locals_used(node) -> set[int]:
 def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
     """Compile a game from spec/ (cached per variants and parameters)."""
     files, readings = load_files(name, tuple(variants))
+    checker = Checker(files, dict(params), readings)
+    return Game(checker.program(), checker)
+
+
+def load_path(path, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
+    """Compile a spec file given by path (its `extends` base is looked up in spec/)."""
+    from pathlib import Path
+
+    from .check import find_spec, read_source
+    src = read_source(Path(path))
+    files = [src]
+    while files[0].base is not None:
+        files.insert(0, read_source(find_spec(files[0].base)))
+    readings = {}
+    for v in variants:
+        if ":" not in v:
+            raise InputError(f"load_path takes readings (name:option) as variants, not {v!r}")
+        r, _, o = v.partition(":")
+        readings[r] = o
     checker = Checker(files, dict(params), readings)
     return Game(checker.program(), checker)

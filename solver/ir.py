@@ -104,6 +104,7 @@ class Call:
     args: tuple["Expr", ...]
     slots: tuple[int, ...]
     body: "Expr"
+    check: Type | None = None  # the declared result type, when the body's is not within it
 
 
 @dataclass(frozen=True)

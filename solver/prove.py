@@ -45,7 +45,10 @@ class Result:
 
 
 def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str | None = None,
-          progress=None) -> list[Result]:
+          progress=None, step_timeout_ms: int = 10_000) -> list[Result]:
+    """Prove the invariants.  ``step_timeout_ms`` bounds each query of the inductive step (a
+    query that times out leaves its invariant to bounded model checking, never "proved");
+    ``timeout_ms`` bounds each bounded-model-checking query."""
     invs = [i for i in game.p.invariants if only is None or i.name == only]
     if only is not None and not invs:
         raise RulebookError(f"{game.name} has no invariant named {only!r}")
@@ -62,9 +65,9 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
     # Inductive step (Houdini): drop refuted candidates until the rest is inductive together.
     say("induction: building the symbolic step")
     state_invs = [i for i in game.p.invariants if not i.transition and i.name not in results]
-    inductive, ctis = _houdini(game, state_invs, timeout_ms, say)
+    inductive, ctis = _houdini(game, state_invs, step_timeout_ms, say)
     trans = [i for i in invs if i.transition]
-    trans_ok = _transitions(game, trans, inductive, timeout_ms, say) if trans else {}
+    trans_ok = _transitions(game, trans, inductive, step_timeout_ms, say) if trans else {}
     elapsed = time.perf_counter() - t0
     for inv in invs:
         if inv.name in results:
@@ -101,12 +104,23 @@ def _sym_inv(game: Game, inv: ir.Invariant, st, old=None):
 
 
 def _conjuncts(term) -> list:
-    """The top-level conjuncts of a term (a `forall` over a finite domain gives one each)."""
+    """The top-level conjuncts of a term (a `forall` over a finite domain gives one each);
+    ``a or (b and c)`` gives ``a or b`` and ``a or c``, so that ``A implies forall x: P(x)``
+    splits into one small conjunct per x."""
     if z3.is_and(term):
         out = []
         for c in term.children():
             out.extend(_conjuncts(c))
         return out
+    if z3.is_or(term):
+        kids = term.children()
+        for i, k in enumerate(kids):
+            if z3.is_and(k):
+                rest = kids[:i] + kids[i + 1:]
+                out = []
+                for c in _conjuncts(k):
+                    out.extend(_conjuncts(z3.Or(*rest, c)))
+                return out
     return [term]
 
 
@@ -135,6 +149,57 @@ def _free_vars(term, memo: dict) -> frozenset:
     return memo[term.get_id()]
 
 
+def _actor_field(game: Game) -> int | None:
+    a = game.p.actor
+    if isinstance(a, ir.Field) and isinstance(a.record, ir.StateRef):
+        return a.index
+    return None
+
+
+def _reads_field(e, index: int) -> bool:
+    """Whether an IR expression reads a given field of the current state."""
+    found = False
+
+    def walk(n):
+        nonlocal found
+        if found:
+            return
+        if isinstance(n, ir.Field) and isinstance(n.record, ir.StateRef) and \
+                not n.record.old and n.index == index:
+            found = True
+            return
+        if isinstance(n, ir.StateRef) and not n.old:
+            found = True   # the whole state, e.g. `state`: may read anything
+            return
+        if isinstance(n, tuple):
+            for x in n:
+                walk(x)
+        elif hasattr(n, "__dataclass_fields__"):
+            for f in n.__dataclass_fields__:
+                if f not in ("type", "span") and not (isinstance(n, ir.Field) and f == "record"):
+                    walk(getattr(n, f))
+    walk(e)
+    return found
+
+
+def _cases(game: Game, fresh: dz.Fresh, tag: str) -> list:
+    """Fresh symbolic states covering every state.  When the spec's `actor` is a state field,
+    one state per actor value with that field concrete: the cases cover its whole domain, and
+    with a concrete actor a move writes only the actor's part of the state."""
+    from .types import finite
+    t = game.state_type
+    a = game.p.actor
+    base = fresh.value(t, tag)
+    if isinstance(a, ir.Field) and isinstance(a.record, ir.StateRef):
+        out = []
+        for v in finite(a.type).values:
+            st = list(base)
+            st[a.index] = v
+            out.append(tuple(st))
+        return out
+    return [base]
+
+
 def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say):
     """Houdini: assume every candidate, check each action path, drop the candidates that a
     path breaks, and repeat until none is dropped; the survivors are inductive together.
@@ -144,76 +209,112 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say):
     previous versions alone, then, if that is not enough, from every assumption."""
     t = game.state_type
     fresh = dz.Fresh("s_")
-    S = fresh.value(t, "s")
-    conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
-    bs = branches(game, S)
-    say(f"induction: {len(bs)} action paths, {len(invs)} candidate invariants")
-    # Which conjuncts read which leaf variable: a path only changes the conjuncts that read a
-    # leaf it writes.
-    readers: dict[int, list] = {}
-    memo: dict[int, frozenset] = {}
-    for n, cs in conj.items():
-        for k, c in enumerate(cs):
-            for v in _free_vars(c, memo):
-                readers.setdefault(v, []).append((n, k))
-    say("induction: substituting each path's writes")
-    work = []
-    for b in bs:
-        pairs = substitution(t, S, b.state)
-        touched = {nk for a, _ in pairs for nk in readers.get(a.get_id(), ())}
-        changed = []
-        for n, k in sorted(touched):
-            c = conj[n][k]
-            c2 = z3.substitute(c, *[(a, v) for a, v in pairs])
-            if not c2.eq(c):
-                changed.append((n, k, c2))
-        work.append((b, changed))
+    cases = []
+    ai = _actor_field(game)
+    reads_actor = {i.name: ai is not None and _reads_field(i.expr, ai) for i in invs}
+    for S in _cases(game, fresh, "s"):
+        conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
+        bs = branches(game, S)
+        readers: dict[int, list] = {}
+        reads: dict[tuple, frozenset] = {}
+        memo: dict[int, frozenset] = {}
+        for n, cs in conj.items():
+            for k, c in enumerate(cs):
+                fv = _free_vars(c, memo)
+                reads[(n, k)] = fv
+                for v in fv:
+                    readers.setdefault(v, []).append((n, k))
+        say(f"induction: {len(bs)} action paths, {len(invs)} candidate invariants")
+        work = []
+        for b in bs:
+            subst = substitution(t, S, b.state)
+            pairs = {a.get_id(): (a, v) for a, v in subst if dz.is_sym(a)}
+            touched = {nk for i in pairs for nk in readers.get(i, ())}
+            changed = []
+            moved = ai is not None and any(not dz.is_sym(a) for a, _ in subst)
+            if moved:
+                # The actor changed: an invariant that reads it is evaluated afresh.
+                for inv in invs:
+                    if reads_actor[inv.name]:
+                        new = _conjuncts(_sym_inv(game, inv, b.state))
+                        changed.extend((inv.name, k, c2) for k, c2 in enumerate(new))
+                        touched -= {(inv.name, k) for k in range(len(conj[inv.name]))}
+            for n, k in sorted(touched):
+                c = conj[n][k]
+                mine = [pairs[i] for i in reads[(n, k)] if i in pairs]
+                c2 = z3.substitute(c, *mine)
+                if not c2.eq(c):
+                    changed.append((n, k, c2))
+            work.append((b, changed))
+        cases.append((S, conj, work, readers))
     candidates = [i.name for i in invs]
     ctis: dict[str, str] = {}
     local = make_solver(timeout_ms)
     local.add(*fresh.constraints)
     while True:
-        full = None
         dropped: set[str] = set()
         timing: dict = {}
-        for b, changed in work:
-            t_b = time.perf_counter()
-            live = [(n, k, c2) for n, k, c2 in changed if n in candidates and n not in dropped]
-            if not live:
-                continue
-            guard = dz.lift(b.guard)
-            goal = z3.Not(z3.And([c2 for _, _, c2 in live]))
-            hyps = [conj[n][k] for n, k, _ in live]
-            try:
-                if not _check_assume(local, z3.And(guard, goal, *hyps)):
-                    continue
-                if full is None:
-                    full = make_solver(timeout_ms)
-                    full.add(*fresh.constraints)
-                    full.add(*[c for n in candidates for c in conj[n]])
-                if not _check_assume(full, z3.And(guard, goal)):
-                    continue
-                model = full.model()
-            except Unknown:
-                for n, _, _ in live:
-                    dropped.add(n)
-                    ctis.setdefault(n, "z3 gave up on the inductive step")
-                continue
-            for n, _, c2 in live:
-                if z3.is_false(model.eval(c2, model_completion=True)):
-                    dropped.add(n)
-                    ctis.setdefault(n, _describe_cti(game, b, model, S))
-            tm = timing.setdefault(b.action, [0, 0.0])
-            tm[0] += 1
-            tm[1] += time.perf_counter() - t_b
-            if tm[0] % 50 == 0:
-                say(f"induction: {b.action}: {tm[0]} paths, {tm[1]:.1f} s")
-        say("induction: " + ", ".join(f"{a} {n} paths {s_:.1f} s"
-                                      for a, (n, s_) in timing.items()))
+        for S, conj, work, readers_of in cases:
+            memo2: dict = {}
+            full_box: list = []
+
+            def full_solver(conj=conj, box=full_box):
+                if not box:
+                    f = make_solver(timeout_ms)
+                    f.add(*fresh.constraints)
+                    f.add(*[c for n in candidates for c in conj[n]])
+                    box.append(f)
+                return box[0]
+            for b, changed in work:
+                t_b = time.perf_counter()
+                by_inv: dict[str, list] = {}
+                for n, k, c2 in changed:
+                    if n in candidates and n not in dropped:
+                        by_inv.setdefault(n, []).append((k, c2))
+                guard = dz.lift(b.guard)
+                for n, items in by_inv.items():
+                    goal = z3.Not(z3.And([c2 for _, c2 in items]))
+                    try:
+                        verdict = _tiers(local, guard, goal, conj, n, items, readers_of,
+                                         candidates, memo2, lambda: full_solver())
+                    except Unknown:
+                        dropped.add(n)
+                        ctis.setdefault(n, "z3 gave up on the inductive step")
+                        continue
+                    if verdict is not None:
+                        dropped.add(n)
+                        ctis.setdefault(n, _describe_cti(game, b, verdict, S))
+                tm = timing.setdefault(b.action, [0, 0.0])
+                tm[0] += 1
+                tm[1] += time.perf_counter() - t_b
+                done = sum(x for x, _ in timing.values())
+                if done % 100 == 0:
+                    say(f"induction: {done} paths checked ("
+                        + ", ".join(f"{a} {x}: {s_:.0f} s" for a, (x, s_) in timing.items())
+                        + ")")
+        say("induction: checked " + ", ".join(f"{a} ({n} paths, {s_:.1f} s)"
+                                                for a, (n, s_) in timing.items()))
         if not dropped:
             return set(candidates), ctis
         say(f"induction: not inductive: {', '.join(sorted(dropped))}; retrying the rest")
         candidates = [n for n in candidates if n not in dropped]
+
+
+def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, full):
+    """Prove ``guard -> not goal`` from growing sets of assumptions; return None when proved,
+    else a model of a counterexample to induction (from the full set of assumptions)."""
+    own = [conj[name][k] for k, _ in items if k < len(conj[name])]
+    if not _check_assume(local, z3.And(guard, goal, *own)):
+        return None
+    vs = _free_vars(z3.And(guard, goal), memo)
+    near = {nk for v in vs for nk in readers.get(v, ()) if nk[0] in candidates}
+    if not _check_assume(local, z3.And(guard, goal, *[conj[n][k] for n, k in near
+                                                       if k < len(conj[n])])):
+        return None
+    f = full()
+    if not _check_assume(f, z3.And(guard, goal)):
+        return None
+    return f.model()
 
 
 def _check_assume(solver, goal) -> bool:

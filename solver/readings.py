@@ -89,6 +89,10 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
     S = fresh.value(t, "s")
     cases = []  # (what, move builder, disagreement term)
     for acta, actb in zip(ga.actions, gb.actions):
+        # Readings are folded to constants by the checker: an action compiled to the same IR
+        # under both readings cannot disagree, and needs no solving.
+        if _same_ir(acta.ir, actb.ir):
+            continue
         ia, ib = acta.sym_instances(S), actb.sym_instances(S)
         for (gia, pa), (gib, pb) in zip(ia, ib):
             paths_a = [(dz.and_(gia, g), st) for g, st, _ in acta.sym_apply(S, pa)]
@@ -105,7 +109,7 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
             if d is not False:
                 cases.append((acta.name, pa, d))
     score_terms = []
-    if ga.has_def("score"):
+    if ga.has_def("score") and not _same_ir(_score_ir(ga), _score_ir(gb)):
         pt = ga.p.types.get("Player", IntT(0, 0))
         fa = ga.expr("score(p)", {"p": pt}, symbolic=True)[0]
         fb = gb.expr("score(p)", {"p": pt}, symbolic=True)[0]
@@ -121,7 +125,8 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
     solver = make_solver(timeout_ms)
     solver.add(*fresh.constraints)
     solver.add(dz.lift(any_case))
-    size = dz.lift(state_size(t, S))
+    # Smallest: fewest elements first, then fewest scalars away from their defaults.
+    size = dz.lift(state_size(t, S)) * 1000 + _noise(t, S)
     try:
         if not check(solver):
             return amb
@@ -146,6 +151,43 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
         return amb
     st = dz.concretize(t, S, model)
     return _explain(ga, gb, amb, st, model, cases, minimal)
+
+
+def _same_ir(x, y) -> bool:
+    try:
+        return x == y
+    except RecursionError:
+        return False
+
+
+def _player(g: Game):
+    return g.p.types.get("Player", IntT(0, 0))
+
+
+def _score_ir(g: Game):
+    """The checked IR of `score(p)` (for comparing two readings' scores)."""
+    from .check import Frame, Scope
+    from . import ir as _ir
+    from .syntax import parse_expr
+    sc = Scope({}, Frame()).bind("p", _ir.Local(_player(g), None, "p", 0))
+    return g.checker.expr(parse_expr("score(p)"), sc)
+
+
+def _noise(t, S):
+    """How many top-level scalar fields (and map-of-scalar entries) are off their default."""
+    from .types import BoolT, EnumT, MapT, default
+    terms = []
+    for (_, ft), v in zip(t.fields, S):
+        if isinstance(ft, (BoolT, IntT, EnumT)):
+            vals, dflts = [v], [default(ft)]
+        elif isinstance(ft, MapT) and isinstance(ft.val, (BoolT, IntT, EnumT)):
+            vals, dflts = list(v), [default(ft.val)] * len(v)
+        else:
+            continue
+        for x, d in zip(vals, dflts):
+            if dz.is_sym(x):
+                terms.append(z3.If(x == dz.lift(d), 0, 1))
+    return z3.Sum(terms) if terms else 0
 
 
 def _differs(t, s1, s2):

@@ -35,8 +35,15 @@ _EXAMPLES = {
 
 @lru_cache(maxsize=1)
 def parser() -> Lark:
-    return Lark(grammar_path().read_text(encoding="utf-8"), parser="lalr", strict=True,
-                start=["start", "expr"], propagate_positions=True, maybe_placeholders=True)
+    # Lark caches the LALR tables in the temp directory, keyed by the grammar's hash: building
+    # them is most of a cold start.
+    opts = dict(parser="lalr", strict=True, start=["start", "expr"], propagate_positions=True,
+                maybe_placeholders=True)
+    text = grammar_path().read_text(encoding="utf-8")
+    try:
+        return Lark(text, cache=True, **opts)
+    except OSError:  # an unwritable temp directory: build the tables every time
+        return Lark(text, **opts)
 
 
 def parse(text: str, filename: str) -> Tree:

@@ -1,0 +1,802 @@
+#!/usr/bin/env python3
+"""rulebook benchmarks (`make bench`): measured and reported, never asserted in tests.
+
+Sections (run all by default, or pick some with --only a,b):
+
+  compile      compile time of every spec in spec/*.rules (fresh parse + check + Game each run)
+  legal        legal-move generation (Game.legal, and Game.moves) on states sampled along
+               seeded random playouts of les-5-tours at 2 and 4 players
+  playouts     seeded full random playouts per second, per game and player count
+  puzzles      build-puzzle solve time per backend (search, z3) on a seeded set of puzzles cut
+               from mid-game states; both backends must agree
+  prove        (only with --prove) proof time of each invariant, one `prove(only=NAME)` each
+  ambiguities  (only with --ambiguities) time of `find_ambiguities` per reading
+
+Every figure is printed in a table with its unit and, where the issue sets one, its target and
+PASS/MISS; the same figures go to bench/results.json (an output; do not commit it).  Everything
+but the timings is deterministic for a given --seed.  Progress goes to stderr.
+
+Exit status: 0, or 1 when a correctness check fails (the backends disagree, a solver raised, a
+generated puzzle was rejected).  A MISS against a target does not fail the run.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from solver.check import Checker, load_files, read_source  # noqa: E402
+from solver.codec import to_json  # noqa: E402
+from solver.game import Game, load_game  # noqa: E402
+from solver.resources import spec_dir  # noqa: E402
+
+GAME = "les-5-tours"
+SECTIONS = ("compile", "legal", "playouts", "puzzles", "prove", "ambiguities")
+OPTIONAL = ("prove", "ambiguities")
+BUCKETS = (("1-2", 1, 2), ("3-4", 3, 4), ("5", 5, 5))
+ANSWER_KEYS = ("feasible", "best_score", "max_take")
+
+# The issue's targets.
+TARGETS = {
+    "compile_ms": 300.0,             # compiling a spec, median, under
+    "puzzle_search_ms": 5.0,         # build puzzle (<= 5 cards) median, default backend, under
+    "puzzle_z3_ms": 50.0,            # same with --backend z3, under
+    "playouts_4p_per_s": 20.0,       # seeded 4-player random games per second, at least
+}
+
+# Sizes of the sets: (full, --quick).
+SIZES = {
+    "compile_runs": (10, 3),
+    "legal_playouts": (3, 1),        # playouts per player count to sample states from
+    "legal_states": (1000, 150),     # states sampled per player count
+    "legal_repeats": (3, 1),         # passes over the sampled states (median pass reported)
+    "playout_games": (50, 10),       # games per game and player count
+    "playout_games_4p": (50, 20),    # ... at 4 players (the target needs at least 20)
+    "search_puzzles": (40, 10),
+    "search_repeats": (3, 1),        # solves per puzzle (the median is its time)
+    "z3_puzzles": (10, 2),
+    "z3_timeout_s": (30.0, 20.0),    # z3's own limit per check
+    "z3_wall_s": (120.0, 40.0),      # hard wall-clock limit per puzzle (child process killed)
+}
+
+
+# ---- small helpers -------------------------------------------------------------------------
+
+def log(msg: str) -> None:
+    print(f"[bench] {msg}", file=sys.stderr, flush=True)
+
+
+def now() -> float:
+    return time.perf_counter()
+
+
+def median(xs):
+    return statistics.median(xs) if xs else None
+
+
+def p95(xs):
+    """Nearest-rank 95th percentile."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    return s[max(0, math.ceil(0.95 * len(s)) - 1)]
+
+
+def rnd(x, nd=3):
+    return None if x is None else round(x, nd)
+
+
+def sub_rng(seed: int, *parts) -> random.Random:
+    """An independent, reproducible stream per purpose (str seeds hash with SHA-512)."""
+    return random.Random("/".join(map(str, (seed,) + parts)))
+
+
+def fingerprint(obj) -> str:
+    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
+
+
+class Table:
+    """The rows of the printed table, which also become the verdict list of the JSON."""
+
+    def __init__(self):
+        self.rows: list[dict] = []
+
+    def add(self, section, measure, value, unit, target=None, ok=None, note=""):
+        self.rows.append({"section": section, "measure": measure, "value": value, "unit": unit,
+                          "target": target, "verdict": None if ok is None else
+                          ("PASS" if ok else "MISS"), "note": note})
+
+    def check(self, section, measure, value, unit, note=""):
+        """A correctness figure: must be 0."""
+        self.rows.append({"section": section, "measure": measure, "value": value, "unit": unit,
+                          "target": "= 0", "verdict": "OK" if value == 0 else "FAIL",
+                          "note": note})
+
+    def render(self) -> str:
+        def fmt(v):
+            if v is None:
+                return "-"
+            if isinstance(v, float):
+                if v >= 1000:
+                    return f"{v:,.0f}"
+                if v >= 100:
+                    return f"{v:.1f}"
+                return f"{v:.2f}"
+            return str(v)
+        hdr = ("section", "measure", "value", "unit", "target", "verdict", "note")
+        body = [(r["section"], r["measure"], fmt(r["value"]), r["unit"], r["target"] or "",
+                 r["verdict"] or "", r["note"]) for r in self.rows]
+        w = [max(len(str(x[i])) for x in [hdr] + body) for i in range(len(hdr))]
+        right = {2}
+        line = lambda xs: "  ".join((str(x).rjust(w[i]) if i in right else str(x).ljust(w[i]))
+                                    for i, x in enumerate(xs)).rstrip()
+        out = [line(hdr), line(["-" * n for n in w])]
+        prev = None
+        for r in body:
+            if prev is not None and r[0] != prev:
+                out.append("")
+            out.append(line(r))
+            prev = r[0]
+        return "\n".join(out)
+
+
+def run_limited(fn, args: tuple, wall_s: float):
+    """Run ``fn(*args)`` in a forked child with a hard wall-clock limit.
+
+    Returns ``("ok", value)``, ``("error", text)`` or ``("timeout", None)``.  The child is ours
+    and is killed by its pid when over the limit.  Without fork (not Linux), runs in-process."""
+    import multiprocessing as mp
+    try:
+        ctx = mp.get_context("fork")
+    except ValueError:
+        try:
+            return "ok", fn(*args)
+        except Exception:
+            return "error", traceback.format_exc(limit=3)
+    recv, send = ctx.Pipe(duplex=False)
+
+    def child():
+        try:
+            send.send(("ok", fn(*args)))
+        except BaseException:
+            send.send(("error", traceback.format_exc(limit=3)))
+        finally:
+            send.close()
+
+    p = ctx.Process(target=child, daemon=True)
+    p.start()
+    send.close()
+    try:
+        if recv.poll(wall_s):
+            try:
+                res = recv.recv()
+            except EOFError:
+                res = ("error", f"child exited with status {p.exitcode}")
+        else:
+            res = ("timeout", None)
+    finally:
+        if p.is_alive():
+            p.kill()
+        p.join()
+        recv.close()
+    return res
+
+
+# ---- specs and games -----------------------------------------------------------------------
+
+def specs() -> list[dict]:
+    """Every spec file: the base games compile alone, extensions on their base."""
+    out = []
+    for path in sorted(spec_dir().glob("*.rules")):
+        src = read_source(path)
+        if src.base is None:
+            out.append({"label": path.stem, "file": path.name, "name": path.stem,
+                        "variants": ()})
+        else:
+            out.append({"label": f"{src.base}+{path.stem}", "file": path.name,
+                        "name": src.base, "variants": (path.stem,)})
+    return out
+
+
+def fresh_compile(name: str, variants: tuple, params: dict | None = None):
+    """Compile without load_game's cache; return (game, seconds of parse, check, build)."""
+    t0 = now()
+    files, readings = load_files(name, variants)
+    t1 = now()
+    checker = Checker(files, dict(params or {}), readings)
+    program = checker.program()
+    t2 = now()
+    game = Game(program, checker)
+    t3 = now()
+    return game, (t1 - t0, t2 - t1, t3 - t2)
+
+
+def player_counts(game: Game) -> list[int | None]:
+    """The values of a `players` parameter, or [None] when the game has none."""
+    for p in game.p.params:
+        if p.name == "players" and hasattr(p.type, "lo"):
+            return list(range(p.type.lo, p.type.hi + 1))
+    return [None]
+
+
+def game_for(name: str, variants: tuple, players: int | None) -> Game:
+    params = (("players", players),) if players is not None else ()
+    return load_game(name, tuple(variants), params)
+
+
+def trajectory(game: Game, rng: random.Random, max_steps: int = 100_000) -> list:
+    """The states of one random playout, initial to terminal.  It makes the same choices as
+    Game.playout for the same generator (checked in the legal section)."""
+    pick = getattr(game, "_pick", None)
+    chance = [a for a in game.actions if a.chance]
+    players = [a for a in game.actions if not a.chance]
+    st = game.initial()
+    out = [st]
+    while not game.is_terminal(st):
+        if len(out) > max_steps:
+            raise RuntimeError(f"no end after {max_steps} moves")
+        if pick is not None:
+            picked = pick(st, rng, chance, True) or pick(st, rng, players, False)
+            if picked is None:
+                raise RuntimeError("no legal move in a non-terminal state")
+            st = picked[1]
+        else:   # fallback if the private helper goes away: uniform over legal moves
+            legal = game.legal(st)
+            if not legal:
+                raise RuntimeError("no legal move in a non-terminal state")
+            st = legal[rng.randrange(len(legal))][1]
+        out.append(st)
+    return out
+
+
+# ---- (1) compile ---------------------------------------------------------------------------
+
+_COLD = r"""
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from solver.check import Checker, load_files
+from solver.game import Game
+t = time.perf_counter()
+files, readings = load_files(sys.argv[2], tuple(json.loads(sys.argv[3])))
+c = Checker(files, {}, readings)
+Game(c.program(), c)
+print(json.dumps(time.perf_counter() - t))
+"""
+
+
+def bench_compile(args, table: Table) -> dict:
+    runs = args.sizes["compile_runs"]
+    res = {}
+    for sp in specs():
+        log(f"compile {sp['label']}: cold (fresh process), then {runs} warm runs")
+        cold = None
+        try:
+            out = subprocess.run([sys.executable, "-c", _COLD, str(REPO), sp["name"],
+                                  json.dumps(list(sp["variants"]))],
+                                 capture_output=True, text=True, timeout=300, check=True)
+            cold = json.loads(out.stdout.strip().splitlines()[-1]) * 1000
+        except Exception as e:  # reported, not fatal
+            log(f"  cold compile failed: {e}")
+        fresh_compile(sp["name"], sp["variants"])      # warm-up (grammar, type tables)
+        totals, parts = [], []
+        for _ in range(runs):
+            _, (a, b, c) = fresh_compile(sp["name"], sp["variants"])
+            totals.append((a + b + c) * 1000)
+            parts.append((a * 1000, b * 1000, c * 1000))
+        med = median(totals)
+        row = {"runs": runs, "median_ms": rnd(med), "min_ms": rnd(min(totals)),
+               "max_ms": rnd(max(totals)),
+               "parse_ms": rnd(median([p[0] for p in parts])),
+               "check_ms": rnd(median([p[1] for p in parts])),
+               "build_ms": rnd(median([p[2] for p in parts])),
+               "cold_ms": rnd(cold)}
+        res[sp["label"]] = row
+        t = f"< {TARGETS['compile_ms']:.0f}"
+        table.add("compile", f"{sp['label']} median of {runs}", med, "ms", t,
+                  med < TARGETS["compile_ms"],
+                  f"parse {row['parse_ms']:.0f} + check {row['check_ms']:.0f} + "
+                  f"build {row['build_ms']:.0f} ms")
+        if cold is not None:
+            table.add("compile", f"{sp['label']} first in a fresh process", cold, "ms", t,
+                      cold < TARGETS["compile_ms"], "grammar load included, imports excluded")
+    return res
+
+
+# ---- (2) legal-move generation ---------------------------------------------------------------
+
+def bench_legal(args, table: Table) -> dict:
+    n_play = args.sizes["legal_playouts"]
+    n_states = args.sizes["legal_states"]
+    reps = args.sizes["legal_repeats"]
+    res = {}
+    for players in (2, 4):
+        game = game_for(GAME, (), players)
+        states = []
+        matches = True
+        for i in range(n_play):
+            traj = trajectory(game, sub_rng(args.seed, "legal", players, i))
+            _, n = game.playout(sub_rng(args.seed, "legal", players, i))[:2]
+            matches &= (n == len(traj) - 1)
+            states.extend(traj[:-1])                   # the terminal state has no moves
+        pool = len(states)
+        states = sub_rng(args.seed, "legal-sample", players).sample(
+            states, min(n_states, len(states)))
+        log(f"legal {players}p: {len(states)} states sampled from {pool} of {n_play} playouts")
+        n_moves = sum(len(game.legal(st)) for st in states)     # warm-up and count
+        n_cands = sum(len(game.moves(st)) for st in states)
+        t_legal, t_moves = [], []
+        for _ in range(reps):
+            t0 = now()
+            for st in states:
+                game.legal(st)
+            t_legal.append(now() - t0)
+            t0 = now()
+            for st in states:
+                game.moves(st)
+            t_moves.append(now() - t0)
+        tl, tm = median(t_legal), median(t_moves)
+        row = {"states": len(states), "from_playouts": n_play, "states_in_playouts": pool,
+               "legal_moves": n_moves, "moves_per_state": rnd(n_moves / len(states), 2),
+               "legal_seconds": rnd(tl, 4), "legal_lists_per_s": rnd(len(states) / tl, 1),
+               "legal_moves_per_s": rnd(n_moves / tl, 1),
+               "us_per_legal_call": rnd(tl / len(states) * 1e6, 1),
+               "candidates": n_cands, "moves_seconds": rnd(tm, 4),
+               "moves_lists_per_s": rnd(len(states) / tm, 1),
+               "trajectory_matches_playout": matches,
+               "states_fingerprint": fingerprint([repr(s) for s in states])}
+        res[f"{players}p"] = row
+        sec = "legal"
+        table.add(sec, f"{players}p Game.legal: states sampled", len(states), "states",
+                  note=f"{row['moves_per_state']} legal moves per state on average")
+        table.add(sec, f"{players}p Game.legal: legal-move lists", len(states) / tl, "lists/s",
+                  note=f"{row['us_per_legal_call']} us per call")
+        table.add(sec, f"{players}p Game.legal: legal moves", n_moves / tl, "moves/s")
+        table.add(sec, f"{players}p Game.moves (legal + refused)", len(states) / tm, "lists/s",
+                  note=f"{n_cands / len(states):.1f} candidates per state")
+        if not matches:
+            table.add(sec, f"{players}p trajectory walker vs Game.playout", "differs", "",
+                      note="the sampler no longer mirrors Game.playout")
+    return res
+
+
+# ---- (3) playouts -------------------------------------------------------------------------
+
+def bench_playouts(args, table: Table) -> dict:
+    res = {}
+    for sp in specs():
+        base = game_for(sp["name"], sp["variants"], None)
+        for players in player_counts(base):
+            game = game_for(sp["name"], sp["variants"], players)
+            n = args.sizes["playout_games_4p"] if players == 4 else args.sizes["playout_games"]
+            tag = f"{sp['label']} {players}p" if players is not None else sp["label"]
+            log(f"playouts {tag}: {n} games")
+            game.playout(sub_rng(args.seed, "warm", sp["label"], players))  # warm-up
+            times, lengths = [], []
+            for i in range(n):
+                rng = sub_rng(args.seed, "playout", sp["label"], players, i)
+                t0 = now()
+                _, moves = game.playout(rng)[:2]
+                times.append(now() - t0)
+                lengths.append(moves)
+            total = sum(times)
+            gps = n / total
+            row = {"games": n, "seconds": rnd(total, 4), "games_per_s": rnd(gps, 2),
+                   "moves_per_s": rnd(sum(lengths) / total, 1),
+                   "mean_moves_per_game": rnd(sum(lengths) / n, 1),
+                   "median_ms_per_game": rnd(median(times) * 1000),
+                   "p95_ms_per_game": rnd(p95(times) * 1000),
+                   "moves_fingerprint": fingerprint(lengths)}
+            res[tag] = row
+            target = ok = None
+            if sp["name"] == GAME and players == 4:
+                target, ok = f">= {TARGETS['playouts_4p_per_s']:.0f}", \
+                    gps >= TARGETS["playouts_4p_per_s"]
+            table.add("playouts", f"{tag} ({n} games)", gps, "games/s", target, ok,
+                      f"{row['moves_per_s']:,.0f} moves/s, "
+                      f"{row['mean_moves_per_game']:.0f} moves/game")
+    return res
+
+
+# ---- (4) puzzles --------------------------------------------------------------------------
+
+def bucket_of(k: int) -> str:
+    return next(name for name, lo, hi in BUCKETS if lo <= k <= hi)
+
+
+def draw(rng: random.Random, pool: list, k: int) -> list:
+    """k cards drawn without replacement from the multiset ``pool`` (removed from it)."""
+    out = []
+    for _ in range(min(k, len(pool))):
+        out.append(pool.pop(rng.randrange(len(pool))))
+    return out
+
+
+def make_puzzles(seed: int, n: int) -> list[dict]:
+    """Build puzzles from mid-game states: player 0's towers and pile at a random point of a
+    seeded playout, a hand of 1..5 cards (cycling, so the buckets are balanced and any prefix
+    covers the small hands first) and a market of 1..5 cards, both drawn from the deck's cards
+    not in those towers or that pile (the deck's copy counts for the player count)."""
+    from solver.puzzles import prepare
+    rng = sub_rng(seed, "puzzles")
+    out = []
+    for i in range(n):
+        players = rng.randint(2, 5)
+        game = game_for(GAME, (), players)
+        fi = game.field_index
+        traj = trajectory(game, sub_rng(seed, "puzzle-game", i))
+        at = rng.randint(len(traj) // 10, (9 * len(traj)) // 10)
+        j = to_json(game.state_type, traj[at])
+        towers = {s: t for s, t in j[fi["towers"]][0].items() if t}
+        pile = j[fi["pile"]][0]
+        pool = [tuple(c) for c in to_json(game.state_type, game.initial())[fi["deck"]]]
+        for c in [(s, v) for s, t in towers.items() for v in t] + [tuple(c) for c in pile]:
+            pool.remove(c)
+        k = 1 + i % 5
+        hand = sorted(draw(rng, pool, k))
+        market = sorted(draw(rng, pool, rng.randint(1, 5)))
+        puz = {"game": GAME, "players": players, "towers": towers,
+               "demolished": [list(c) for c in sorted(tuple(c) for c in pile)],
+               "hand": [list(c) for c in hand], "market": [list(c) for c in market]}
+        meta = {"id": i, "players": players, "move": at, "of_moves": len(traj) - 1,
+                "hand": len(hand), "market": len(market), "bucket": bucket_of(len(hand))}
+        try:
+            prepare(puz)
+            meta["valid"] = True
+        except Exception as e:
+            meta["valid"] = False
+            meta["error"] = f"{type(e).__name__}: {e}"
+        out.append({"meta": meta, "puzzle": puz})
+    return out
+
+
+def _answers(a: dict) -> dict:
+    return {k: a.get(k) for k in ANSWER_KEYS}
+
+
+def _solve_timed(puz: dict, backend: str, timeout_ms: int):
+    from solver.puzzles import solve
+    t0 = now()
+    ans = solve(puz, backend=backend, timeout_ms=timeout_ms)
+    return now() - t0, _answers(ans)
+
+
+def _stats(rows: list[dict]) -> dict:
+    out = {}
+    for name, lo, hi in (("all", 1, 5),) + BUCKETS:
+        ms = [r["ms"] for r in rows if lo <= r["hand"] <= hi and r["ms"] is not None]
+        out[name] = {"n": len(ms), "median_ms": rnd(median(ms)), "p95_ms": rnd(p95(ms)),
+                     "max_ms": rnd(max(ms) if ms else None)}
+    # The market's size matters too (max_take searches its sub-bags): JSON only.
+    out["by_market"] = {}
+    for k in sorted({r["market"] for r in rows}):
+        ms = [r["ms"] for r in rows if r["market"] == k and r["ms"] is not None]
+        out["by_market"][str(k)] = {"n": len(ms), "median_ms": rnd(median(ms)),
+                                    "max_ms": rnd(max(ms) if ms else None)}
+    return out
+
+
+def bench_puzzles(args, table: Table) -> dict:
+    n_search = args.sizes["search_puzzles"]
+    n_z3 = min(args.sizes["z3_puzzles"], n_search) if "z3" in args.backends else 0
+    if "search" not in args.backends:
+        n_search = 0
+    n_all = max(n_search, n_z3)
+    log(f"puzzles: generating {n_all} from seeded playouts (seed {args.seed})")
+    puzzles = make_puzzles(args.seed, n_all)
+    invalid = [p["meta"] for p in puzzles if not p["meta"]["valid"]]
+    for m in invalid:
+        log(f"  puzzle {m['id']} rejected: {m['error']}")
+    from solver.puzzles import solve
+    # Warm-up, untimed: compile each player count's game (load_game caches it) and the
+    # symbolic actions (cached on the game; forked z3 children inherit them).
+    for players in sorted({p["meta"]["players"] for p in puzzles}):
+        solve({"game": GAME, "players": players}, backend="search")
+        for a in game_for(GAME, (), players).actions:
+            a.sym
+    rows = {p["meta"]["id"]: {**p["meta"], "answers": {}, "ms": {}} for p in puzzles}
+    errors = 0
+
+    # The default backend, in-process.
+    reps = args.sizes["search_repeats"]
+    search_rows = []
+    for p in puzzles[:n_search]:
+        m = p["meta"]
+        if not m["valid"]:
+            continue
+        try:
+            runs = [_solve_timed(p["puzzle"], "search", 60_000) for _ in range(reps)]
+        except Exception as e:
+            errors += 1
+            rows[m["id"]]["answers"]["search"] = f"error: {type(e).__name__}: {e}"
+            log(f"  search puzzle {m['id']}: {type(e).__name__}: {e}")
+            continue
+        ms = median([r[0] for r in runs]) * 1000
+        rows[m["id"]]["answers"]["search"] = runs[0][1]
+        rows[m["id"]]["ms"]["search"] = rnd(ms)
+        search_rows.append({"hand": m["hand"], "market": m["market"], "ms": ms})
+    if n_search:
+        log(f"puzzles search: {len(search_rows)} solved, median "
+            f"{median([r['ms'] for r in search_rows]) or 0:.1f} ms")
+
+    # Z3, one forked child per puzzle with a hard wall-clock limit.
+    tmo = int(args.sizes["z3_timeout_s"] * 1000)
+    wall = args.sizes["z3_wall_s"]
+    z3_rows, unknown, timeouts = [], 0, 0
+    for p in puzzles[:n_z3]:
+        m = p["meta"]
+        if not m["valid"]:
+            continue
+        log(f"puzzles z3: puzzle {m['id']} ({m['players']}p, hand {m['hand']}, market "
+            f"{m['market']}), limit {wall:.0f} s")
+        t0 = now()
+        status, val = run_limited(_solve_timed, (p["puzzle"], "z3", tmo), wall)
+        if status == "ok":
+            secs, ans = val
+            if any(v == "unknown" for v in ans.values()):
+                unknown += 1
+            rows[m["id"]]["answers"]["z3"] = ans
+            rows[m["id"]]["ms"]["z3"] = rnd(secs * 1000)
+            z3_rows.append({"hand": m["hand"], "market": m["market"], "ms": secs * 1000})
+        elif status == "timeout":
+            timeouts += 1
+            rows[m["id"]]["answers"]["z3"] = "timeout"
+            rows[m["id"]]["ms"]["z3"] = None
+            z3_rows.append({"hand": m["hand"], "market": m["market"],
+                            "ms": (now() - t0) * 1000, "timeout": True})
+        else:
+            errors += 1
+            rows[m["id"]]["answers"]["z3"] = "error: " + val.strip().splitlines()[-1]
+            log(f"  z3 puzzle {m['id']} failed:\n{val}")
+        log(f"  -> {status} in {now() - t0:.1f} s")
+
+    # Agreement on the answers both backends know.
+    compared, disagreements = 0, []
+    for r in rows.values():
+        a, b = r["answers"].get("search"), r["answers"].get("z3")
+        if not isinstance(a, dict) or not isinstance(b, dict):
+            continue
+        keys = [k for k in ANSWER_KEYS if a.get(k) != "unknown" and b.get(k) != "unknown"]
+        compared += 1
+        diff = {k: {"search": a.get(k), "z3": b.get(k)} for k in keys if a.get(k) != b.get(k)}
+        if diff:
+            disagreements.append({"id": r["id"], "differs": diff})
+
+    s_stats, z_stats = _stats(search_rows), _stats(z3_rows)
+    sec = "puzzles"
+    table.add(sec, "puzzles generated (seeded)", len(puzzles), "puzzles",
+              note=f"{sum(p['meta']['valid'] for p in puzzles)} valid; players 2-5, "
+                   f"hand 1-5, market 1-5")
+    if n_search:
+        feas = sum(1 for r in rows.values()
+                   if isinstance(r["answers"].get("search"), dict)
+                   and r["answers"]["search"]["feasible"] is True)
+        table.add(sec, "search: hands feasible", feas, "puzzles",
+                  note=f"of {len(search_rows)}")
+    for backend, st, tgt in (("search", s_stats, TARGETS["puzzle_search_ms"]),
+                             ("z3", z_stats, TARGETS["puzzle_z3_ms"])):
+        if not st["all"]["n"]:
+            continue
+        lb = " (lower bound: timed-out puzzles count at the wall limit)" \
+            if backend == "z3" and timeouts else ""
+        for name in ("all",) + tuple(b[0] for b in BUCKETS):
+            s = st[name]
+            if not s["n"]:
+                continue
+            label = "all hands" if name == "all" else f"hand {name} cards"
+            table.add(sec, f"{backend}: {label}, median (n={s['n']})", s["median_ms"], "ms",
+                      f"< {tgt:g}", s["median_ms"] < tgt, (lb if name == "all" else ""))
+            table.add(sec, f"{backend}: {label}, p95", s["p95_ms"], "ms",
+                      note=f"max {s['max_ms']:.1f} ms")
+    if n_z3:
+        table.add(sec, "z3: answers 'unknown' (z3 gave up)", unknown, "puzzles",
+                  note=f"z3 limit {tmo / 1000:g} s per check")
+        table.add(sec, "z3: over the wall-clock limit", timeouts, "puzzles",
+                  note=f"killed after {wall:g} s")
+        table.check(sec, "search vs z3 disagreements", len(disagreements), "puzzles",
+                    f"{compared} puzzles compared")
+    table.check(sec, "solver errors + rejected puzzles", errors + len(invalid), "")
+    return {"generated": len(puzzles), "search_puzzles": n_search, "z3_puzzles": n_z3,
+            "search_repeats": reps, "z3_timeout_ms": tmo, "z3_wall_s": wall,
+            "search": s_stats, "z3": z_stats, "z3_unknown": unknown, "z3_timeouts": timeouts,
+            "compared": compared, "disagreements": disagreements, "errors": errors,
+            "invalid": invalid, "puzzles_fingerprint": fingerprint([p["puzzle"] for p in puzzles]),
+            "puzzles": [{**rows[p["meta"]["id"]], "puzzle": p["puzzle"]} for p in puzzles]}
+
+
+# ---- (5) optional: proofs and ambiguities ------------------------------------------------------
+
+def _prove_one(name: str, depth: int, timeout_ms: int):
+    from solver.prove import prove
+    game = load_game(GAME)
+    t0 = now()
+    res = prove(game, depth, timeout_ms, only=name)
+    secs = now() - t0
+    return secs, [{k: v for k, v in r.as_json().items() if k not in ("trace",)} for r in res]
+
+
+def bench_prove(args, table: Table) -> dict:
+    game = load_game(GAME)
+    out = {}
+    for inv in game.p.invariants:
+        log(f"prove {inv.name} (depth {args.prove_depth}, limit {args.prove_wall:g} s)")
+        status, val = run_limited(_prove_one, (inv.name, args.prove_depth,
+                                               int(args.prove_timeout * 1000)), args.prove_wall)
+        if status == "ok":
+            secs, res = val
+            st = ", ".join(f"{r['status']}" + (f" (depth {r['depth']})" if r["depth"] else "")
+                           for r in res)
+            out[inv.name] = {"seconds": rnd(secs), "results": res}
+            table.add("prove", f"{inv.name}", secs, "s", note=st)
+        else:
+            out[inv.name] = {"seconds": None, "status": status,
+                             "error": val if status == "error" else None}
+            table.add("prove", f"{inv.name}", None, "s",
+                      note=f"timeout (over {args.prove_wall:g} s)" if status == "timeout"
+                      else "error: " +
+                      val.strip().splitlines()[-1])
+            if status == "error":
+                table.rows[-1]["verdict"] = "FAIL"
+        log(f"  -> {status}")
+    return {"game": GAME, "bmc_depth": args.prove_depth, "timeout_s": args.prove_timeout,
+            "wall_s": args.prove_wall, "invariants": out}
+
+
+def _ambiguity_one(reading: str, timeout_ms: int):
+    from solver.readings import find_ambiguities
+    game = load_game(GAME)
+    t0 = now()
+    res = find_ambiguities(game, reading, timeout_ms)
+    secs = now() - t0
+    keep = ("reading", "a", "b", "found", "move", "disagree_on", "size", "minimal")
+    return secs, [{k: v for k, v in a.as_json().items() if k in keep} for a in res]
+
+
+def bench_ambiguities(args, table: Table) -> dict:
+    game = load_game(GAME)
+    out = {}
+    for r in game.p.readings:
+        log(f"ambiguities {r.name} (limit {args.ambiguities_wall:g} s)")
+        status, val = run_limited(_ambiguity_one, (r.name, int(args.ambiguities_timeout * 1000)),
+                                  args.ambiguities_wall)
+        if status == "ok":
+            secs, res = val
+            pairs = len(res)
+            found = ", ".join(f"{a['a']}/{a['b']}: " + {True: "witness", False: "agree",
+                                                       None: "unknown"}[a["found"]] for a in res)
+            out[r.name] = {"seconds": rnd(secs), "pairs": pairs, "results": res}
+            table.add("ambiguities", f"{r.name} ({pairs} pair{'s' * (pairs != 1)})", secs, "s",
+                      note=found)
+        else:
+            out[r.name] = {"seconds": None, "status": status,
+                           "error": val if status == "error" else None}
+            table.add("ambiguities", r.name, None, "s",
+                      note=f"timeout (over {args.ambiguities_wall:g} s)" if status == "timeout"
+                      else "error: " +
+                      val.strip().splitlines()[-1])
+            if status == "error":
+                table.rows[-1]["verdict"] = "FAIL"
+        log(f"  -> {status}")
+    return {"game": GAME, "timeout_s": args.ambiguities_timeout, "readings": out}
+
+
+# ---- main ---------------------------------------------------------------------------------
+
+def meta(args) -> dict:
+    def git(*a):
+        try:
+            return subprocess.run(["git", *a], cwd=REPO, capture_output=True, text=True,
+                                  timeout=10).stdout.strip()
+        except Exception:
+            return None
+    try:
+        import z3
+        z3v = z3.get_version_string()
+    except Exception:
+        z3v = None
+    return {"seed": args.seed, "quick": args.quick, "sections": args.sections,
+            "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "python": platform.python_version(),
+            "implementation": platform.python_implementation(), "machine": platform.machine(),
+            "platform": platform.platform(), "cpus": os.cpu_count(), "z3": z3v,
+            "load_average": [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg")
+            else None,
+            "commit": git("rev-parse", "--short", "HEAD"),
+            "dirty": bool(git("status", "--porcelain", "--", "solver", "spec", "grammar"))}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="smaller sets (smoke runs)")
+    ap.add_argument("--seed", type=int, default=1, help="seed of every random choice (1)")
+    ap.add_argument("--only", default=None,
+                    help=f"comma-separated sections: {', '.join(SECTIONS)}")
+    ap.add_argument("--prove", action="store_true", help="also time the proofs (slow)")
+    ap.add_argument("--ambiguities", action="store_true",
+                    help="also time the ambiguity search (slow)")
+    ap.add_argument("--backend", action="append", choices=("search", "z3"),
+                    help="puzzle backend(s) to time (default: both)")
+    ap.add_argument("--search-puzzles", type=int, help="puzzles for the search backend")
+    ap.add_argument("--z3-puzzles", type=int, help="puzzles for z3 (the first of the set)")
+    ap.add_argument("--z3-timeout", type=float, help="z3 limit per check, seconds")
+    ap.add_argument("--z3-wall", type=float, help="wall-clock limit per z3 puzzle, seconds")
+    ap.add_argument("--prove-depth", type=int, default=4, help="BMC depth for --prove (4)")
+    ap.add_argument("--prove-timeout", type=float, default=300.0, help="z3 limit, s (300)")
+    ap.add_argument("--prove-wall", type=float, default=1800.0,
+                    help="wall-clock limit per invariant, s (1800)")
+    ap.add_argument("--ambiguities-timeout", type=float, default=120.0,
+                    help="z3 limit, s (120)")
+    ap.add_argument("--ambiguities-wall", type=float, default=1200.0,
+                    help="wall-clock limit per reading, s (1200)")
+    ap.add_argument("--out", default=str(REPO / "bench" / "results.json"),
+                    help="where to write the JSON (bench/results.json)")
+    args = ap.parse_args(argv)
+
+    idx = 1 if args.quick else 0
+    args.sizes = {k: v[idx] for k, v in SIZES.items()}
+    for opt, key in (("search_puzzles", "search_puzzles"), ("z3_puzzles", "z3_puzzles"),
+                     ("z3_timeout", "z3_timeout_s"), ("z3_wall", "z3_wall_s")):
+        if getattr(args, opt) is not None:
+            args.sizes[key] = getattr(args, opt)
+    args.backends = tuple(args.backend or ("search", "z3"))
+    if args.only:
+        wanted = [s.strip() for s in args.only.split(",") if s.strip()]
+        bad = [s for s in wanted if s not in SECTIONS]
+        if bad:
+            ap.error(f"unknown section(s) {', '.join(bad)} (sections: {', '.join(SECTIONS)})")
+        args.sections = [s for s in SECTIONS if s in wanted]   # --only prove implies --prove
+    else:
+        args.sections = [s for s in SECTIONS if s not in OPTIONAL or getattr(args, s)]
+
+    table = Table()
+    results: dict = {"meta": meta(args), "targets": TARGETS, "sizes": args.sizes}
+    runners = {"compile": bench_compile, "legal": bench_legal, "playouts": bench_playouts,
+               "puzzles": bench_puzzles, "prove": bench_prove, "ambiguities": bench_ambiguities}
+    t_start = now()
+    for s in args.sections:
+        log(f"== {s}")
+        t0 = now()
+        try:
+            results[s] = runners[s](args, table)
+        except Exception:
+            tb = traceback.format_exc()
+            log(f"section {s} failed:\n{tb}")
+            results[s] = {"error": tb}
+            table.add(s, "section failed", None, "", note=tb.strip().splitlines()[-1])
+        results[s + "_section_seconds"] = rnd(now() - t0, 2)
+    results["table"] = table.rows
+    results["total_seconds"] = rnd(now() - t_start, 2)
+
+    m = results["meta"]
+    print(f"rulebook bench — seed {args.seed}{' (quick)' if args.quick else ''}, "
+          f"Python {m['python']}, z3 {m['z3']}, commit {m['commit']}"
+          f"{' + local changes' if m['dirty'] else ''}, {m['cpus']} CPUs"
+          + (f", load average {m['load_average'][0]:g} at the start" if m["load_average"]
+             else ""))
+    print(table.render())
+    misses = [r for r in table.rows if r["verdict"] == "MISS"]
+    fails = [r for r in table.rows if r["verdict"] == "FAIL" or r["measure"] == "section failed"]
+    print(f"\n{sum(r['verdict'] == 'PASS' for r in table.rows)} PASS, {len(misses)} MISS, "
+          f"{len(fails)} FAIL; {results['total_seconds']:.0f} s in all")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
+    print(f"figures written to {out.relative_to(REPO) if out.is_relative_to(REPO) else out}")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
