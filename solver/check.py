@@ -73,7 +73,14 @@ def find_spec(name: str) -> Path:
 
 
 def read_source(path: Path) -> SourceFile:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[:e.start].count(b"\n") + 1
+        raise SpecError(f"not UTF-8 text (byte {e.start})", Span(_display(path), line, 1)) \
+            from None
+    except OSError as e:
+        raise SpecError(f"cannot read: {e.strerror}", Span(_display(path), 0, 0)) from None
     tree = parse(text, _display(path))
     header = tree.children[0]
     game = _string(header.children[0])
@@ -923,6 +930,9 @@ class Checker:
         actor = self._single("actor")
         examples = tuple(self._example(self.items[k]) for k in self.order if k[0] == "example")
         puzzles = tuple(self._puzzle(self.items[k]) for k in self.order if k[0] == "puzzle")
+        for k in self.order:
+            if k[0] == "def":
+                self._check_def(self.items[k])
         defs = {k[1]: self.items[k] for k in self.order if k[0] in ("def", "proc")}
         docs = {f"{k[0]}:{k[1]}": self.items[k].doc for k in self.order}
         base = self.files[0]
@@ -933,6 +943,25 @@ class Checker:
             state_type=self.state_type, init=tuple(init), init_frame=init_frame,
             actions=actions, defs=defs, invariants=invariants, examples=examples,
             puzzles=puzzles, terminal=terminal, actor=actor, docs=docs)
+
+    def _check_def(self, it: Item) -> None:
+        """Type-check a def's body on its own (calls check it again where they inline it)."""
+        self._enter(it)
+        d = it.tree
+        frame = Frame()
+        sc = Scope({}, frame)
+        for p in (d.children[1].children if d.children[1] is not None else []):
+            pt = self.type_(p.children[1])
+            sc = sc.bind(str(p.children[0]), ir.Local(pt, self._span(p), str(p.children[0]),
+                                                      frame.new()))
+        ret = self.type_(d.children[2]) if d.children[2] is not None else None
+        self.inlining.append(it.name)
+        try:
+            body = self.expr(d.children[3], sc, ret)
+        finally:
+            self.inlining.pop()
+        if ret is not None:
+            self.coerce(body, ret, d.children[3])
 
     def _state(self) -> None:
         it = self.items.get(("state", "state"))

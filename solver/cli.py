@@ -153,16 +153,19 @@ def cmd_check(args) -> int:
     from .game import load_game
     from .resources import spec_dir
     if args.game and args.game.endswith(".rules"):
-        from .check import Checker, read_source
-        src = read_source(Path(args.game))
-        files = [src]
-        while files[0].base is not None:
-            from .check import find_spec
-            files.insert(0, read_source(find_spec(files[0].base)))
-        Checker(files, {}, {}).program()
-        names = []
-        _emit({"file": args.game, "ok": True}, args.json, f"{args.game}: ok")
-        return 0
+        from .examples import run_example
+        from .game import load_path
+        g = load_path(args.game, tuple(v for v in args.variant if ":" in v))
+        results = []
+        for ex in g.p.examples:
+            eg = load_path(args.game, tuple(v for v in args.variant if ":" in v),
+                           tuple(sorted(ex.params))) if ex.params else g
+            results.append(run_example(eg, next(e for e in eg.p.examples if e.name == ex.name)))
+        bad = [r.name for r in results if not r.confirmed]
+        _emit({"file": args.game, "ok": True, "examples": len(results), "contradicted": bad},
+              args.json, f"{args.game}: ok ({len(results)} examples"
+              + (f"; CONTRADICTED: {', '.join(bad)})" if bad else ", all confirmed)"))
+        return EXIT_CONTRADICTED if bad else 0
     names = [args.game] if args.game else sorted(
         p.stem for p in spec_dir().glob("*.rules") if _is_base(p))
     report = []

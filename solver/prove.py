@@ -45,7 +45,7 @@ class Result:
 
 
 def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str | None = None,
-          progress=None, step_timeout_ms: int = 10_000) -> list[Result]:
+          progress=None, step_timeout_ms: int = 5_000) -> list[Result]:
     """Prove the invariants.  ``step_timeout_ms`` bounds each query of the inductive step (a
     query that times out leaves its invariant to bounded model checking, never "proved");
     ``timeout_ms`` bounds each bounded-model-checking query."""
@@ -275,15 +275,18 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say):
                 for n, items in by_inv.items():
                     goal = z3.Not(z3.And([c2 for _, c2 in items]))
                     try:
+                        # Every candidate at once is too much for z3 on real specs: what the
+                        # two local tiers cannot prove goes to bounded model checking.
                         verdict = _tiers(local, guard, goal, conj, n, items, readers_of,
-                                         candidates, memo2, lambda: full_solver())
+                                         candidates, memo2, None)
                     except Unknown:
                         dropped.add(n)
                         ctis.setdefault(n, "z3 gave up on the inductive step")
                         continue
                     if verdict is not None:
                         dropped.add(n)
-                        ctis.setdefault(n, _describe_cti(game, b, verdict, S))
+                        ctis.setdefault(n, "not provable from the invariants it shares "
+                                        "variables with: " + _describe_cti(game, b, verdict, S))
                 tm = timing.setdefault(b.action, [0, 0.0])
                 tm[0] += 1
                 tm[1] += time.perf_counter() - t_b
@@ -304,24 +307,24 @@ def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, ful
     """Prove ``guard -> not goal`` from growing sets of assumptions; return None when proved,
     else a model of a counterexample to induction (from the full set of assumptions)."""
     own = [conj[name][k] for k, _ in items if k < len(conj[name])]
-    if not _check_assume(local, z3.And(guard, goal, *own)):
+    if _check_assume(local, z3.And(guard, goal, *own)) is None:
         return None
     vs = _free_vars(z3.And(guard, goal), memo)
     near = {nk for v in vs for nk in readers.get(v, ()) if nk[0] in candidates}
-    if not _check_assume(local, z3.And(guard, goal, *[conj[n][k] for n, k in near
-                                                       if k < len(conj[n])])):
-        return None
-    f = full()
-    if not _check_assume(f, z3.And(guard, goal)):
-        return None
-    return f.model()
+    model = _check_assume(local, z3.And(guard, goal, *[conj[n][k] for n, k in near
+                                                        if k < len(conj[n])]))
+    if model is None or full is None:
+        return model
+    return _check_assume(full(), z3.And(guard, goal))
 
 
-def _check_assume(solver, goal) -> bool:
+def _check_assume(solver, goal):
+    """Check ``goal`` under the solver's assertions; return None when unsat, else a model
+    (read before the scope is popped, after which z3 no longer has it)."""
     solver.push()
     solver.add(goal)
     try:
-        return check(solver)
+        return solver.model() if check(solver) else None
     finally:
         solver.pop()
 
@@ -350,8 +353,9 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
             pairs = [(a, dz.lift(c)) for a, c in zip(leaves(t, N), leaves(t, b.state))]
             post = z3.substitute(term, *pairs)
             try:
-                if _check_assume(solver, z3.And(dz.lift(b.guard), z3.Not(post))):
-                    result = (False, _describe_cti(game, b, solver.model(), S))
+                model = _check_assume(solver, z3.And(dz.lift(b.guard), z3.Not(post)))
+                if model is not None:
+                    result = (False, _describe_cti(game, b, model, S))
                     break
             except Unknown:
                 result = (False, "z3 gave up on the inductive step")

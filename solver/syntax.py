@@ -1,6 +1,7 @@
 """Syntax: the Lark grammar, the parser, and friendly syntax errors."""
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from pathlib import Path
 
@@ -86,9 +87,31 @@ def _friendly(e: UnexpectedInput, text: str, filename: str) -> SpecError:
         msg = f"unexpected {found}; expected {_expected(e.expected)}"
     else:  # pragma: no cover - Lark has no other subclasses today
         msg = str(e).splitlines()[0]
+    hint = hint or _hint(e, text)
     if hint:
         msg = f"{hint} ({msg})"
     return SpecError(msg, Span(filename, line, col), text)
+
+
+_QUANT = re.compile(r"\b(forall|exists|sum|count|max|min|table)\s+[A-Za-z_]\w*\s+in\b[^:;]*$")
+
+
+def _hint(e: UnexpectedInput, text: str) -> str | None:
+    """Recognise the usual mistakes from the text before the error (whatever the parser's
+    stack holds, unlike match_examples, which needs the same depth)."""
+    if not isinstance(e, UnexpectedToken) or e.token.type == "$END":
+        return None
+    before = text[:e.token.start_pos]
+    stripped = before.rstrip()
+    expected = set(e.expected)
+    if (stripped.endswith("requires") and "NAME" in expected) or \
+            (re.search(r"\brequires\s+[A-Za-z_]\w*$", stripped) and "COLON" in expected):
+        return "a `requires` needs a rule name: requires NAME \"message\": condition;"
+    if str(e.token) == "," and _QUANT.search(before.split(";")[-1]):
+        return "a quantifier takes one binder; nest them (forall a in A: forall b in B: ...)"
+    if "SEMICOLON" in expected and "\n" in before[len(stripped):]:
+        return "missing ';' at the end of a declaration"
+    return None
 
 
 def _expected(names) -> str:

@@ -1,0 +1,84 @@
+"""Shared fixtures of the test suite: the compiled les-5-tours games, the golden-file loader,
+and small helpers to run the CLI and to walk a game part of the way."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from solver.game import load_game
+
+ROOT = Path(__file__).resolve().parent.parent
+TESTS = ROOT / "tests"
+GOLDEN = TESTS / "golden"
+FIXTURES = TESTS / "fixtures"
+GAME = "les-5-tours"
+
+
+# ---- the real game, compiled once per session (load_game caches too) -------------------------
+
+@pytest.fixture(scope="session")
+def game2():
+    """les-5-tours for 2 players (80 cards, one copy each)."""
+    return load_game(GAME, (), (("players", 2),))
+
+
+@pytest.fixture(scope="session")
+def game4():
+    """les-5-tours for 4 players (110 cards: 0, 2, 5, 7, 10, 12 doubled)."""
+    return load_game(GAME, (), (("players", 4),))
+
+
+# ---- golden files ---------------------------------------------------------------------------
+
+def golden(dirname: str):
+    """Yield ``(name, input, expected)`` for every ``tests/golden/<dirname>/*.json`` holding
+    ``{"input": ..., "expected": ...}`` (other keys, such as "why", are documentation)."""
+    folder = GOLDEN / dirname
+    files = sorted(folder.glob("*.json"))
+    if not files:
+        raise FileNotFoundError(f"no golden files in {folder}")
+    for path in files:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if not isinstance(data, dict) or "input" not in data or "expected" not in data:
+            raise ValueError(f"{path}: a golden file is an object with 'input' and 'expected'")
+        yield path.stem, data["input"], data["expected"]
+
+
+# ---- helpers --------------------------------------------------------------------------------
+
+def run_cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+    """Run ``python -m solver ARGS`` from the repository root with the project importable."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
+                                     else "")
+    return subprocess.run([sys.executable, "-m", "solver", *args], cwd=ROOT, env=env,
+                          input=stdin, capture_output=True, text=True, timeout=timeout)
+
+
+def walk(game, rng, steps: int):
+    """Play at most ``steps`` moves from the initial state, as `Game.playout` does (chance
+    first, weighted; else a uniformly random player move); return (state, moves played)."""
+    st = game.initial()
+    chance = [a for a in game.actions if a.chance]
+    player = [a for a in game.actions if not a.chance]
+    moves = []
+    for _ in range(steps):
+        if game.is_terminal(st):
+            break
+        picked = game._pick(st, rng, chance, True) or game._pick(st, rng, player, False)
+        if picked is None:
+            raise AssertionError(f"no legal move in a non-terminal state after {len(moves)} moves")
+        m, st = picked
+        moves.append(m)
+    return st, moves
+
+
+def holds(game, inv, st, old=None) -> bool:
+    """Evaluate an invariant (or transition property) of the IR concretely."""
+    env = [old] + [None] * inv.frame
+    return bool(game.concrete.expr(inv.expr)(st, env))

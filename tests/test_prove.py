@@ -1,0 +1,162 @@
+"""Invariants: proved inductive, held up to a depth, or refuted with a trace that replays.
+The prover runs on small toy specs (tests/fixtures/toy*.rules); on les-5-tours it is far too
+slow for the suite, so only its base case (the initial state) is checked there."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES, GAME, holds
+from solver.game import Move, load_game, load_path
+from solver.prove import prove
+
+BMC_DEPTH = 5
+TIMEOUT_MS = 30_000
+
+
+@pytest.fixture(scope="module")
+def toy():
+    return load_path(FIXTURES / "toy.rules")
+
+
+_RESULTS: dict = {}
+
+
+def _results(toy) -> dict:
+    """prove() on the toy, run once and shared; called inside each test rather than in a
+    fixture, so that a crash of the prover shows as a failure of each test that needs it."""
+    if "toy" not in _RESULTS:
+        _RESULTS["toy"] = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS)}
+    return _RESULTS["toy"]
+
+
+def _inv(game, name):
+    return next(i for i in game.p.invariants if i.name == name)
+
+
+def _replay(game, trace):
+    """The states along a trace of JSON moves (the toy's actions take no parameters)."""
+    st = game.initial()
+    states = [st]
+    for m in trace:
+        assert isinstance(m, list) and len(m) == 1, m
+        st, _ = game.apply(st, Move(m[0], ()))
+        states.append(st)
+    return states
+
+
+def test_toy_has_what_the_tests_need(toy):
+    assert [a.name for a in toy.actions] == ["inc", "dec", "climb", "jump"]
+    assert {i.name: i.transition for i in toy.p.invariants} == {
+        "even": False, "not_eight": False, "small": False, "m_grows": True, "n_grows": True}
+
+
+def test_every_invariant_gets_a_result(toy):
+    toy_results = _results(toy)
+    assert list(toy_results) == [i.name for i in toy.p.invariants]
+    assert all(r.status in {"inductive", "holds", "refuted", "unknown"}
+               for r in toy_results.values())
+
+
+def test_inductive_invariant(toy):
+    toy_results = _results(toy)
+    r = toy_results["even"]
+    assert r.status == "inductive"
+    assert r.kind == "invariant"
+    assert r.trace == []
+    assert r.headline().startswith("inductive")
+
+
+def test_reachable_but_not_inductive_invariant_holds_up_to_depth(toy):
+    toy_results = _results(toy)
+    r = toy_results["not_eight"]
+    assert r.status == "holds"
+    assert r.depth == BMC_DEPTH
+    assert r.headline() == f"holds up to depth {BMC_DEPTH} (bounded model checking)"
+    assert "not inductive" in r.detail
+    # Why it is not inductive: from n = 7 (which satisfies it) climb reaches 8.
+    inv = _inv(toy, "not_eight")
+    fi = toy.field_index
+    st7 = tuple(7 if i == fi["n"] else v for i, v in enumerate(toy.initial()))
+    assert holds(toy, inv, st7)
+    st8, _ = toy.apply(st7, Move("climb", ()))
+    assert not holds(toy, inv, st8)
+
+
+def test_false_invariant_is_refuted_with_a_replayable_trace(toy):
+    toy_results = _results(toy)
+    r = toy_results["small"]
+    assert r.status == "refuted"
+    inv = _inv(toy, "small")
+    states = _replay(toy, r.trace)
+    assert len(r.trace) == r.depth >= 3           # n < 3 needs at least three incs
+    assert not holds(toy, inv, states[-1])
+    assert all(holds(toy, inv, s) for s in states[:-1])   # the depth is the first violation
+
+
+def test_transition_property_that_holds(toy):
+    toy_results = _results(toy)
+    r = toy_results["m_grows"]
+    assert r.kind == "transition"
+    assert r.status == "inductive"
+
+
+def test_false_transition_property_is_refuted(toy):
+    toy_results = _results(toy)
+    r = toy_results["n_grows"]
+    assert r.kind == "transition"
+    assert r.status == "refuted"
+    states = _replay(toy, r.trace)
+    inv = _inv(toy, "n_grows")
+    assert not holds(toy, inv, states[-1], old=states[-2])
+    assert r.trace[-1] == ["dec"]                 # only dec lowers n
+
+
+def test_invariant_false_at_the_start_is_refuted_at_depth_0():
+    game = load_path(FIXTURES / "toy_base.rules")
+    res = {r.name: r for r in prove(game, 3, TIMEOUT_MS)}
+    assert res["started"].status == "refuted"
+    assert res["started"].depth == 0
+    assert res["started"].trace == []
+    assert res["bounded"].status == "inductive"
+
+
+def test_prove_only_one_invariant():
+    game = load_path(FIXTURES / "toy_base.rules")
+    res = prove(game, 3, TIMEOUT_MS, only="bounded")
+    assert [(r.name, r.status) for r in res] == [("bounded", "inductive")]
+
+
+def test_toy_example_is_confirmed(toy):
+    from solver.examples import run_example
+    res = run_example(toy, toy.p.examples[0])
+    assert res.confirmed, [o.as_json() for o in res.outcomes]
+
+
+# ---- les-5-tours: the base case only -------------------------------------------------------
+
+@pytest.mark.parametrize("players", [2, 3, 4, 5])
+def test_les_5_tours_invariants_hold_initially(players):
+    game = load_game(GAME, (), (("players", players),))
+    st = game.initial()
+    invs = [i for i in game.p.invariants if not i.transition]
+    assert {i.name for i in invs} >= {"whole_deck", "legal_towers", "empty_hand"}
+    for inv in invs:
+        assert game.concrete.expr(inv.expr)(st, [None] * (inv.frame + 1)), inv.name
+
+
+@pytest.mark.parametrize("players", [2, 4])
+def test_les_5_tours_invariants_can_fail(players):
+    """The base-case check is not vacuous: breaking the state breaks the invariants."""
+    game = load_game(GAME, (), (("players", players),))
+    fi = game.field_index
+    st = list(game.initial())
+    deck = list(st[fi["deck"]])
+    deck[0] -= 1                                   # a card is lost
+    st[fi["deck"]] = tuple(deck)
+    towers = list(st[fi["towers"]])
+    towers[0] = ((3, 5),) + towers[0][1:]          # 5 on a 3: not a legal stack
+    st[fi["towers"]] = tuple(towers)
+    st = tuple(st)
+    by_name = {i.name: i for i in game.p.invariants}
+    assert not holds(game, by_name["whole_deck"], st)
+    assert not holds(game, by_name["legal_towers"], st)
