@@ -417,11 +417,11 @@ class Compiler:
                 if isinstance(e.args[0].type, SetT):
                     if not sym:
                         return lambda st, env: sum(f0(st, env))
-                    return lambda st, env: _sum(z3.If(x, 1, 0) if dz.is_sym(x) else int(x)
+                    return lambda st, env: sum_terms(z3.If(x, 1, 0) if dz.is_sym(x) else int(x)
                                                 for x in f0(st, env))
                 if not sym:
                     return lambda st, env: sum(f0(st, env))
-                return lambda st, env: _sum(f0(st, env))
+                return lambda st, env: sum_terms(f0(st, env))
             case "least" | "most":
                 f1 = fs[1]
                 pick_lo = name == "least"
@@ -726,9 +726,9 @@ def _sym_fold(kind, pairs, e: ir.Quant):
     if kind == "exists":
         return dz.any_(dz.and_(g, b) for g, b in pairs)
     if kind == "sum":
-        return _sum(b if g is True else dz.leaf_ite(g, b, 0) for g, b in pairs)
+        return sum_terms(b if g is True else dz.leaf_ite(g, b, 0) for g, b in pairs)
     if kind == "count":
-        return _sum(_count_term(dz.and_(g, b)) for g, b in pairs)
+        return sum_terms(_count_term(dz.and_(g, b)) for g, b in pairs)
     if kind == "table":
         dflt = default(e.type.val)
         return tuple(dz.merge(e.type.val, g, b, dflt) for g, b in pairs)
@@ -752,7 +752,8 @@ def _count_term(c):
     return z3.If(c, 1, 0)
 
 
-def _sum(xs):
+def sum_terms(xs):
+    """Add Python numbers and z3 terms, folding the constant part."""
     total = 0
     terms = []
     for x in xs:

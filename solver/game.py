@@ -13,6 +13,7 @@ from .check import Checker, Frame, Scope, load_files
 from .codec import to_json
 from .errors import EvalError, InputError
 from .evaluate import Compiler, Refused, SymCtx
+from .irwalk import nodes
 from .syntax import parse_expr
 from .types import SeqT, Type, default
 
@@ -379,22 +380,7 @@ def _bool_check(cc: Compiler, stmts) -> "Callable | None":
 
 def locals_used(node) -> set[int]:
     """The frame slots an IR expression reads."""
-    out: set[int] = set()
-
-    def walk(n):
-        if isinstance(n, ir.Local):
-            out.add(n.slot)
-            return
-        if isinstance(n, tuple):
-            for x in n:
-                walk(x)
-            return
-        if hasattr(n, "__dataclass_fields__"):
-            for f in n.__dataclass_fields__:
-                if f not in ("type", "span"):
-                    walk(getattr(n, f))
-    walk(node)
-    return out
+    return {n.slot for n in nodes(node) if isinstance(n, ir.Local)}
 
 
 @lru_cache(maxsize=64)

@@ -14,6 +14,7 @@ from .codec import to_json
 from .errors import RulebookError
 from .evaluate import Refused
 from .game import Game, Move
+from .irwalk import nodes
 from .symbolic import (Unknown, branches, check, leaves, make_solver, read_moves, substitution,
                        unroll)
 
@@ -157,29 +158,17 @@ def _actor_field(game: Game) -> int | None:
 
 
 def _reads_field(e, index: int) -> bool:
-    """Whether an IR expression reads a given field of the current state."""
-    found = False
-
-    def walk(n):
-        nonlocal found
-        if found:
-            return
-        if isinstance(n, ir.Field) and isinstance(n.record, ir.StateRef) and \
-                not n.record.old and n.index == index:
-            found = True
-            return
+    """Whether an IR expression reads a given field of the current state (or, through a bare
+    `state`, possibly any field)."""
+    refs = fields = 0
+    for n in nodes(e):
         if isinstance(n, ir.StateRef) and not n.old:
-            found = True   # the whole state, e.g. `state`: may read anything
-            return
-        if isinstance(n, tuple):
-            for x in n:
-                walk(x)
-        elif hasattr(n, "__dataclass_fields__"):
-            for f in n.__dataclass_fields__:
-                if f not in ("type", "span") and not (isinstance(n, ir.Field) and f == "record"):
-                    walk(getattr(n, f))
-    walk(e)
-    return found
+            refs += 1
+        elif isinstance(n, ir.Field) and isinstance(n.record, ir.StateRef) and not n.record.old:
+            if n.index == index:
+                return True
+            fields += 1
+    return refs > fields  # a state reference that is not the record of a field access
 
 
 def _cases(game: Game, fresh: dz.Fresh, tag: str) -> list:

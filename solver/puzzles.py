@@ -16,7 +16,8 @@ from . import ir
 from .codec import from_json, to_json
 from .errors import InputError, RulebookError
 from .evaluate import Refused
-from .game import Game, Move, load_game, locals_used
+from .game import Game, Move, load_game
+from .irwalk import nodes
 from .symbolic import Unknown, check, make_solver, read_moves, unroll
 from .types import BagT, IntT, finite
 
@@ -191,22 +192,7 @@ def _search_query(prep: Prepared, q: ir.Query) -> dict:
 
 
 def _reads_state(e: ir.Expr) -> bool:
-    found = False
-
-    def walk(n):
-        nonlocal found
-        if isinstance(n, ir.StateRef):
-            found = True
-            return
-        if isinstance(n, tuple):
-            for x in n:
-                walk(x)
-        elif hasattr(n, "__dataclass_fields__"):
-            for f in n.__dataclass_fields__:
-                if f not in ("type", "span"):
-                    walk(getattr(n, f))
-    walk(e)
-    return found
+    return any(isinstance(n, ir.StateRef) for n in nodes(e))
 
 
 def _search_one(game: Game, st0, env, goal, obj, depth: int, actions):

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import z3
 
 from . import domains as dz
-from .evaluate import seq_len
+from .evaluate import seq_len, sum_terms
 from .game import Game, Move
 from .types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type
 
@@ -231,29 +231,16 @@ def state_size(t: Type, v):
         case BoolT() | IntT() | EnumT() | TextT():
             return 0
         case RecordT(fields=fields):
-            return _add(state_size(ft, x) for (_, ft), x in zip(fields, v))
+            return sum_terms(state_size(ft, x) for (_, ft), x in zip(fields, v))
         case MapT(val=vt):
-            return _add(state_size(vt, x) for x in v)
+            return sum_terms(state_size(vt, x) for x in v)
         case SeqT():
             return seq_len(v)
         case BagT():
-            return _add(v)
+            return sum_terms(v)
         case SetT():
-            return _add(z3.If(x, 1, 0) if dz.is_sym(x) else int(x) for x in v)
+            return sum_terms(z3.If(x, 1, 0) if dz.is_sym(x) else int(x) for x in v)
     raise TypeError(t)
-
-
-def _add(xs):
-    total = 0
-    terms = []
-    for x in xs:
-        if dz.is_sym(x):
-            terms.append(x)
-        else:
-            total += x
-    if not terms:
-        return total
-    return z3.Sum(terms) + total if total else (z3.Sum(terms) if len(terms) > 1 else terms[0])
 
 
 def leaves(t: Type, v) -> list:

@@ -1,0 +1,21 @@
+"""One traversal of the IR, for the analyses that read it (which locals or fields an
+expression uses); the IR module itself stays free of behaviour."""
+from __future__ import annotations
+
+from typing import Iterator
+
+
+def nodes(node) -> Iterator:
+    """Every IR node under ``node`` (itself included), in pre-order; types and spans skipped."""
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        if isinstance(n, tuple):
+            stack.extend(reversed(n))
+            continue
+        if not hasattr(n, "__dataclass_fields__"):
+            continue
+        yield n
+        for f in reversed(tuple(n.__dataclass_fields__)):
+            if f not in ("type", "span"):
+                stack.append(getattr(n, f))
