@@ -549,8 +549,7 @@ class Checker:
         sp = self._span(t)
         a = self.expr(t.children[0], sc, want if isinstance(want, BagT) else None)
         if isinstance(a.type, BagT) and op in "+-":
-            b = self.coerce(self.expr(t.children[2], sc, a.type), a.type, t.children[2],
-                            check_bounds=False)
+            b = self.coerce(self.expr(t.children[2], sc, a.type), a.type, t.children[2])
             bt = b.type
             most = a.type.most + (bt.most if isinstance(bt, BagT) else
                                   bt.val.hi if isinstance(bt, MapT) else 0)
@@ -668,7 +667,7 @@ class Checker:
         finally:
             self._file, self._text = saved
         for a, (pn, pt) in zip(args_t, ptypes):
-            args.append(self.coerce(self.expr(a, sc, pt), pt, a, check_bounds=False))
+            args.append(self.coerce(self.expr(a, sc, pt), pt, a))
             slot = sc.frame.new()
             slots.append(slot)
             inner = inner.bind(pn, ir.Local(pt, sp, pn, slot))
@@ -678,7 +677,7 @@ class Checker:
             ret = self.type_(d.children[2]) if d.children[2] is not None else None
             body = self.expr(d.children[3], inner, ret)
             if ret is not None:
-                body = self.coerce(body, ret, d.children[3], check_bounds=False)
+                body = self.coerce(body, ret, d.children[3])
         finally:
             self.inlining.pop()
             self._file, self._text = saved
@@ -762,7 +761,7 @@ class Checker:
             return a
         raise self.err(node, f"incompatible types {a} and {b}")
 
-    def coerce(self, e: ir.Expr, want: Type, node, check_bounds: bool = True) -> ir.Expr:
+    def coerce(self, e: ir.Expr, want: Type, node) -> ir.Expr:
         """Check that ``e`` may be stored where a ``want`` is expected."""
         if not _assignable(e.type, want):
             raise self.err(node, f"expected {want}, found {e.type}")

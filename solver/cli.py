@@ -8,7 +8,6 @@ import sys
 import time
 from pathlib import Path
 
-from . import __doc__ as _pkg_doc  # noqa: F401  (keeps the package docstring importable)
 from .errors import InputError, RulebookError
 
 EXIT_BAD_INPUT = 2
@@ -142,8 +141,7 @@ def _emit(obj, as_json: bool, text: str) -> None:
 
 
 def _progress(msg: str) -> None:
-    if sys.stderr.isatty() or True:
-        print(f"  .. {msg}", file=sys.stderr, flush=True)
+    print(f"  .. {msg}", file=sys.stderr, flush=True)
 
 
 # ---- commands ---------------------------------------------------------------------------
@@ -359,7 +357,6 @@ def cmd_play(args) -> int:
 
 
 def _traced_playout(g, rng):
-    from .game import Move
     st = g.initial()
     chance = [a for a in g.actions if a.chance]
     player = [a for a in g.actions if not a.chance]

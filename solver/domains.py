@@ -191,15 +191,9 @@ def eq(t: Type, a, b):
             sa, sb = to_symseq(SeqT(et, cap), a), to_symseq(SeqT(et, cap), b)
             parts = [leaf_eq(sa.length, sb.length)]
             for i in range(cap):
-                parts.append(or_(_le(sa.length, i), eq(et, sa.slots[i], sb.slots[i])))
+                parts.append(or_(sa.length <= i, eq(et, sa.slots[i], sb.slots[i])))
             return all_(parts)
     raise TypeError(t)
-
-
-def _le(a, b):
-    if not is_sym(a) and not is_sym(b):
-        return a <= b
-    return a <= b
 
 
 def ordinal(t: Type, v):
@@ -237,10 +231,6 @@ def store(elem_t: Type, tup: tuple, idx, value):
     if not is_sym(idx):
         return tup[:idx] + (value,) + tup[idx + 1:]
     return tuple(merge(elem_t, idx == i, value, old) for i, old in enumerate(tup))
-
-
-def value_of_ordinal(t: Type, i: int):
-    return finite(t).values[i]
 
 
 def lift(v):

@@ -18,7 +18,7 @@ import z3
 from . import domains as dz
 from . import ir
 from .errors import EvalError
-from .types import (BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type, default,
+from .types import (BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, Type, default,
                     finite)
 
 Fn = Callable

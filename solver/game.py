@@ -2,7 +2,6 @@
 reference interpreter's operations (initial state, legal moves with reasons, apply, playouts)."""
 from __future__ import annotations
 
-import itertools
 import random
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -357,7 +356,7 @@ class Game:
         return None
 
 
-def _bool_check(cc: Compiler, stmts) -> "Callable | None":
+def _bool_check(cc: Compiler, stmts):
     """Compile requires/lets to ``f(st, env) -> bool`` (no exceptions on the hot path)."""
     if not stmts:
         return None

@@ -10,7 +10,6 @@ import z3
 
 from . import domains as dz
 from . import ir
-from .codec import to_json
 from .errors import RulebookError
 from .evaluate import Refused
 from .game import Game, Move

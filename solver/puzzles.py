@@ -19,7 +19,7 @@ from .evaluate import Refused
 from .game import Game, Move, load_game
 from .irwalk import nodes
 from .symbolic import Unknown, check, make_solver, read_moves, unroll
-from .types import BagT, IntT, finite
+from .types import BagT, IntT
 
 BACKENDS = ("search", "z3")
 DEFAULT_BACKEND = "search"
@@ -289,7 +289,7 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
                 model = s.model()
                 best = model.eval(dz.lift(objective), model_completion=True).as_long()
                 s.pop()
-    except Unknown as u_:
+    except Unknown:
         return {"found": "unknown", "steps": None, "best": "unknown"}
     moves = read_moves(game, u, model)
     picked = chosen and tuple(dz.concretize(BagT(q.choose.domain.elem, 99), chosen, model))

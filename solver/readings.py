@@ -259,7 +259,6 @@ def _outcome(g: Game, st, m: Move):
 
 
 def _say(g: Game, st, res) -> str:
-    from .render import render_text
     if res[0] == "illegal":
         return f"illegal (rule {res[1]})"
     return "legal"
