@@ -23,6 +23,9 @@ from .types import BagT, IntT
 
 BACKENDS = ("search", "z3")
 DEFAULT_BACKEND = "search"
+# Unrolling keeps up to this many concrete successor states apart per step before merging
+# them into symbolic ones (see `symbolic.unroll`).
+EXACT_BUDGET = 256
 
 
 class Disagreement(RulebookError):
@@ -258,7 +261,7 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
         depth = min(depth, _max_within(prep, q))
     else:
         depth = depth_v
-    u = unroll(game, st0, depth, tuple(q.using) or None)
+    u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET)
     fgoal = game.symbolic.expr(q.goal)
     goal = u.final(lambda st: fgoal(st, env))
     objective = None

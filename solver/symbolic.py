@@ -96,8 +96,8 @@ def _ite_value(c, a, b):
     return dz.leaf_ite(c, a, b)
 
 
-def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix: str = "ch"
-           ) -> Unrolled:
+def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix: str = "ch",
+           exact_budget: int = 0) -> Unrolled:
     """Unroll ``depth`` steps; at each step the active node picks a branch or "stop" (which
     keeps its state), so the last layer covers every run of at most ``depth`` moves.
 
@@ -105,13 +105,21 @@ def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix:
     phase, whose turn...): a path that left the building phase is not mixed with one still in
     it, so control stays concrete and guards fold away.  Merged leaves that differ get fresh
     variables constrained per choice (a transition relation, not a nested term), so terms
-    never grow with the depth."""
+    never grow with the depth.
+
+    With ``exact_budget`` > 0, a layer whose successors have at most that many distinct
+    concrete skeletons (every concrete leaf, symbolic leaves as "*") merges only successors with
+    the same skeleton: their concrete parts stay concrete, so guards on them fold away and the
+    formula only carries what is really symbolic.  Past the budget the layer falls back to the
+    coarse key above (state merging traded against path explosion, as in dynamic state merging
+    for symbolic execution)."""
     t = game.state_type
     cons: list = []
     layers = [[Node(st0, True)]]
     stopped = False  # whether the run stopped at an earlier step: then it stays stopped
     for k in range(depth):
         groups: dict = {}
+        pending: list = []
         stops_now = []
         for ni, node in enumerate(layers[-1]):
             bs = branches(game, node.state, actions)
@@ -126,10 +134,19 @@ def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix:
                     cons.append(z3.Implies(ch == i, dz.lift(b.guard)))
             options = [b.state for b in bs] + [node.state]
             for i, st in enumerate(options):
-                key = merge_key(t, st)
-                cond = dz.and_(node.active, ch == i)
-                groups.setdefault(key, []).append((cond, st))
-                node.succ.append(key)
+                pending.append((node, dz.and_(node.active, ch == i), st))
+        keys = None
+        if exact_budget:
+            memo: dict = {}
+            keys = [skeleton(st, memo) for _, _, st in pending]
+            if len(set(keys)) > exact_budget:
+                keys = None
+        exact = keys is not None
+        if not exact:
+            keys = [merge_key(t, st) for _, _, st in pending]
+        for (node, cond, st), key in zip(pending, keys):
+            groups.setdefault(key, []).append((cond, st))
+            node.succ.append(key)
         layer = []
         index = {}
         for key, members in groups.items():
@@ -140,7 +157,12 @@ def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix:
             else:
                 active = z3.Bool(f"{prefix}{k + 1}_a{len(layer)}")
                 cons.append(active == z3.Or([dz.lift(c) for c, _ in members]))
-                state = _merge_states(t, members, f"{prefix}{k + 1}_{len(layer)}", cons)
+                tag = f"{prefix}{k + 1}_{len(layer)}"
+                if exact:
+                    state = _merge_alike([st for _, st in members], [c for c, _ in members],
+                                         tag, cons, [0])
+                else:
+                    state = _merge_states(t, members, tag, cons)
             layer.append(Node(state, active))
         for node in layers[-1]:
             node.succ = [index[key] for key in node.succ]
@@ -158,6 +180,48 @@ def merge_key(t: RecordT, st) -> tuple:
         if isinstance(ft, (BoolT, IntT, EnumT)):
             out.append("*" if dz.is_sym(v) else v)
     return tuple(out)
+
+
+def skeleton(v, memo: dict):
+    """The value with "*" for its symbolic leaves: equal skeletons have the same shape and the
+    same concrete leaves.  Subtrees shared between states are walked once (``memo`` by id)."""
+    hit = memo.get(id(v))
+    if hit is not None:
+        return hit[1]
+    if isinstance(v, tuple):
+        parts = tuple(skeleton(x, memo) for x in v)
+        key = v if all(a is b for a, b in zip(parts, v)) else parts
+    elif isinstance(v, dz.SymSeq):
+        key = ("<seq>", skeleton(v.length, memo), skeleton(v.slots, memo))
+    elif dz.is_sym(v):
+        key = "*"
+    else:
+        key = v
+    memo[id(v)] = (v, key)   # keeps v alive, so its id is not reused
+    return key
+
+
+def _merge_alike(vals: list, conds: list, tag: str, cons: list, counter: list):
+    """Merge values of equal skeletons: shared and equal parts are kept, and every leaf on which
+    they differ becomes a fresh variable equal to each member's leaf under its condition."""
+    first = vals[0]
+    if all(v is first for v in vals):
+        return first
+    if isinstance(first, tuple):
+        return tuple(_merge_alike([v[i] for v in vals], conds, tag, cons, counter)
+                     for i in range(len(first)))
+    if isinstance(first, dz.SymSeq):
+        return dz.SymSeq(_merge_alike([v.length for v in vals], conds, tag, cons, counter),
+                         _merge_alike([v.slots for v in vals], conds, tag, cons, counter))
+    if not dz.is_sym(first) and all(not dz.is_sym(v) and v == first for v in vals):
+        return first
+    is_bool = isinstance(first, bool) or (dz.is_sym(first) and z3.is_bool(first))
+    name = f"{tag}_{counter[0]}"
+    counter[0] += 1
+    var = z3.Bool(name) if is_bool else z3.Int(name)
+    for c, v in zip(conds, vals):
+        cons.append(z3.Implies(dz.lift(c), var == dz.lift(v)))
+    return var
 
 
 def _merge_states(t: Type, members: list, tag: str, cons: list):
