@@ -48,8 +48,16 @@ class Branch:
 
 
 def branches(game: Game, st, actions: tuple[str, ...] | None = None) -> list[Branch]:
-    """Every action instance from a (possibly symbolic) state, with its guard and successor."""
+    """Every action instance from a (possibly symbolic) state, with its guard and successor.
+
+    A fully concrete state is expanded by the interpreter: both are compiled from the same IR
+    and agree on concrete values (tests/test_differential.py checks it), and the interpreter
+    is many times faster there."""
     out = []
+    if dz.is_concrete(st):
+        for m, st2, shows in game.legal(st, actions):
+            out.append(Branch(m.action, m.params, True, st2, shows))
+        return out
     for a in game.actions:
         if actions and a.name not in actions:
             continue
