@@ -68,6 +68,8 @@ class CompiledAction:
                 break
         self.hoisted = _bool_check(cc, hoist)
         self.guard_check = _bool_check(cc, prefix[len(hoist):])
+        # The body after that prefix: run once the prefix has passed (its lets are in env).
+        self.rest = cc.stmts(a.body[k:])
 
     @cached_property
     def sym(self):
@@ -341,12 +343,55 @@ class Game:
 
     def _pick(self, st, rng: random.Random, actions, weighted: bool):
         """Pick a legal move at random among ``actions``; None when there is none."""
+        if not weighted:
+            return self._pick_uniform(st, rng, actions)
         opts = self._enabled(st, actions)
         while opts:
             if weighted:
                 i = rng.choices(range(len(opts)), weights=[w for _, _, w in opts])[0]
             else:
                 i = rng.randrange(len(opts))
+            a, params, _ = opts[i]
+            try:
+                st2, _ = a.apply(st, params)
+                return Move(a.name, params), st2
+            except Refused:
+                opts.pop(i)
+        return None
+
+
+    def _pick_uniform(self, st, rng: random.Random, actions):
+        """A uniformly random legal move, by rejection: draw a candidate among those left, drop
+        it if refused, draw again.  Every legal move is equally likely, as with enumerating
+        them first, and far fewer guards are evaluated."""
+        cands = []
+        for a in actions:
+            if a.weight is not None:
+                return self._pick_weighted_fallback(st, rng, actions)
+            if a.hoisted is not None and not a.hoisted(st, [None] * a.frame):
+                continue
+            cands.extend((a, params) for params in a.instances(st))
+        while cands:
+            i = rng.randrange(len(cands))
+            a, params = cands[i]
+            cands[i] = cands[-1]
+            cands.pop()
+            env = [None] * a.frame
+            for (slot, _), v in zip(a.domains, params):
+                env[slot] = v
+            if a.guard_check is not None and not a.guard_check(st, env):
+                continue
+            try:
+                st2 = a.rest(st, env, [])
+            except Refused:
+                continue
+            return Move(a.name, params), st2
+        return None
+
+    def _pick_weighted_fallback(self, st, rng, actions):
+        opts = self._enabled(st, actions)
+        while opts:
+            i = rng.randrange(len(opts))
             a, params, _ = opts[i]
             try:
                 st2, _ = a.apply(st, params)
