@@ -45,18 +45,20 @@ class Branch:
     guard: object
     state: object
     shows: list
+    concrete: bool = False      # the successor has no symbolic leaf
 
 
-def branches(game: Game, st, actions: tuple[str, ...] | None = None) -> list[Branch]:
+def branches(game: Game, st, actions: tuple[str, ...] | None = None,
+             concrete: bool | None = None) -> list[Branch]:
     """Every action instance from a (possibly symbolic) state, with its guard and successor.
 
     A fully concrete state is expanded by the interpreter: both are compiled from the same IR
     and agree on concrete values (tests/test_differential.py checks it), and the interpreter
     is many times faster there."""
     out = []
-    if dz.is_concrete(st):
+    if concrete if concrete is not None else dz.is_concrete(st):
         for m, st2, shows in game.legal(st, actions):
-            out.append(Branch(m.action, m.params, True, st2, shows))
+            out.append(Branch(m.action, m.params, True, st2, shows, True))
         return out
     for a in game.actions:
         if actions and a.name not in actions:
@@ -76,6 +78,7 @@ class Node:
 
     state: object
     active: object                      # z3 Bool or True
+    concrete: bool | None = None        # whether the state has no symbolic leaf (None: unknown)
     choice: object = None               # z3 Int: which branch (len(branches) = stop)
     branches: list = None
     succ: list = None                   # index in the next layer, per branch then stop
@@ -90,6 +93,18 @@ class Unrolled:
         """Combine ``fn(state)`` over the last layer's nodes (the active one decides)."""
         nodes = self.layers[-1]
         vals = [fn(n.state) for n in nodes]
+        if len(nodes) > 1 and not any(dz.is_sym(v) for v in vals):
+            # Concrete values: one disjunction of the active literals per distinct value.
+            if all(isinstance(v, bool) for v in vals):
+                return dz.any_([n.active for n, v in zip(nodes, vals) if v])
+            by: dict = {}
+            for n, v in zip(nodes, vals):
+                by.setdefault(v, []).append(n.active)
+            items = sorted(by.items())
+            out = items[-1][0]
+            for v, acts in reversed(items[:-1]):
+                out = z3.If(dz.lift(dz.any_(acts)), v, out)
+            return out
         out = vals[-1]
         for n, v in zip(reversed(nodes[:-1]), reversed(vals[:-1])):
             out = _ite_value(n.active, v, out)
@@ -125,43 +140,55 @@ def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix:
     cons: list = []
     layers = [[Node(st0, True)]]
     stopped = False  # whether the run stopped at an earlier step: then it stays stopped
+    memo: dict = {}  # skeletons of the values seen so far (successors share most subtrees)
     for k in range(depth):
         groups: dict = {}
         pending: list = []
         stops_now = []
         for ni, node in enumerate(layers[-1]):
-            bs = branches(game, node.state, actions)
+            bs = branches(game, node.state, actions, node.concrete)
             ch = z3.Int(f"{prefix}{k}_{ni}")
             node.choice, node.branches, node.succ = ch, bs, []
-            cons.append(z3.And(ch >= 0, ch <= len(bs)))
+            n = len(bs)
+            cons.append(z3.And(ch >= 0, ch <= n))
+            # An inactive node "stops", so taking a branch implies being active: the branch
+            # conditions need no conjunction with the node's literal.
+            if node.active is not True:
+                cons.append(z3.Implies(z3.Not(node.active), ch == n))
             if stopped is not False:
-                cons.append(z3.Implies(stopped, ch == len(bs)))
-            stops_now.append(dz.and_(node.active, ch == len(bs)))
+                cons.append(z3.Implies(stopped, ch == n))
+            stop = dz.and_(node.active, ch == n)
+            stops_now.append(stop)
             for i, b in enumerate(bs):
                 if b.guard is not True:
                     cons.append(z3.Implies(ch == i, dz.lift(b.guard)))
-            options = [b.state for b in bs] + [node.state]
-            for i, st in enumerate(options):
-                pending.append((node, dz.and_(node.active, ch == i), st))
+            for i, b in enumerate(bs):
+                pending.append((node, ch == i, b.state, b.concrete))
+            pending.append((node, stop, node.state, bool(node.concrete)))
         keys = None
         if exact_budget:
-            memo: dict = {}
-            keys = [skeleton(st, memo) for _, _, st in pending]
+            keys = [st if conc else skeleton(st, memo) for _, _, st, conc in pending]
             if len(set(keys)) > exact_budget:
                 keys = None
         exact = keys is not None
         if not exact:
-            keys = [merge_key(t, st) for _, _, st in pending]
-        for (node, cond, st), key in zip(pending, keys):
+            keys = [merge_key(t, st) for _, _, st, _ in pending]
+        for (node, cond, st, _), key in zip(pending, keys):
             groups.setdefault(key, []).append((cond, st))
             node.succ.append(key)
         layer = []
         index = {}
         for key, members in groups.items():
             index[key] = len(layer)
+            # An exact key is the state itself when that state is wholly concrete.
+            concrete = (key is members[0][1]) if exact else None
             if len(members) == 1:
                 active = members[0][0]
                 state = members[0][1]
+            elif concrete:
+                active = z3.Bool(f"{prefix}{k + 1}_a{len(layer)}")
+                cons.append(active == z3.Or([dz.lift(c) for c, _ in members]))
+                state = members[0][1]      # equal concrete states: nothing to merge
             else:
                 active = z3.Bool(f"{prefix}{k + 1}_a{len(layer)}")
                 cons.append(active == z3.Or([dz.lift(c) for c, _ in members]))
@@ -171,7 +198,7 @@ def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix:
                                          tag, cons, [0])
                 else:
                     state = _merge_states(t, members, tag, cons)
-            layer.append(Node(state, active))
+            layer.append(Node(state, active, concrete))
         for node in layers[-1]:
             node.succ = [index[key] for key in node.succ]
         layers.append(layer)
