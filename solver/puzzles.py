@@ -263,11 +263,15 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
         depth = depth_v
     u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET)
     fgoal = game.symbolic.expr(q.goal)
-    goal = u.final(lambda st: fgoal(st, env))
+    # Wholly concrete final states are judged by the interpreter, when the inputs are concrete.
+    plain = dz.is_concrete(tuple(env))
+    cgoal = game.concrete.expr(q.goal) if plain else None
+    goal = u.final(lambda st: fgoal(st, env), cgoal and (lambda st: bool(cgoal(st, env))))
     objective = None
     if q.maximize is not None:
         fobj = game.symbolic.expr(q.maximize)
-        objective = u.final(lambda st: fobj(st, env))
+        cobj = game.concrete.expr(q.maximize) if plain else None
+        objective = u.final(lambda st: fobj(st, env), cobj and (lambda st: cobj(st, env)))
     s = make_solver(timeout_ms)
     s.add(*cons, *u.constraints)
     if dz.is_sym(depth_v):

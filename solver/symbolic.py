@@ -38,6 +38,52 @@ def check(solver, *assumptions) -> bool:
     raise Unknown(solver.reason_unknown())
 
 
+# ---- fast term builders for the unrolling's control literals ---------------------------------
+# z3's Python wrappers coerce and sort-check every argument; the unrolling builds thousands of
+# `choice == i` and disjunctions of literals whose sorts are known, so it calls the C API.
+
+_INTS: dict = {}
+
+
+def _int_val(i: int):
+    v = _INTS.get(i)
+    if v is None:
+        v = _INTS[i] = z3.IntVal(i)
+    return v
+
+
+def _eq_int(x, i: int):
+    ctx = x.ctx
+    return z3.BoolRef(z3.z3core.Z3_mk_eq(ctx.ref(), x.as_ast(), _int_val(i).as_ast()), ctx)
+
+
+def _range(x, lo: int, hi: int):
+    ctx = x.ctx
+    # Each new term is wrapped at once: the wrapper holds the reference that keeps z3 from
+    # collecting it before it is used.
+    a = z3.BoolRef(z3.z3core.Z3_mk_ge(ctx.ref(), x.as_ast(), _int_val(lo).as_ast()), ctx)
+    b = z3.BoolRef(z3.z3core.Z3_mk_le(ctx.ref(), x.as_ast(), _int_val(hi).as_ast()), ctx)
+    return _and_lits([a, b])
+
+
+def _and_lits(lits: list):
+    ctx = lits[0].ctx
+    arr, n = z3.z3._to_ast_array(lits)
+    return z3.BoolRef(z3.z3core.Z3_mk_and(ctx.ref(), n, arr), ctx)
+
+
+def _not_lit(x):
+    return z3.BoolRef(z3.z3core.Z3_mk_not(x.ctx.ref(), x.as_ast()), x.ctx)
+
+
+def _or_lits(lits: list):
+    if len(lits) == 1:
+        return lits[0]
+    ctx = lits[0].ctx
+    arr, n = z3.z3._to_ast_array(lits)
+    return z3.BoolRef(z3.z3core.Z3_mk_or(ctx.ref(), n, arr), ctx)
+
+
 @dataclass
 class Branch:
     action: str
@@ -89,21 +135,24 @@ class Unrolled:
     layers: list            # layers[k]: the nodes after k steps (exactly one is active)
     constraints: list
 
-    def final(self, fn):
-        """Combine ``fn(state)`` over the last layer's nodes (the active one decides)."""
+    def final(self, fn, concrete_fn=None):
+        """Combine ``fn(state)`` over the last layer's nodes (the active one decides);
+        ``concrete_fn``, the interpreter's version of ``fn``, serves wholly concrete states."""
         nodes = self.layers[-1]
-        vals = [fn(n.state) for n in nodes]
+        vals = [concrete_fn(n.state) if concrete_fn and n.concrete else fn(n.state)
+                for n in nodes]
         if len(nodes) > 1 and not any(dz.is_sym(v) for v in vals):
             # Concrete values: one disjunction of the active literals per distinct value.
             if all(isinstance(v, bool) for v in vals):
-                return dz.any_([n.active for n, v in zip(nodes, vals) if v])
+                acts = [n.active for n, v in zip(nodes, vals) if v]
+                return any(a is True for a in acts) or (_or_lits(acts) if acts else False)
             by: dict = {}
             for n, v in zip(nodes, vals):
                 by.setdefault(v, []).append(n.active)
             items = sorted(by.items())
             out = items[-1][0]
             for v, acts in reversed(items[:-1]):
-                out = z3.If(dz.lift(dz.any_(acts)), v, out)
+                out = z3.If(_or_lits(acts), v, out)
             return out
         out = vals[-1]
         for n, v in zip(reversed(nodes[:-1]), reversed(vals[:-1])):
@@ -150,20 +199,21 @@ def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix:
             ch = z3.Int(f"{prefix}{k}_{ni}")
             node.choice, node.branches, node.succ = ch, bs, []
             n = len(bs)
-            cons.append(z3.And(ch >= 0, ch <= n))
+            cons.append(_range(ch, 0, n))
             # An inactive node "stops", so taking a branch implies being active: the branch
             # conditions need no conjunction with the node's literal.
+            is_stop = _eq_int(ch, n)
             if node.active is not True:
-                cons.append(z3.Implies(z3.Not(node.active), ch == n))
+                cons.append(_or_lits([node.active, is_stop]))
             if stopped is not False:
-                cons.append(z3.Implies(stopped, ch == n))
-            stop = dz.and_(node.active, ch == n)
+                cons.append(_or_lits([_not_lit(stopped), is_stop]))
+            stop = is_stop if node.active is True else _and_lits([node.active, is_stop])
             stops_now.append(stop)
             for i, b in enumerate(bs):
+                lit = _eq_int(ch, i)
                 if b.guard is not True:
-                    cons.append(z3.Implies(ch == i, dz.lift(b.guard)))
-            for i, b in enumerate(bs):
-                pending.append((node, ch == i, b.state, b.concrete))
+                    cons.append(z3.Implies(lit, dz.lift(b.guard)))
+                pending.append((node, lit, b.state, b.concrete))
             pending.append((node, stop, node.state, bool(node.concrete)))
         keys = None
         if exact_budget:
@@ -187,7 +237,7 @@ def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix:
                 state = members[0][1]
             elif concrete:
                 active = z3.Bool(f"{prefix}{k + 1}_a{len(layer)}")
-                cons.append(active == z3.Or([dz.lift(c) for c, _ in members]))
+                cons.append(active == _or_lits([dz.lift(c) for c, _ in members]))
                 state = members[0][1]      # equal concrete states: nothing to merge
             else:
                 active = z3.Bool(f"{prefix}{k + 1}_a{len(layer)}")
@@ -203,7 +253,7 @@ def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix:
             node.succ = [index[key] for key in node.succ]
         layers.append(layer)
         nxt = z3.Bool(f"{prefix}{k + 1}_stopped")
-        cons.append(nxt == dz.lift(dz.any_([stopped] + stops_now)))
+        cons.append(nxt == _or_lits(([] if stopped is False else [stopped]) + stops_now))
         stopped = nxt
     return Unrolled(layers, cons)
 
