@@ -1,0 +1,718 @@
+"""The documentation's generated pages, as reStructuredText: a game page from its spec, the
+language reference from the grammar, the CLI reference from the argument parser, and the output
+of real commands.  Pure functions (no Sphinx here, so tests can call them); ``sphinxext`` parses
+their text.  Every page is generic: it walks the checked program, never names a game's pieces.
+
+Slow answers (ambiguity witnesses, proofs) are not recomputed here: they are read from JSON files
+that ``docs/refresh.py`` writes.  Each stored witness is replayed in the interpreter under both
+readings; one that no longer shows a disagreement is reported through ``warn`` (an error in a
+``-W`` build), so a stale witness cannot be shown as if it were current.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import re
+import textwrap
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import english as E
+from . import ir
+from .codec import from_json, to_json
+from .errors import RulebookError
+from .evaluate import Refused
+from .game import Game, Move, load_game
+from .irwalk import nodes
+
+
+@dataclass
+class Page:
+    """A generated page: its reST text, the files it was made from, and its link targets."""
+
+    text: str
+    depends: set = field(default_factory=set)
+    targets: list = field(default_factory=list)  # (kind, full name, anchor id, title)
+    warnings: list = field(default_factory=list)
+
+
+# ---- reST helpers ---------------------------------------------------------------------------
+
+def _title(text: str, ch: str) -> str:
+    return f"{text}\n{ch * max(len(text), 3)}\n\n"
+
+
+def _code(text: str, lang: str = "rulebook") -> str:
+    return f".. code-block:: {lang}\n\n{textwrap.indent(textwrap.dedent(text).strip(), '   ')}\n\n"
+
+
+def _literal(text: str) -> str:
+    return "::\n\n" + textwrap.indent(text.rstrip() or "(no output)", "   ") + "\n\n"
+
+
+def _raw_html(html: str) -> str:
+    return ".. raw:: html\n\n" + textwrap.indent(html.strip(), "   ") + "\n\n"
+
+
+def _esc(text: str) -> str:
+    """Text safe inside a reST paragraph or table cell."""
+    return re.sub(r"([\\`*_|])", r"\\\1", " ".join(str(text).split()))
+
+
+def _inline_code(text: str) -> str:
+    text = " ".join(str(text).split())
+    return f"``{text}``" if text and "``" not in text else _esc(text)
+
+
+def _table(header: list[str], rows: list[list[str]], widths: str | None = None) -> str:
+    out = ".. list-table::\n   :header-rows: 1\n"
+    if widths:
+        out += f"   :widths: {widths}\n"
+    out += "\n"
+    for row in [header] + rows:
+        for i, cell in enumerate(row):
+            out += ("   * - " if i == 0 else "     - ") + (cell or "..") + "\n"
+    return out + "\n"
+
+
+def anchor(kind: str, full: str) -> str:
+    return "rulebook-" + re.sub(r"[^A-Za-z0-9]+", "-", f"{kind}-{full}").strip("-").lower()
+
+
+def _target(page: Page, kind: str, full: str, title: str) -> str:
+    aid = anchor(kind, full)
+    page.targets.append((kind, full, aid, title))
+    return f".. rulebook:target:: {kind} {full}\n\n"
+
+
+def _ref(kind: str, full: str, text: str | None = None) -> str:
+    return f":rulebook:{kind}:`{text} <{full}>`" if text else f":rulebook:{kind}:`{full}`"
+
+
+def _doc_para(doc: ir.Doc | None) -> str:
+    if doc is None or not doc.text:
+        return ""
+    out = _esc(doc.text) + "\n\n"
+    if doc.ref:
+        out += f"*Rulebook:* {_esc(doc.ref)}\n\n"
+    return out
+
+
+def _source_of(game: Game, kind: str, name: str) -> str:
+    it = game.checker.items.get((kind, name))
+    if it is None:
+        return ""
+    m = it.tree.meta
+    return it.text[m.start_pos:m.end_pos] if not m.empty else ""
+
+
+def _span_text(sources: dict, span) -> str:
+    return E.English(sources).source(type("N", (), {"span": span})()) or ""
+
+
+def _repo_path(path: str) -> str:
+    """A spec's path as the reader knows it (``spec/x.rules``), wherever the build runs."""
+    p = Path(path).resolve()
+    for root in (Path(__file__).resolve().parent.parent, Path.cwd()):
+        try:
+            return str(p.relative_to(root))
+        except ValueError:
+            continue
+    return path
+
+
+def _sources(game: Game) -> dict[str, str]:
+    return {f.path: f.text for f in game.checker.files}
+
+
+def _calls(node) -> list[str]:
+    """The defs an IR node calls directly or through other defs, in order of first use."""
+    seen: list[str] = []
+    for n in nodes(node):
+        if isinstance(n, ir.Call) and n.name not in seen:
+            seen.append(n.name)
+    return seen
+
+
+# ---- a game page --------------------------------------------------------------------------
+
+def game_page(name: str, witness_dir: Path, proof_dir: Path) -> Page:
+    """The page of one game: set-up, turn structure, rules, examples, readings, invariants."""
+    from .check import find_spec
+    from .examples import run_examples
+    from .render import render_svg
+    g = load_game(name)
+    page = Page("")
+    page.depends.update(str(Path(find_spec(Path(f).stem)).resolve()) for f in g.p.files)
+    src = _sources(g)
+    en = E.for_program(g.p, src)
+    out = [f".. This page is generated from {', '.join(map(_repo_path, g.p.files))} by "
+           f"solver/sphinxext.py.\n\n"]
+    out.append(_target(page, "game", name, g.p.title))
+    out.append(_title(g.p.title, "="))
+    out.append(f"Generated at build time from :file:`{_repo_path(g.p.files[-1])}` (game "
+               f"``{name}``). "
+               f"Every rule below is the spec's own text; the English sentences are produced "
+               f"from the checked rules by ``solver.english``, and the verdicts by running the "
+               f"interpreter while this page was built.\n\n")
+    out.append(".. contents:: On this page\n   :local:\n   :depth: 1\n   :backlinks: none\n\n")
+    out.append(_setup_section(g, page, en))
+    out.append(_turn_section(g, page, en))
+    out.append(_rules_section(g, page, en, src))
+    out.append(_defs_section(g, page, en))
+    out.append(_examples_section(g, page, run_examples(name)))
+    out.append(_readings_section(g, page, witness_dir / f"{name}.json"))
+    out.append(_invariants_section(g, page, en, proof_dir / f"{name}.json"))
+    out.append(_puzzles_section(g, page))
+    # The initial state drawn, so that every game page has a picture even without readings.
+    out.append(_title("The initial state", "-"))
+    out.append("The state after ``init``, drawn by ``solver.render`` (fields at their "
+               "defaults are omitted).\n\n")
+    out.append(_raw_html(render_svg(g, g.initial(), title=f"{name}: initial state")))
+    page.text = "".join(out)
+    return page
+
+
+def _setup_section(g: Game, page: Page, en: E.English) -> str:
+    out = [_title("Components and set-up", "-")]
+    if g.p.params:
+        out.append(_title("Parameters", "~"))
+        out.append(_table(["parameter", "values", "default", "meaning"],
+                          [[f"``{p.name}``", f"``{p.type}``", f"``{p.default}``",
+                            _esc(p.doc.text)] for p in g.p.params], "15 15 10 60"))
+    kinds = {"enum_decl": "Enumerations", "record_decl": "Records", "type_decl": "Types",
+             "const_decl": "Constants"}
+    statics = [g.checker.items[k] for k in g.checker.order if k[0] == "static"]
+    for data, heading in kinds.items():
+        its = [it for it in statics if it.tree.data == data]
+        if not its:
+            continue
+        out.append(_title(heading, "~"))
+        for it in its:
+            m = it.tree.meta
+            out.append(_code(it.text[m.start_pos:m.end_pos]))
+            out.append(_doc_para(it.doc))
+    out.append(_title("State", "~"))
+    out.append("Everything a position of the game holds; every field is finite.\n\n")
+    out.append(_table(["field", "type", "meaning"],
+                      [[f"``{f.name}``", _inline_code(str(f.type)), _esc(f.doc.text)]
+                       for f in g.p.state], "20 30 50"))
+    init = _source_of(g, "init", "init")
+    if init:
+        out.append(_title("Set-up (init)", "~"))
+        out.append("Every field starts at its type's default (empty, 0, the first member, "
+                   "false); ``init`` then sets:\n\n")
+        out.append(_code(init))
+    return "".join(out)
+
+
+def _turn_section(g: Game, page: Page, en: E.English) -> str:
+    out = [_title("Turn structure", "-")]
+    actor, terminal = _source_of(g, "actor", "actor"), _source_of(g, "terminal", "terminal")
+    if actor:
+        out.append("Whose move it is:\n\n" + _code(actor))
+    if terminal:
+        out.append("When the game ends:\n\n" + _code(terminal))
+        if g.p.terminal is not None:
+            out.append(f"*In English:* the game is over when {_esc(en.clause(g.p.terminal))}."
+                       "\n\n")
+    phases = [it for k in g.checker.order if k[0] == "static"
+              for it in [g.checker.items[k]] if it.tree.data == "enum_decl"
+              and str(it.tree.children[0]).lower() in ("phase", "phases", "step", "steps")]
+    for it in phases:
+        members = [str(t) for t in it.tree.children[1:]]
+        out.append(f"The phases, in order: {', '.join(f'``{m}``' for m in members)}.\n\n")
+    rows = []
+    for a in g.p.actions:
+        n_req = sum(isinstance(s, ir.Requires) for s in a.body)
+        rows.append([_ref("action", f"{g.name}.{a.name}", a.name),
+                     "chance" if a.chance else "player",
+                     ", ".join(f"``{b.name}``" for b in a.params) or "–",
+                     str(n_req), _esc(a.doc.text)])
+    out.append("The moves, in the order of the spec (a *chance* move is the dealer's: drawn "
+               "with the weight the spec gives it):\n\n")
+    out.append(_table(["move", "by", "parameters", "rules", "what it does"], rows,
+                      "14 8 12 6 60"))
+    return "".join(out)
+
+
+def _rules_section(g: Game, page: Page, en: E.English, src: dict) -> str:
+    out = [_title("Rules", "-")]
+    out.append("Each move with its rules: a move is legal when every ``requires`` holds; "
+               "the first that fails names the rule that forbids it (``rulebook moves --all``)."
+               "\n\n")
+    for a in g.p.actions:
+        full = f"{g.name}.{a.name}"
+        out.append(_target(page, "action", full, a.name))
+        out.append(_title(f"{'chance' if a.chance else 'action'} {a.name}", "~"))
+        out.append(_doc_para(a.doc))
+        out.append(_code(a.source or _source_of(g, "action", a.name)))
+        for s in a.body:
+            if not isinstance(s, ir.Requires):
+                continue
+            rfull = f"{full}.{s.name}"
+            out.append(_target(page, "rule", rfull, f"{a.name}.{s.name}"))
+            out.append(f".. rubric:: Rule {a.name}.{s.name}\n\n")
+            if s.message:
+                out.append(f"*{_esc(s.message)}*\n\n")
+            text = _span_text(src, s.span)
+            if text:
+                out.append(_code(text))
+            out.append(f"**In English:** {_esc(E.rule_sentence(en, a, s))}\n\n")
+            uses = [n for n in _calls(s.cond) if ("def", n) in g.checker.items]
+            if uses:
+                out.append("Uses " + ", ".join(_ref("def", f"{g.name}.{n}", n) for n in uses)
+                           + ".\n\n")
+    procs = [k[1] for k in g.checker.order if k[0] == "proc"]
+    if procs:
+        out.append(_title("Shared steps (procs)", "~"))
+        for n in procs:
+            it = g.checker.items[("proc", n)]
+            out.append(_target(page, "def", f"{g.name}.{n}", n))
+            out.append(f".. rubric:: proc {n}\n\n")
+            out.append(_doc_para(it.doc))
+            out.append(_code(_source_of(g, "proc", n)))
+    return "".join(out)
+
+
+def _defs_section(g: Game, page: Page, en: E.English) -> str:
+    names = [k[1] for k in g.checker.order if k[0] == "def"]
+    if not names:
+        return ""
+    out = [_title("Definitions", "-")]
+    out.append("The pure functions the rules use, each with its English reading.\n\n")
+    for n in names:
+        it = g.checker.items[("def", n)]
+        out.append(_target(page, "def", f"{g.name}.{n}", n))
+        out.append(f".. rubric:: def {n}\n\n")
+        out.append(_doc_para(it.doc))
+        out.append(_code(_source_of(g, "def", n)))
+        call = E.checked_def(g, n)
+        if call is not None:
+            out.append(f"**In English:** {_esc(E.def_sentence(en, call))}\n\n")
+            uses = [c for c in _calls(call.body) if c != n and ("def", c) in g.checker.items]
+            if uses:
+                out.append("Uses " + ", ".join(_ref("def", f"{g.name}.{c}", c) for c in uses)
+                           + ".\n\n")
+    return "".join(out)
+
+
+def _examples_section(g: Game, page: Page, results) -> str:
+    if not results:
+        return ""
+    out = [_title("Worked examples", "-")]
+    ok = sum(r.confirmed for r in results)
+    out.append(f"The rulebook's worked examples, run in the interpreter while this page was "
+               f"built: **{ok} of {len(results)} confirmed**. A *contradicted* example is "
+               f"shown as such: the rules are never bent to match the book.\n\n")
+    for r in results:
+        out.append(_target(page, "example", f"{g.name}.{r.name}", r.name))
+        verdict = "confirmed" if r.confirmed else "CONTRADICTED"
+        out.append(f".. rubric:: Example {r.name}: {verdict}\n\n")
+        out.append(f".. container:: rulebook-verdict rulebook-{verdict.lower()}\n\n"
+                   f"   Verdict: **{verdict}**\n\n")
+        out.append(_doc_para(ir.Doc(r.doc, r.ref)))
+        out.append(_code(_source_of(g, "example", r.name)))
+        rows = [[_inline_code(o.text), "confirmed" if o.ok else "**contradicted**",
+                 _inline_code(json.dumps(o.computed, ensure_ascii=False)),
+                 _inline_code(json.dumps(o.book, ensure_ascii=False))] for o in r.outcomes]
+        out.append(_table(["expectation", "verdict", "the rules compute", "the book says"],
+                          rows, "40 14 23 23"))
+    return "".join(out)
+
+
+# ---- readings: stored witnesses, replayed -------------------------------------------------
+
+def load_stored(path: Path) -> dict | None:
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def replay_witness(game_name: str, w: dict, params: dict) -> tuple[bool, str, object, Game]:
+    """Replay a stored witness under both readings.  Returns (still disagrees, explanation,
+    the concrete state, the game under reading a)."""
+    from .readings import _outcome
+    variants_a = (f"{w['reading']}:{w['a']}",)
+    variants_b = (f"{w['reading']}:{w['b']}",)
+    ptuple = tuple(sorted(params.items()))
+    ga = load_game(game_name, variants_a, ptuple)
+    gb = load_game(game_name, variants_b, ptuple)
+    st = list(ga.initial())
+    for k, v in (w.get("state") or {}).items():
+        if k not in ga.field_index:
+            return False, f"the stored state has a field {k!r} the spec no longer has", None, ga
+        i = ga.field_index[k]
+        st[i] = from_json(ga.p.state[i].type, v, f"witness state.{k}")
+    st = tuple(st)
+    if w.get("move"):
+        name, *args = w["move"]
+        act = ga.action(name)
+        params_ = tuple(from_json(b.domain.elem, j, f"witness move {name}")
+                        for b, j in zip(act.ir.params, args))
+        m = Move(name, params_)
+        ra, rb = _outcome(ga, st, m), _outcome(gb, st, m)
+        if ra == rb:
+            return False, f"move {w['move']} now has the same outcome under both readings", \
+                st, ga
+        say = lambda r: "legal" if r[0] == "legal" else f"illegal (rule {r[1]})"  # noqa: E731
+        return True, f"{w['a']}: {say(ra)}; {w['b']}: {say(rb)}", st, ga
+    if not ga.has_def("score"):
+        return False, "a score disagreement, but the game has no score", st, ga
+    from .types import finite
+    pt = ga.p.types.get("Player")
+    sa = ga.expr("score(p)", {"p": pt})[0]
+    sb = gb.expr("score(p)", {"p": pt})[0]
+    for p in finite(pt).values:
+        if sa(st, p) != sb(st, p):
+            return True, (f"{w['a']}: player {p} scores {sa(st, p)}; "
+                          f"{w['b']}: player {p} scores {sb(st, p)}"), st, ga
+    return False, "the scores now agree under both readings", st, ga
+
+
+def _readings_section(g: Game, page: Page, path: Path) -> str:
+    from .render import render_svg
+    if not g.p.readings:
+        return ""
+    stored = load_stored(path)
+    page.depends.add(str(path.resolve()))
+    out = [_title("Readings: where the book is silent", "-")]
+    out.append("Each point the rulebook leaves open is a named ``reading`` with a default. "
+               "For each pair of options, a smallest state and a move on which they disagree "
+               "was found by Z3 (``rulebook ambiguities``) ")
+    if stored:
+        out.append(f"on {stored.get('generated', '?')} (``{stored.get('command', '')}``, "
+                   f"stored in :file:`docs/witnesses/{path.name}`). While this page was built, "
+                   f"every stored witness was replayed in the interpreter under both readings "
+                   f"and still disagrees. Refresh them with ``python docs/refresh.py {g.name} "
+                   f"--only witnesses``.\n\n")
+    else:
+        out.append(f"— but no witnesses are stored for this game yet: run ``python "
+                   f"docs/refresh.py {g.name} --only witnesses``.\n\n")
+    ws = (stored or {}).get("ambiguities", [])
+    params = (stored or {}).get("params", {})
+    for r in g.p.readings:
+        out.append(_target(page, "reading", f"{g.name}.{r.name}", r.name))
+        out.append(_title(f"reading {r.name}", "~"))
+        out.append(_doc_para(r.doc))
+        out.append(_code(_source_of(g, "static", r.name)))
+        out.append(_table(["option", "meaning", "default"],
+                          [[f"``{o}``", _esc(d), "**default**" if o == r.default else ""]
+                           for o, d in r.options], "15 70 15"))
+        mine = [w for w in ws if w.get("reading") == r.name]
+        pairs = {(w.get("a"), w.get("b")) for w in mine}
+        names = [o for o, _ in r.options]
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                if (a, b) not in pairs and stored is not None:
+                    page.warnings.append(f"{path}: no stored witness for {r.name}: {a} vs {b} "
+                                         f"(run python docs/refresh.py {g.name} --only "
+                                         f"witnesses)")
+        for w in mine:
+            out.append(f".. rubric:: {r.name}: {w['a']} vs {w['b']}\n\n")
+            if w.get("found") is None:
+                out.append("Z3 gave up (*unknown*) when the witnesses were stored.\n\n")
+                continue
+            if not w.get("found"):
+                out.append("The two readings agree on every state and move: no witness "
+                           "exists.\n\n")
+                continue
+            try:
+                ok, why, st, ga = replay_witness(g.name, w, params)
+            except (RulebookError, KeyError, TypeError, ValueError) as e:
+                ok, why, st, ga = False, f"cannot be replayed: {e}", None, None
+            if not ok:
+                page.warnings.append(f"{path}: stale witness for {r.name} ({w['a']} vs "
+                                     f"{w['b']}): {why}; refresh it with python "
+                                     f"docs/refresh.py {g.name} --only witnesses")
+                out.append(f"**Stale witness:** {_esc(why)}.\n\n")
+                continue
+            move = " ".join(json.dumps(x, ensure_ascii=False) for x in (w.get("move") or []))
+            out.append(f"{'Smallest' if w.get('minimal') else 'A small'} witness "
+                       f"({w.get('size')} elements): "
+                       + (f"the move ``{move}`` " if move else "")
+                       + f"— they disagree about the **{_esc(w.get('disagree_on', ''))}**. "
+                       f"Replayed now: {_esc(why)}.\n\n")
+            hl = set(w.get("fields") or []) or None
+            note = f"{w['a']}: {w.get('under_a', '')}\n{w['b']}: {w.get('under_b', '')}"
+            svg = render_svg(ga, st, highlight=hl,
+                             title=f"{g.name}: where {r.name} readings disagree", note=note)
+            out.append(_raw_html(f'<div class="rulebook-witness" data-reading="{r.name}">'
+                                 f'{svg}</div>'))
+    known = {r.name for r in g.p.readings}
+    for w in ws:
+        if w.get("reading") not in known:
+            page.warnings.append(f"{path}: stored witness for {w.get('reading')!r}, which the "
+                                 f"spec no longer declares")
+    return "".join(out)
+
+
+def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
+    if not g.p.invariants:
+        return ""
+    stored = load_stored(path)
+    page.depends.add(str(path.resolve()))
+    results = {r["invariant"]: r for r in (stored or {}).get("results", [])}
+    out = [_title("Invariants", "-")]
+    out.append("Properties claimed to hold in every reachable state. Proving takes minutes, "
+               "so the docs build does not prove them: it shows the result stored ")
+    if stored:
+        out.append(f"on {stored.get('generated', '?')} by ``{stored.get('command', '')}`` "
+                   f"({stored.get('seconds', '?')} s; bounded model checking to depth "
+                   f"{stored.get('depth', '?')}), in :file:`docs/proofs/{path.name}`. If the "
+                   f"spec changed since, rerun ``python docs/refresh.py {g.name} --only "
+                   f"proofs``: *inductive* means proved for every reachable state; *holds up to "
+                   f"depth k* only that no counterexample exists within k moves of the start."
+                   f"\n\n")
+    else:
+        out.append(f"— none is stored for this game yet (``python docs/refresh.py {g.name} "
+                   f"--only proofs``).\n\n")
+    rows = []
+    for inv in g.p.invariants:
+        r = results.get(inv.name)
+        status = r["summary"] if r else "not proved (no stored result)"
+        rows.append([_ref("invariant", f"{g.name}.{inv.name}", inv.name), _esc(status)])
+    out.append(_table(["invariant", "status"], rows, "30 70"))
+    for inv in g.p.invariants:
+        out.append(_target(page, "invariant", f"{g.name}.{inv.name}", inv.name))
+        out.append(f".. rubric:: {'transition' if inv.transition else 'invariant'} "
+                   f"{inv.name}\n\n")
+        out.append(_doc_para(inv.doc))
+        out.append(_code(inv.source or ""))
+        out.append(f"**In English:** {_esc(E.invariant_sentence(en, inv))}\n\n")
+        r = results.get(inv.name)
+        if r:
+            out.append(f"**Status:** {_esc(r['summary'])}"
+                       + (f" — {_esc(r['detail'])}" if r.get("detail") else "") + "\n\n")
+        else:
+            out.append("**Status:** not proved: no stored result for this invariant.\n\n")
+        uses = [c for c in _calls(inv.expr) if ("def", c) in g.checker.items]
+        if uses:
+            out.append("Uses " + ", ".join(_ref("def", f"{g.name}.{c}", c) for c in uses)
+                       + ".\n\n")
+    return "".join(out)
+
+
+def _puzzles_section(g: Game, page: Page) -> str:
+    if not g.p.puzzles:
+        return ""
+    out = [_title("Puzzles", "-")]
+    out.append("Questions the spec declares, answered by ``rulebook solve`` (see the "
+               ":doc:`/cookbook`).\n\n")
+    for p in g.p.puzzles:
+        out.append(_target(page, "puzzle", f"{g.name}.{p.name}", p.name))
+        out.append(f".. rubric:: puzzle {p.name}\n\n")
+        out.append(_doc_para(p.doc))
+        out.append(_code(_source_of(g, "puzzle", p.name)))
+    return "".join(out)
+
+
+# ---- running the real commands --------------------------------------------------------------
+
+def run_cli(argv: list[str], cwd: Path, env: dict | None = None) -> tuple[int, str]:
+    """Run ``rulebook ARGV`` in this process, in ``cwd``; return (exit status, stdout+stderr)."""
+    from . import cli
+    buf = io.StringIO()
+    old_cwd = os.getcwd()
+    old_env = {k: os.environ.get(k) for k in (env or {})}
+    try:
+        os.chdir(cwd)
+        os.environ.update(env or {})
+        with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
+            try:
+                code = cli.main(list(argv))
+            except SystemExit as e:  # argparse's --help and usage errors
+                code = e.code if isinstance(e.code, int) else 0
+    finally:
+        os.chdir(old_cwd)
+        for k, v in old_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    # Progress lines ("  .. ") are for a terminal; timings vary from run to run.
+    lines = [ln for ln in buf.getvalue().splitlines() if not ln.startswith("  .. ")]
+    return code, "\n".join(lines)
+
+
+# ---- the CLI reference ----------------------------------------------------------------------
+
+def cli_reference() -> str:
+    from .cli import build_parser
+    old = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = "100"
+    try:
+        ap = build_parser()
+        out = [_literal(ap.format_help())]
+        subs = [a for a in ap._actions if a.__class__.__name__ == "_SubParsersAction"]
+        helps = {c.dest: c.help for s in subs for c in s._choices_actions}
+        for s in subs:
+            for name, sp in s.choices.items():
+                out.append(f".. _cli-{name}:\n\n")
+                out.append(_title(f"rulebook {name}", "-"))
+                if helps.get(name):
+                    out.append(_esc(helps[name][:1].upper() + helps[name][1:]) + ".\n\n")
+                out.append(_literal(sp.format_help()))
+        return "".join(out)
+    finally:
+        if old is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = old
+
+
+# ---- the language reference, from the grammar ---------------------------------------------
+
+@dataclass
+class GrammarRule:
+    name: str          # the rule as written (without ? or !)
+    text: str          # its definition in rules.lark
+    comment: str       # the comment lines just above it
+    nodes: list        # the tree names it produces (itself and its `-> alias`es)
+    example: str = ""
+    example_from: str = ""
+
+
+def grammar_rules(grammar_text: str) -> list[GrammarRule]:
+    """Every rule of the Lark grammar, in the file's order, with its definition text."""
+    lines = grammar_text.split("\n")
+    rules: list[GrammarRule] = []
+    comment: list[str] = []
+    i = 0
+    head = re.compile(r"^([?!]?)([a-z_][a-z_0-9]*)\s*:")
+    while i < len(lines):
+        ln = lines[i]
+        m = head.match(ln)
+        if not m:
+            comment = comment + [ln[2:].strip()] if ln.startswith("//") else []
+            i += 1
+            continue
+        body = [ln]
+        i += 1
+        while i < len(lines) and lines[i].startswith((" ", "\t")) and lines[i].strip():
+            body.append(lines[i])
+            i += 1
+        text = "\n".join(body)
+        name = m.group(2)
+        aliases = re.findall(r"->\s*([a-z_][a-z_0-9]*)", text)
+        produced = ([] if m.group(1) == "?" else [name]) + aliases
+        rules.append(GrammarRule(name, text, " ".join(c for c in comment if c), produced))
+        comment = []
+    return rules
+
+
+def grammar_examples(rules: list[GrammarRule], spec_files: list[Path]) -> None:
+    """Fill each rule's example: the shortest of its first occurrences in the real specs."""
+    from .syntax import parse
+    wanted = {n: r for r in rules for n in r.nodes}
+    best: dict[str, tuple[str, str]] = {}
+    for path in spec_files:
+        text = path.read_text(encoding="utf-8")
+        try:
+            tree = parse(text, str(path))
+        except RulebookError:
+            continue
+        for t in tree.iter_subtrees_topdown():
+            r = wanted.get(t.data)
+            if r is None or t.meta.empty:
+                continue
+            snippet = text[t.meta.start_pos:t.meta.end_pos]
+            if not snippet.strip():
+                continue
+            old = best.get(r.name)
+            # Prefer a short, one-line example; among those, the first found.
+            score = (snippet.count("\n") > 0, len(snippet) > 100)
+            if old is None or score < old[2]:
+                best[r.name] = (snippet, path.name, score)
+    for r in rules:
+        if r.name in best:
+            snippet, where, _ = best[r.name]
+            if snippet.count("\n") > 12:
+                snippet = "\n".join(snippet.split("\n")[:12]) + "\n..."
+            r.example, r.example_from = snippet, where
+
+
+def grammar_reference(grammar_path: Path, spec_files: list[Path]) -> str:
+    text = grammar_path.read_text(encoding="utf-8")
+    rules = grammar_rules(text)
+    grammar_examples(rules, spec_files)
+    out = ["Every rule of :file:`grammar/rules.lark`, in the grammar's order, with its Lark "
+           "definition and, where the specs use it, the shortest example found in "
+           + ", ".join(f":file:`spec/{p.name}`" for p in spec_files)
+           + " (found by parsing them while these docs were built). A rule written "
+           "``?name`` is inlined into its parent unless it has an alias (``-> alias``).\n\n"]
+    section = "Declarations"
+    out.append(_title(section, "-"))
+    for r in rules:
+        new = {"block": "Statements", "type": "Types", "expr": "Expressions"}.get(r.name)
+        if new:
+            out.append(_title(new, "-"))
+        out.append(f".. _grammar-{r.name}:\n\n")
+        out.append(f".. rubric:: {r.name}\n\n")
+        if r.comment:
+            out.append(_esc(r.comment) + "\n\n")
+        out.append(_code(r.text, "text"))
+        if r.example:
+            out.append(f"Example (from :file:`spec/{r.example_from}`):\n\n")
+            out.append(_code(r.example))
+        else:
+            out.append("*No spec uses this construct yet.*\n\n")
+    terms = re.findall(r"^([A-Z_]+)\s*:(.*)$", text, re.M)
+    out.append(_title("Tokens", "-"))
+    out.append(_table(["token", "definition"],
+                      [[f"``{n}``", _inline_code(d.strip())] for n, d in terms], "20 80"))
+    return "".join(out)
+
+
+# ---- the cookbook ---------------------------------------------------------------------------
+
+def puzzle_files(root: Path, game: str) -> list[Path]:
+    out = []
+    for p in sorted((root / "examples" / "puzzles").glob("*.json")):
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue
+        items = data if isinstance(data, list) else [data]
+        if any(isinstance(o, dict) and o.get("game") == game for o in items):
+            out.append(p)
+    return out
+
+
+def cookbook(root: Path, games: list[str]) -> Page:
+    """Per game: its puzzles and worked examples, as the real commands and their outputs."""
+    page = Page("")
+    out = []
+    for name in games:
+        g = load_game(name)
+        out.append(_title(g.p.title, "-"))
+        out.append(f"Game page: {_ref('game', name, g.p.title)}.\n\n")
+        files = puzzle_files(root, name)
+        if not files:
+            out.append("*No puzzle files in* :file:`examples/puzzles/` *for this game yet.*"
+                       "\n\n")
+        for p in files:
+            rel = p.relative_to(root)
+            page.depends.add(str(p.resolve()))
+            out.append(_title(f"Puzzle {p.stem}", "~"))
+            out.append(f"The input, :file:`{rel}`:\n\n")
+            out.append(_code(p.read_text(encoding="utf-8"), "json"))
+            for argv in (["solve", str(rel)], ["solve", str(rel), "--backend", "z3"]):
+                code, text = run_cli(argv, root)
+                if code != 0:
+                    page.warnings.append(f"rulebook {' '.join(argv)} exited with {code}: "
+                                         f"{text.splitlines()[-1] if text else ''}")
+                out.append(_code(f"$ rulebook {' '.join(argv)}\n{text}", "console"))
+        out.append(_title("Checking the book's examples", "~"))
+        code, text = run_cli(["examples", name], root)
+        out.append(_code(f"$ rulebook examples {name}\n{text}", "console"))
+        out.append(_title("The legal moves of the initial state", "~"))
+        code, text = run_cli(["moves", name, "--all"], root)
+        lines = text.splitlines()
+        if len(lines) > 40:
+            text = "\n".join(lines[:40]) + f"\n... ({len(lines) - 40} more lines)"
+        out.append(_code(f"$ rulebook moves {name} --all\n{text}", "console"))
+    page.text = "".join(out)
+    return page
