@@ -114,7 +114,11 @@ def _span_text(sources: dict, span) -> str:
 
 def _repo_path(path: str) -> str:
     """A spec's path as the reader knows it (``spec/x.rules``), wherever the build runs."""
-    p = Path(path).resolve()
+    from .check import find_spec
+    try:
+        p = find_spec(Path(path).stem).resolve()
+    except RulebookError:
+        p = Path(path).resolve()
     for root in (Path(__file__).resolve().parent.parent, Path.cwd()):
         try:
             return str(p.relative_to(root))
@@ -196,9 +200,10 @@ def _setup_section(g: Game, page: Page, en: E.English) -> str:
             out.append(_doc_para(it.doc))
     out.append(_title("State", "~"))
     out.append("Everything a position of the game holds; every field is finite.\n\n")
+    written = _state_types(g)
     out.append(_table(["field", "type", "meaning"],
-                      [[f"``{f.name}``", _inline_code(str(f.type)), _esc(f.doc.text)]
-                       for f in g.p.state], "20 30 50"))
+                      [[f"``{f.name}``", _inline_code(written.get(f.name, str(f.type))),
+                        _esc(f.doc.text)] for f in g.p.state], "20 30 50"))
     init = _source_of(g, "init", "init")
     if init:
         out.append(_title("Set-up (init)", "~"))
@@ -206,6 +211,21 @@ def _setup_section(g: Game, page: Page, en: E.English) -> str:
                    "false); ``init`` then sets:\n\n")
         out.append(_code(init))
     return "".join(out)
+
+
+def _state_types(g: Game) -> dict[str, str]:
+    """Each state field's type as the spec writes it (``map[Player, Cards]``), not resolved."""
+    it = g.checker.items.get(("state", "state"))
+    out: dict[str, str] = {}
+    for part in ([it] + list(it.extra)) if it is not None else []:
+        for f in part.tree.children:
+            if getattr(f, "data", None) != "state_field":
+                continue
+            t = f.children[-1]
+            m = getattr(t, "meta", None)
+            if m is not None and not m.empty:
+                out[str(f.children[-2])] = part.text[m.start_pos:m.end_pos]
+    return out
 
 
 def _turn_section(g: Game, page: Page, en: E.English) -> str:
@@ -218,12 +238,15 @@ def _turn_section(g: Game, page: Page, en: E.English) -> str:
         if g.p.terminal is not None:
             out.append(f"*In English:* the game is over when {_esc(en.clause(g.p.terminal))}."
                        "\n\n")
-    phases = [it for k in g.checker.order if k[0] == "static"
-              for it in [g.checker.items[k]] if it.tree.data == "enum_decl"
-              and str(it.tree.children[0]).lower() in ("phase", "phases", "step", "steps")]
-    for it in phases:
-        members = [str(t) for t in it.tree.children[1:]]
-        out.append(f"The phases, in order: {', '.join(f'``{m}``' for m in members)}.\n\n")
+    gates = _gates(g)
+    for fname, members in gates.items():
+        out.append(f"The state field ``{fname}`` steps through "
+                   f"{', '.join(f'``{m}``' for m in members)}; each move's rules say when it "
+                   f"may be played:\n\n")
+        out.append(_table([f"{fname}", "moves allowed"],
+                          [[f"``{m}``", ", ".join(_ref("action", f"{g.name}.{a}", a)
+                                                   for a in acts) or "–"]
+                           for m, acts in members.items()], "20 80"))
     rows = []
     for a in g.p.actions:
         n_req = sum(isinstance(s, ir.Requires) for s in a.body)
@@ -236,6 +259,33 @@ def _turn_section(g: Game, page: Page, en: E.English) -> str:
     out.append(_table(["move", "by", "parameters", "rules", "what it does"], rows,
                       "14 8 12 6 60"))
     return "".join(out)
+
+
+def _gates(g: Game) -> dict[str, dict[str, list[str]]]:
+    """For each enum state field that some `requires` tests with ``field == member``: which
+    moves each of its values allows (the phases of a turn, whatever the spec calls them)."""
+    from .types import EnumT
+    out: dict[str, dict[str, list[str]]] = {}
+    for a in g.p.actions:
+        for s in a.body:
+            if not isinstance(s, ir.Requires):
+                continue
+            for n in _conjuncts(s.cond):
+                if isinstance(n, ir.Binary) and n.op == "==" and isinstance(n.left, ir.Field) \
+                        and isinstance(n.left.record, ir.StateRef) \
+                        and isinstance(n.right, ir.Const) and isinstance(n.right.type, EnumT):
+                    t = n.right.type
+                    table = out.setdefault(n.left.name, {m: [] for m in t.members})
+                    acts = table.setdefault(t.members[n.right.value], [])
+                    if a.name not in acts:
+                        acts.append(a.name)
+    return out
+
+
+def _conjuncts(e) -> list:
+    if isinstance(e, ir.Binary) and e.op == "and":
+        return _conjuncts(e.left) + _conjuncts(e.right)
+    return [e]
 
 
 def _rules_section(g: Game, page: Page, en: E.English, src: dict) -> str:
@@ -372,6 +422,36 @@ def replay_witness(game_name: str, w: dict, params: dict) -> tuple[bool, str, ob
     return False, "the scores now agree under both readings", st, ga
 
 
+def _fields_read(node) -> set[str]:
+    """The state fields an IR node reads (through the defs it calls, too)."""
+    return {n.name for n in nodes(node)
+            if isinstance(n, ir.Field) and isinstance(n.record, ir.StateRef)}
+
+
+def disagreement_fields(game_name: str, w: dict, params: dict) -> tuple[set[str], str]:
+    """Which fields to mark on a witness, and why: the fields whose values the two readings
+    leave different; for a move legal under one reading only, the fields the refusing rule
+    reads; for a score, the fields the score reads."""
+    if w.get("fields"):
+        return set(w["fields"]), "the fields the two readings leave different"
+    ptuple = tuple(sorted(params.items()))
+    if w.get("move"):
+        for side in ("a", "b"):
+            m = re.search(r"illegal \(rule (\w+)\)", w.get(f"under_{side}", ""))
+            if not m:
+                continue
+            g = load_game(game_name, (f"{w['reading']}:{w[side]}",), ptuple)
+            act = g.action(w["move"][0]).ir
+            for s in act.body:
+                if isinstance(s, ir.Requires) and s.name == m.group(1):
+                    return _fields_read(s.cond), (f"the fields rule {act.name}.{s.name} reads "
+                                                  f"(it refuses the move under {w[side]})")
+        return set(), ""
+    g = load_game(game_name, (f"{w['reading']}:{w['a']}",), ptuple)
+    call = E.checked_def(g, "score") if g.has_def("score") else None
+    return (_fields_read(call) if call is not None else set()), "the fields the score reads"
+
+
 def _readings_section(g: Game, page: Page, path: Path) -> str:
     from .render import render_svg
     if not g.p.readings:
@@ -435,8 +515,11 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
                        + (f"the move ``{move}`` " if move else "")
                        + f"— they disagree about the **{_esc(w.get('disagree_on', ''))}**. "
                        f"Replayed now: {_esc(why)}.\n\n")
-            hl = set(w.get("fields") or []) or None
+            hl, why_marked = disagreement_fields(g.name, w, params)
+            hl = {f for f in hl if f in ga.field_index} or None
             note = f"{w['a']}: {w.get('under_a', '')}\n{w['b']}: {w.get('under_b', '')}"
+            if hl:
+                out.append(f"Marked in red: {_esc(why_marked)}.\n\n")
             svg = render_svg(ga, st, highlight=hl,
                              title=f"{g.name}: where {r.name} readings disagree", note=note)
             out.append(_raw_html(f'<div class="rulebook-witness" data-reading="{r.name}">'

@@ -29,7 +29,7 @@ _BUILTIN_NOUN = {
     "len": "the length of {0}", "top": "the top of {0}", "bottom": "the bottom of {0}",
     "push": "{0} with {1} on top", "push_bottom": "{0} with {1} at the bottom",
     "pop": "{0} without its top", "pop_bottom": "{0} without its bottom",
-    "size": "the number of elements of {0}", "old": "the previous {0}",
+    "size": "the size of {0}", "old": "the previous {0}",
     "least": "the lesser of {0} and {1}", "most": "the greater of {0} and {1}",
     "abs": "the absolute value of {0}", "subbags": "the sub-collections of {0}",
 }
@@ -136,7 +136,13 @@ class English:
                 return f"minus {self.noun(a)}"
             case ir.Binary(op=op, left=l, right=r) if op in _ARITH:
                 word = _BAG_ARITH.get(op) if isinstance(e.type, BagT) else None
-                return f"{self.noun(l)} {word or _ARITH[op]} {self.noun(r)}"
+                # Keep the grouping the symbols had: n * (n + 1) / 2 is not n * n + 1 / 2.
+                left, right = self.noun(l), self.noun(r)
+                if _prec(l) < _prec(e):
+                    left = f"({left})"
+                if _prec(r) <= _prec(e) and _prec(r) < 9:
+                    right = f"({right})"
+                return f"{left} {word or _ARITH[op]} {right}"
             case ir.Ite(cond=c, then=t, other=o):
                 return f"{self.noun(t)} if {self.clause(c)}, otherwise {self.noun(o)}"
             case ir.Let(slot=s, value=v, body=b):
@@ -260,6 +266,13 @@ class English:
         return f"not {text}" if neg else text
 
 
+def _prec(e) -> int:
+    """Binding strength of an arithmetic node (9: an atom as far as English goes)."""
+    if isinstance(e, ir.Binary) and e.op in _ARITH:
+        return 1 if e.op in "+-" else 2
+    return 9
+
+
 def _and(parts) -> str:
     parts = list(parts)
     if len(parts) <= 1:
@@ -284,7 +297,13 @@ def move_phrase(action: ir.Action) -> str:
 
 def rule_sentence(en: English, action: ir.Action, req: ir.Requires) -> str:
     """A `requires` of an action as one English sentence."""
-    cond = en.clause(req.cond)
+    c = req.cond
+    if isinstance(c, ir.Binary) and c.op == "or" and isinstance(c.left, ir.Unary) \
+            and c.left.op == "not":
+        # `a implies b` (or `not a or b`): the rule only applies when a holds.
+        cond = f"{en.clause(c.right)}, whenever {en.clause(c.left.arg)}"
+    else:
+        cond = en.clause(c)
     if action.chance:
         return f"The chance move {move_phrase(action)} happens only if {cond}."
     return f"You may {move_phrase(action)} only if {cond}."
