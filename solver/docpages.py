@@ -21,9 +21,8 @@ from pathlib import Path
 
 from . import english as E
 from . import ir
-from .codec import from_json, to_json
+from .codec import from_json
 from .errors import RulebookError
-from .evaluate import Refused
 from .game import Game, Move, load_game
 from .irwalk import nodes
 
@@ -314,7 +313,12 @@ def _rules_section(g: Game, page: Page, en: E.English, src: dict) -> str:
             uses = [n for n in _calls(s.cond) if ("def", n) in g.checker.items]
             if uses:
                 out.append("Uses " + ", ".join(_ref("def", f"{g.name}.{n}", n) for n in uses)
-                           + ".\n\n")
+                           + ", where:\n\n")
+                for n in uses:
+                    call = E.checked_def(g, n)
+                    if call is not None:
+                        out.append(f"* {_esc(E.def_sentence(en, call))}\n")
+                out.append("\n")
     procs = [k[1] for k in g.checker.order if k[0] == "proc"]
     if procs:
         out.append(_title("Shared steps (procs)", "~"))
@@ -444,8 +448,14 @@ def disagreement_fields(game_name: str, w: dict, params: dict) -> tuple[set[str]
             act = g.action(w["move"][0]).ir
             for s in act.body:
                 if isinstance(s, ir.Requires) and s.name == m.group(1):
-                    return _fields_read(s.cond), (f"the fields rule {act.name}.{s.name} reads "
-                                                  f"(it refuses the move under {w[side]})")
+                    read = _fields_read(s.cond)
+                    if read:
+                        return read, (f"the fields rule {act.name}.{s.name} reads (it refuses "
+                                      f"the move under {w[side]})")
+                    # The rule tests only the reading: mark where the move's arguments come from.
+                    return (set().union(*(_fields_read(b.domain) for b in act.params)),
+                            f"where the arguments of {act.name} come from (rule "
+                            f"{act.name}.{s.name} tests only the reading)")
         return set(), ""
     g = load_game(game_name, (f"{w['reading']}:{w['a']}",), ptuple)
     call = E.checked_def(g, "score") if g.has_def("score") else None
@@ -517,7 +527,8 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
                        f"Replayed now: {_esc(why)}.\n\n")
             hl, why_marked = disagreement_fields(g.name, w, params)
             hl = {f for f in hl if f in ga.field_index} or None
-            note = f"{w['a']}: {w.get('under_a', '')}\n{w['b']}: {w.get('under_b', '')}"
+            note = (f"move: {move}\n" if move else "") + \
+                f"{w['a']}: {w.get('under_a', '')}\n{w['b']}: {w.get('under_b', '')}"
             if hl:
                 out.append(f"Marked in red: {_esc(why_marked)}.\n\n")
             svg = render_svg(ga, st, highlight=hl,
@@ -689,7 +700,10 @@ def grammar_rules(grammar_text: str) -> list[GrammarRule]:
 def grammar_examples(rules: list[GrammarRule], spec_files: list[Path]) -> None:
     """Fill each rule's example: the shortest of its first occurrences in the real specs."""
     from .syntax import parse
-    wanted = {n: r for r in rules for n in r.nodes}
+    wanted: dict[str, list[GrammarRule]] = {}
+    for r in rules:
+        for n in r.nodes:
+            wanted.setdefault(n, []).append(r)  # `-> arith` is both a sum and a product
     best: dict[str, tuple[str, str]] = {}
     for path in spec_files:
         text = path.read_text(encoding="utf-8")
@@ -698,17 +712,17 @@ def grammar_examples(rules: list[GrammarRule], spec_files: list[Path]) -> None:
         except RulebookError:
             continue
         for t in tree.iter_subtrees_topdown():
-            r = wanted.get(t.data)
-            if r is None or t.meta.empty:
+            if t.data not in wanted or t.meta.empty:
                 continue
             snippet = text[t.meta.start_pos:t.meta.end_pos]
             if not snippet.strip():
                 continue
-            old = best.get(r.name)
             # Prefer a short, one-line example; among those, the first found.
             score = (snippet.count("\n") > 0, len(snippet) > 100)
-            if old is None or score < old[2]:
-                best[r.name] = (snippet, path.name, score)
+            for r in wanted[t.data]:
+                old = best.get(r.name)
+                if old is None or score < old[2]:
+                    best[r.name] = (snippet, path.name, score)
     for r in rules:
         if r.name in best:
             snippet, where, _ = best[r.name]
@@ -740,6 +754,8 @@ def grammar_reference(grammar_path: Path, spec_files: list[Path]) -> str:
         if r.example:
             out.append(f"Example (from :file:`spec/{r.example_from}`):\n\n")
             out.append(_code(r.example))
+        elif not r.nodes:
+            out.append("*Inlined:* it leaves no node of its own; see its alternatives.\n\n")
         else:
             out.append("*No spec uses this construct yet.*\n\n")
     terms = re.findall(r"^([A-Z_]+)\s*:(.*)$", text, re.M)

@@ -199,6 +199,7 @@ class CookbookDirective(SphinxDirective):
 
     def run(self):
         page = docpages.cookbook(REPO, base_games())
+        page.depends.update(str(p.resolve()) for p in _spec_files())
         _depend(self, page)
         _warn_all(self, page)
         return _parse(self, page.text, "<rulebook-cookbook>")
@@ -218,6 +219,13 @@ class RunDirective(SphinxDirective):
     def run(self):
         argv = shlex.split(self.arguments[0])
         env = dict(kv.split("=", 1) for kv in shlex.split(self.options.get("env", "")))
+        # The output changes with the specs, the files named and the games of RULEBOOK_SPECS.
+        deps = list(_spec_files()) + [REPO / a for a in argv if (REPO / a).is_file()]
+        for d in env.get("RULEBOOK_SPECS", "").split(":"):
+            if d:
+                deps += sorted((REPO / d).glob("*.rules"))
+        for path in deps:
+            self.env.note_dependency(str(path.resolve()))
         code, text = docpages.run_cli(argv, REPO, env)
         want = self.options.get("returncode", 0)
         if code != want:
