@@ -26,15 +26,15 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from solver.check import read_source  # noqa: E402
 from solver.game import load_game  # noqa: E402
 from solver.prove import prove  # noqa: E402
 from solver.readings import find_ambiguities  # noqa: E402
 from solver.resources import spec_dir  # noqa: E402
 
 
-def base_games() -> list[str]:
-    return sorted(p.stem for p in spec_dir().glob("*.rules") if read_source(p).base is None)
+def spec_games() -> list[str]:
+    """Every spec (an expansion is loaded with its base, as on its docs page)."""
+    return sorted(p.stem for p in spec_dir().glob("*.rules"))
 
 
 def _now() -> str:
@@ -73,12 +73,12 @@ def refresh_proofs(game: str, depth: int, timeout_s: float) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("games", nargs="*", help="games to refresh (default: every base spec)")
+    ap.add_argument("games", nargs="*", help="games to refresh (default: every spec)")
     ap.add_argument("--only", choices=["witnesses", "proofs"])
     ap.add_argument("--depth", type=int, default=2, help="bounded model checking depth")
     ap.add_argument("--timeout", type=float, default=300.0, help="z3 time limit per query, s")
     args = ap.parse_args(argv)
-    for game in args.games or base_games():
+    for game in args.games or spec_games():
         if args.only in (None, "witnesses"):
             refresh_witnesses(game, args.timeout)
         if args.only in (None, "proofs"):

@@ -12,7 +12,7 @@ In ``conf.py``: ``extensions = ["solver.sphinxext"]``.  It provides
 * directives ``rulebook-grammar`` (the language reference from the Lark grammar),
   ``rulebook-cli`` (the CLI reference from the argument parser), ``rulebook-cookbook`` (puzzles
   solved by the real commands) and ``rulebook-run`` (a command and its real output);
-* a ``builder-inited`` hook that writes one stub page per spec in ``spec/`` (``games/NAME.rst``),
+* a ``builder-inited`` hook that writes one stub page per file in ``spec/`` (``games/NAME.rst``),
   so a new game gets its page without new Python.
 """
 from __future__ import annotations
@@ -170,9 +170,10 @@ def _spec_files() -> list[Path]:
     return sorted(spec_dir().glob("*.rules"))
 
 
-def base_games() -> list[str]:
-    from .check import read_source
-    return [p.stem for p in _spec_files() if read_source(p).base is None]
+def spec_games() -> list[str]:
+    """Every game of spec/: base games and expansions (an expansion's page shows the game it
+    makes with its base, since `load_game` follows `extends`)."""
+    return [p.stem for p in _spec_files()]
 
 
 class GrammarDirective(SphinxDirective):
@@ -198,7 +199,7 @@ class CookbookDirective(SphinxDirective):
     """Per game: its puzzle files solved by the real command (both backends), its examples."""
 
     def run(self):
-        page = docpages.cookbook(REPO, base_games())
+        page = docpages.cookbook(REPO, spec_games())
         page.depends.update(str(p.resolve()) for p in _spec_files())
         _depend(self, page)
         _warn_all(self, page)
@@ -257,7 +258,7 @@ def write_game_stubs(app) -> None:
     changes, so Sphinx's incremental build keeps working); stubs of removed specs go."""
     out = Path(app.srcdir) / app.config.rulebook_games_dir
     out.mkdir(parents=True, exist_ok=True)
-    names = base_games()
+    names = spec_games()
     for name in names:
         path = out / f"{name}.rst"
         text = STUB.format(name=name)
