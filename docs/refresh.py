@@ -26,6 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from solver.docpages import spec_digest  # noqa: E402
 from solver.game import load_game  # noqa: E402
 from solver.prove import prove  # noqa: E402
 from solver.readings import find_ambiguities  # noqa: E402
@@ -54,7 +55,7 @@ def refresh_witnesses(game: str, timeout_s: float) -> None:
                            lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True))
     _write(HERE / "witnesses" / f"{game}.json", {
         "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
-        "command": f"rulebook ambiguities {game} --json",
+        "command": f"rulebook ambiguities {game} --json", "spec_sha256": spec_digest(g),
         "params": dict(g.p.param_values),
         "ambiguities": [r.as_json() for r in res]})
 
@@ -67,6 +68,7 @@ def refresh_proofs(game: str, depth: int, timeout_s: float) -> None:
     _write(HERE / "proofs" / f"{game}.json", {
         "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
         "command": f"rulebook prove {game} --depth {depth} --json", "depth": depth,
+        "spec_sha256": spec_digest(g),
         "params": dict(g.p.param_values),
         "results": [r.as_json() for r in res]})
 

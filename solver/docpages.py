@@ -126,6 +126,23 @@ def _repo_path(path: str) -> str:
     return path
 
 
+def spec_digest(game: Game) -> str:
+    """A digest of the spec files a game is made of: stored results name the spec they used."""
+    import hashlib
+    h = hashlib.sha256()
+    for f in game.checker.files:
+        h.update(f.text.encode("utf-8"))
+    return h.hexdigest()[:16]
+
+
+def _staleness(game: Game, stored: dict | None, what: str) -> str:
+    if not stored or "spec_sha256" not in stored or stored["spec_sha256"] == spec_digest(game):
+        return ""
+    return (f".. note::\n\n   The spec has changed since these {what} were stored "
+            f"({stored.get('generated', '?')}): they are shown as stored, for the spec as it "
+            f"was then. Refresh them with ``python docs/refresh.py {game.name}``.\n\n")
+
+
 def _sources(game: Game) -> dict[str, str]:
     return {f.path: f.text for f in game.checker.files}
 
@@ -481,6 +498,7 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
     else:
         out.append(f"— but no witnesses are stored for this game yet: run ``python "
                    f"docs/refresh.py {g.name} --only witnesses``.\n\n")
+    out.append(_staleness(g, stored, "witnesses"))
     ws = (stored or {}).get("ambiguities", [])
     params = (stored or {}).get("params", {})
     for r in g.p.readings:
@@ -563,6 +581,7 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
     else:
         out.append(f"— none is stored for this game yet (``python docs/refresh.py {g.name} "
                    f"--only proofs``).\n\n")
+    out.append(_staleness(g, stored, "proof results"))
     rows = []
     for inv in g.p.invariants:
         r = results.get(inv.name)

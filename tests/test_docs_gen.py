@@ -192,6 +192,10 @@ def test_game_page_replays_stored_witnesses(tmp_path, tutorial_witness, monkeypa
     assert "not proved: no stored result" in page.text  # six_cards: honest about it
     assert ("rule", "pile-up.place.lower", anchor("rule", "pile-up.place.lower"),
             "place.lower") in page.targets
+    assert "The spec has changed since" not in page.text  # no digest stored: no claim
+    store["spec_sha256"] = "0" * 16
+    (wdir / "pile-up.json").write_text(json.dumps(store))
+    assert "The spec has changed since these witnesses" in game_page("pile-up", wdir, pdir).text
     store["ambiguities"][0] = copy.deepcopy(tutorial_witness)
     store["ambiguities"][0]["state"]["tower"] = []
     (wdir / "pile-up.json").write_text(json.dumps(store))
