@@ -177,22 +177,60 @@ def game_page(name: str, witness_dir: Path, proof_dir: Path) -> Page:
                f"Every rule below is the spec's own text; the English sentences are produced "
                f"from the checked rules by ``solver.english``, and the verdicts by running the "
                f"interpreter while this page was built.\n\n")
+    examples = run_examples(name)
+    out.append(_glance(g, examples, load_stored(proof_dir / f"{name}.json"),
+                       render_svg(g, g.initial(), title=f"{name}: the set-up")))
     out.append(".. contents:: On this page\n   :local:\n   :depth: 1\n   :backlinks: none\n\n")
     out.append(_setup_section(g, page, en))
     out.append(_turn_section(g, page, en))
     out.append(_rules_section(g, page, en, src))
     out.append(_defs_section(g, page, en))
-    out.append(_examples_section(g, page, run_examples(name)))
+    out.append(_examples_section(g, page, examples))
     out.append(_readings_section(g, page, witness_dir / f"{name}.json"))
     out.append(_invariants_section(g, page, en, proof_dir / f"{name}.json"))
     out.append(_puzzles_section(g, page))
-    # The initial state drawn, so that every game page has a picture even without readings.
-    out.append(_title("The initial state", "-"))
-    out.append("The state after ``init``, drawn by ``solver.render`` (fields at their "
-               "defaults are omitted).\n\n")
-    out.append(_raw_html(render_svg(g, g.initial(), title=f"{name}: initial state")))
     page.text = "".join(out)
     return page
+
+
+def _glance(g: Game, examples, proofs: dict | None, setup_svg: str) -> str:
+    """The page's summary, beside the set-up drawn (so the top of every page has a picture)."""
+    acts = g.p.actions
+    n_rules = sum(isinstance(s, ir.Requires) for a in acts for s in a.body)
+    chance = sum(a.chance for a in acts)
+    bad = [r.name for r in examples if not r.confirmed]
+    items = [f"**{len(acts)} moves** ({len(acts) - chance} by the players, {chance} by chance) "
+             f"with **{n_rules} named rules**"]
+    if examples:
+        items.append(f"**{len(examples)} worked examples**: "
+                     + (f"{len(examples)} confirmed" if not bad
+                        else f"{len(examples) - len(bad)} confirmed, **{len(bad)} contradicted** "
+                             f"({', '.join(bad)})"))
+    if g.p.readings:
+        items.append(f"**{len(g.p.readings)} readings** where the book is silent: "
+                     + ", ".join(f"{_ref('reading', f'{g.name}.{r.name}', r.name)} "
+                                 f"(default ``{r.default}``)" for r in g.p.readings))
+    if g.p.invariants:
+        stored = {r["invariant"]: r["status"] for r in (proofs or {}).get("results", [])}
+        counts: dict[str, int] = {}
+        for inv in g.p.invariants:
+            st = stored.get(inv.name, "not proved")
+            counts[st] = counts.get(st, 0) + 1
+        depth = (proofs or {}).get("depth")
+        words_ = {"inductive": "inductive", "holds": f"hold up to depth {depth}",
+                  "refuted": "refuted", "unknown": "unknown", "not proved": "not proved"}
+        items.append(f"**{len(g.p.invariants)} invariants**: "
+                     + ", ".join(f"{n} {words_.get(k, k)}" for k, n in counts.items())
+                     + (f" (stored {proofs.get('generated', '?')})" if proofs else ""))
+    if g.p.puzzles:
+        items.append(f"**{len(g.p.puzzles)} puzzle(s)**: "
+                     + ", ".join(f"``{p.name}``" for p in g.p.puzzles))
+    body = "".join(f"* {i}\n" for i in items)
+    return (".. container:: rulebook-glance\n\n"
+            "   .. container:: rulebook-glance-text\n\n"
+            + textwrap.indent(body, "      ") + "\n"
+            + textwrap.indent(_raw_html(f'<div class="rulebook-setup-figure">{setup_svg}</div>'),
+                              "   "))
 
 
 def _setup_section(g: Game, page: Page, en: E.English) -> str:
