@@ -211,7 +211,8 @@ def _glance(g: Game, examples, proofs: dict | None, setup_svg: str) -> str:
                      + ", ".join(f"{_ref('reading', f'{g.name}.{r.name}', r.name)} "
                                  f"(default ``{r.default}``)" for r in g.p.readings))
     if g.p.invariants:
-        stored = {r["invariant"]: r["status"] for r in (proofs or {}).get("results", [])}
+        stored = {r["invariant"]: r.get("status", "unknown")
+                  for r in (proofs or {}).get("results", [])}
         counts: dict[str, int] = {}
         for inv in g.p.invariants:
             st = stored.get(inv.name, "not proved")

@@ -183,13 +183,15 @@ def test_game_page_replays_stored_witnesses(tmp_path, tutorial_witness, monkeypa
     (wdir / "pile-up.json").write_text(json.dumps(store))
     (pdir / "pile-up.json").write_text(json.dumps({"generated": "today", "depth": 3,
                                                    "command": "y", "results": [
-        {"invariant": "decreasing", "summary": "inductive (1-induction)", "detail": ""}]}))
+        {"invariant": "decreasing", "status": "inductive", "summary": "inductive (1-induction)",
+         "detail": ""}]}))
     page = game_page("pile-up", wdir, pdir)
     assert not page.warnings, page.warnings
     assert '<div class="rulebook-witness" data-reading="equal_ok">' in page.text
     assert 'stroke="#d62728"' in page.text          # the disagreement, marked
     assert "**Status:** inductive (1-induction)" in page.text
     assert "not proved: no stored result" in page.text  # six_cards: honest about it
+    assert "**2 invariants**: 1 inductive, 1 not proved (stored today)" in page.text
     assert ("rule", "pile-up.place.lower", anchor("rule", "pile-up.place.lower"),
             "place.lower") in page.targets
     assert "The spec has changed since" not in page.text  # no digest stored: no claim
