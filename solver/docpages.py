@@ -856,12 +856,26 @@ def cookbook(root: Path, games: list[str]) -> Page:
             out.append(_title(f"Puzzle {p.stem}", "~"))
             out.append(f"The input, :file:`{rel}`:\n\n")
             out.append(_code(p.read_text(encoding="utf-8"), "json"))
+            answers = []
             for argv in (["solve", str(rel)], ["solve", str(rel), "--backend", "z3"]):
                 code, text = run_cli(argv, root)
                 if code != 0:
                     page.warnings.append(f"rulebook {' '.join(argv)} exited with {code}: "
                                          f"{text.splitlines()[-1] if text else ''}")
                 out.append(_code(f"$ rulebook {' '.join(argv)}\n{text}", "console"))
+                try:
+                    answers.append(json.loads(text))
+                except json.JSONDecodeError:
+                    answers.append(None)
+            # Witnesses may differ (any solution will do); the answers themselves may not.
+            strip = lambda a: {k: v for k, v in a.items() if k != "steps"} \
+                if isinstance(a, dict) else a  # noqa: E731
+            if len(answers) == 2 and strip(answers[0]) != strip(answers[1]):
+                page.warnings.append(f"{rel}: the search and z3 backends disagree: "
+                                     f"{answers[0]} vs {answers[1]}")
+            else:
+                out.append("Both backends give the same answer (their steps may differ: any "
+                           "solution will do).\n\n")
         out.append(_title("Checking the book's examples", "~"))
         code, text = run_cli(["examples", name], root)
         out.append(_code(f"$ rulebook examples {name}\n{text}", "console"))
