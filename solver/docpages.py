@@ -409,6 +409,11 @@ def _defs_section(g: Game, page: Page, en: E.English) -> str:
     return "".join(out)
 
 
+def _has_rule(g: Game, action: str, rule: str) -> bool:
+    a = next((a for a in g.p.actions if a.name == action), None)
+    return a is not None and any(isinstance(s, ir.Requires) and s.name == rule for s in a.body)
+
+
 def _examples_section(g: Game, page: Page, results) -> str:
     if not results:
         return ""
@@ -430,6 +435,14 @@ def _examples_section(g: Game, page: Page, results) -> str:
                  _inline_code(json.dumps(o.book, ensure_ascii=False))] for o in r.outcomes]
         out.append(_table(["expectation", "verdict", "the rules compute", "the book says"],
                           rows, "40 14 23 23"))
+        cited = []
+        for o in r.outcomes:
+            for act, rule in re.findall(r"illegal (\w+)\(.*\) because (\w+)", o.text):
+                if (act, rule) not in cited and _has_rule(g, act, rule):
+                    cited.append((act, rule))
+        if cited:
+            out.append("Rules this example cites: " + ", ".join(
+                _ref("rule", f"{g.name}.{a}.{ru}", f"{a}.{ru}") for a, ru in cited) + ".\n\n")
     return "".join(out)
 
 
@@ -578,10 +591,16 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
                 continue
             move = " ".join(json.dumps(x, ensure_ascii=False) for x in (w.get("move") or []))
             out.append(f"{'Smallest' if w.get('minimal') else 'A small'} witness "
-                       f"({w.get('size')} elements): "
+                       f"({w.get('size')} element{'' if w.get('size') == 1 else 's'}): "
                        + (f"the move ``{move}`` " if move else "")
                        + f"— they disagree about the **{_esc(w.get('disagree_on', ''))}**. "
-                       f"Replayed now: {_esc(why)}.\n\n")
+                       f"Replayed now: {_esc(why)}.")
+            refusing = re.findall(r"illegal \(rule (\w+)\)", why)
+            if w.get("move") and refusing and _has_rule(g, w["move"][0], refusing[0]):
+                out.append(" The refusing rule: " + _ref(
+                    "rule", f"{g.name}.{w['move'][0]}.{refusing[0]}",
+                    f"{w['move'][0]}.{refusing[0]}") + ".")
+            out.append("\n\n")
             hl, why_marked = disagreement_fields(g.name, w, params)
             hl = {f for f in hl if f in ga.field_index} or None
             note = (f"move: {move}\n" if move else "") + \
