@@ -179,7 +179,8 @@ def test_game_page_renders_in_chromium(server, tmp_path):
     # At least one inline SVG diagram, with shapes; a reading's witness marks the disagreement.
     assert dom.svgs >= 1 and dom.svg_rects > 0, "no SVG diagram in the page"
     if g.p.readings:
-        assert dom.witness_svgs >= 1, "no witness diagram for the readings"
+        assert dom.witness_svgs >= 1, (f"no witness diagram for the readings: store them with "
+                                       f"python docs/refresh.py {GAME} --only witnesses")
         assert dom.highlighted >= 1, "no witness marks the disagreement in the highlight colour"
 
     ARTEFACTS.mkdir(parents=True, exist_ok=True)
