@@ -53,7 +53,9 @@ def _warn_all(directive: SphinxDirective, page: docpages.Page) -> None:
 
 
 def _depend(directive: SphinxDirective, page: docpages.Page) -> None:
-    for path in sorted(page.depends):
+    # The page is also made by the language implementation: a change to it rebuilds the page.
+    code = {str(p.resolve()) for p in (REPO / "solver").glob("*.py")} | {str(grammar_path())}
+    for path in sorted(set(page.depends) | code):
         directive.env.note_dependency(path)
 
 
