@@ -205,6 +205,10 @@ class English:
             return "either " + text.replace(", or ", " or ")
         return text
 
+    def _reading_test(self, e) -> bool:
+        return isinstance(e, ir.Binary) and e.op == "==" and bool(
+            self._reading(e.left) or self._reading(e.right))
+
     # ---- clauses ----------------------------------------------------------------------
 
     def clause(self, e, neg: bool = False) -> str:
@@ -217,6 +221,9 @@ class English:
             case ir.Binary(op="or", left=ir.Unary(op="not", arg=a), right=r) if not neg:
                 # `a implies b` is checked as `not a or b`: say it the way it was meant.
                 return f"if {self.clause(a)}, then {self.clause(r)}"
+            case ir.Binary(op="or", left=l, right=r) if not neg and self._reading_test(l):
+                # `reading == option or rule`: the rule, except under that reading.
+                return f"{self.clause(r)}, unless {self.clause(l)}"
             case ir.Binary(op="and" | "or", left=l, right=r):
                 conj = (e.op == "and") != neg
                 left, right = self.clause(l, neg), self.clause(r, neg)
@@ -260,7 +267,9 @@ class English:
                 return f"for {'every' if every else 'some'} {over}, {self.clause(b, neg)}"
             case ir.Let(slot=s, value=v, body=b):
                 return f"{self.clause(b, neg)}, where {self._binder_name(b, s)} is {self.noun(v)}"
-            case ir.Local() | ir.Field() | ir.Index() | ir.Builtin():
+            case ir.Local() | ir.Field():
+                return f"{self.noun(e)} is {'false' if neg else 'true'}"
+            case ir.Index() | ir.Builtin():
                 return f"{'not ' if neg else ''}{self.noun(e)}"
         text = self._fallback(e)
         return f"not {text}" if neg else text

@@ -39,7 +39,7 @@ def test_english_of_rules(game2):
         "You may bid n only if n is more than the bid, whenever standing holds."
     # A reading folded to a constant by the checker is still named as the reading.
     assert _english(game2, "bid", "zero_is_pass") == \
-        "You may bid n only if the reading zero_bid is nothing, or n is more than 0."
+        "You may bid n only if n is more than 0, unless the reading zero_bid is nothing."
     # Negation is pushed inwards: `not stackable(...)` under a forall.
     assert "for every c in hand, stackable does not hold for" in _english(game2, "undo", "stuck")
 
