@@ -96,6 +96,7 @@ class _Dom(HTMLParser):
     def __init__(self):
         super().__init__()
         self.ids: set[str] = set()
+        self.hrefs: list[str] = []
         self.stack: list[tuple[str, set[str]]] = []
         self.code_spans = 0          # Pygments token spans inside rulebook code blocks
         self.code_span_classes: set[str] = set()
@@ -114,6 +115,8 @@ class _Dom(HTMLParser):
         classes = set((a.get("class") or "").split())
         if a.get("id"):
             self.ids.add(a["id"])
+        if tag == "a" and a.get("href"):
+            self.hrefs.append(a["href"])
         if tag == "span" and self._inside("highlight-rulebook") and classes:
             self.code_spans += 1
             self.code_span_classes |= classes
@@ -173,6 +176,12 @@ def test_game_page_renders_in_chromium(server, tmp_path):
     assert not missing, f"rules missing from the rendered page: {missing}"
     for a in g.p.actions:
         assert anchor("action", f"{GAME}.{a.name}") in dom.ids
+    # Cross-references (the rulebook domain's roles) resolve to anchors that exist.
+    here = ("", f"{GAME}.html")
+    xrefs = [h.split("#", 1)[1] for h in dom.hrefs
+             if "#rulebook-" in h and h.split("#", 1)[0] in here]
+    assert xrefs, "no cross-reference between rules on the page"
+    assert not [x for x in xrefs if x not in dom.ids], "cross-references to missing anchors"
     # The formal text is highlighted by the rulebook lexer: keywords, names, operators.
     assert dom.code_spans > 100, f"only {dom.code_spans} highlighted tokens"
     assert {"k", "nf"} <= dom.code_span_classes, dom.code_span_classes
