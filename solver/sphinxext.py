@@ -30,7 +30,7 @@ from sphinx.util import logging
 from sphinx.util.nodes import make_refnode
 from sphinx.util.parsing import nested_parse_to_nodes
 
-from . import docpages
+from . import docpages, docrefs
 from .lexer import RulesLexer
 from .resources import grammar_path, spec_dir
 
@@ -185,7 +185,7 @@ class GrammarDirective(SphinxDirective):
         self.env.note_dependency(str(grammar_path()))
         for p in _spec_files():
             self.env.note_dependency(str(p))
-        text = docpages.grammar_reference(grammar_path(), _spec_files())
+        text = docrefs.grammar_reference(grammar_path(), _spec_files())
         return _parse(self, text, "<rulebook-grammar>")
 
 
@@ -194,14 +194,14 @@ class CliDirective(SphinxDirective):
 
     def run(self):
         self.env.note_dependency(str(REPO / "solver" / "cli.py"))
-        return _parse(self, docpages.cli_reference(), "<rulebook-cli>")
+        return _parse(self, docrefs.cli_reference(), "<rulebook-cli>")
 
 
 class CookbookDirective(SphinxDirective):
     """Per game: its puzzle files solved by the real command (both backends), its examples."""
 
     def run(self):
-        page = docpages.cookbook(REPO, spec_games())
+        page = docrefs.cookbook(REPO, spec_games())
         page.depends.update(str(p.resolve()) for p in _spec_files())
         _depend(self, page)
         _warn_all(self, page)
@@ -229,7 +229,7 @@ class RunDirective(SphinxDirective):
                 deps += sorted((REPO / d).glob("*.rules"))
         for path in deps:
             self.env.note_dependency(str(path.resolve()))
-        code, text = docpages.run_cli(argv, REPO, env)
+        code, text = docrefs.run_cli(argv, REPO, env)
         want = self.options.get("returncode", 0)
         if code != want:
             logger.warning(f"rulebook {' '.join(argv)} exited with {code}, expected {want}:\n"

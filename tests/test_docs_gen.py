@@ -11,8 +11,8 @@ from pygments.token import Error, Keyword, Name
 
 from solver import english as E
 from solver import ir
-from solver.docpages import (anchor, cli_reference, game_page, grammar_reference, grammar_rules,
-                             replay_witness, run_cli)
+from solver.docpages import anchor, game_page, replay_witness
+from solver.docrefs import cli_reference, grammar_reference, grammar_rules, run_cli
 from solver.game import load_game
 from solver.lexer import RulesLexer, grammar_keywords
 from solver.resources import grammar_path, spec_dir
