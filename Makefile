@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 RB     := $(VENV)/bin/rulebook
 
-.PHONY: demo test bench install clean
+.PHONY: demo test bench install clean docs docs-browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,18 @@ demo: $(VENV)/.installed
 
 test: $(VENV)/.installed
 	$(PY) -m pytest
+
+# The documentation site (docs/_build/html), warnings as errors; game pages come from spec/.
+$(VENV)/.docs-installed: $(VENV)/.installed
+	$(PY) -m pip install --quiet -e '.[test,docs]'
+	touch $@
+
+docs: $(VENV)/.docs-installed
+	$(PY) -m sphinx -W --keep-going -q -b html docs docs/_build/html
+
+# The site in headless Chromium (/usr/bin/chromium): the screenshot goes to build/artefacts/.
+docs-browser: docs
+	RULEBOOK_DOCS_HTML=docs/_build/html $(PY) -m pytest -q -m docs tests/test_docs_browser.py
 
 bench: $(VENV)/.installed
 	$(PY) bench/run.py

@@ -67,6 +67,11 @@ class Scope:
 def find_spec(name: str) -> Path:
     path = spec_dir() / f"{name}.rules"
     if not path.is_file():
+        # Games of one's own (the tutorial's): RULEBOOK_SPECS lists more directories to search.
+        import os
+        for d in os.environ.get("RULEBOOK_SPECS", "").split(os.pathsep):
+            if d and (Path(d) / f"{name}.rules").is_file():
+                return Path(d) / f"{name}.rules"
         known = sorted(p.stem for p in spec_dir().glob("*.rules"))
         raise SpecError(f"no spec named {name!r} (known: {', '.join(known)})")
     return path

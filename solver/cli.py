@@ -100,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--games", type=int, default=1)
     p.add_argument("--trace", action="store_true", help="print every move of the first game")
+
+    p = sub.add_parser("docs", help="build the documentation site (Sphinx)",
+                       description="Build the Sphinx site of docs/ (game pages generated from "
+                       "spec/) with warnings as errors.  Needs the docs extra "
+                       "(pip install -e '.[docs]') and a checkout (docs/ is not installed).")
+    p.add_argument("--out", default="docs/_build/html", metavar="DIR", help="output directory")
     return ap
 
 
@@ -385,3 +391,18 @@ COMMANDS = {
     "check": cmd_check, "moves": cmd_moves, "solve": cmd_solve, "prove": cmd_prove,
     "examples": cmd_examples, "ambiguities": cmd_ambiguities, "play": cmd_play,
 }
+
+
+def cmd_docs(args) -> int:
+    from .resources import _REPO
+    src = _REPO / "docs"
+    if not (src / "conf.py").is_file():
+        raise InputError(f"{src}: no docs/conf.py here (the docs build needs a checkout)")
+    try:
+        from sphinx.cmd.build import build_main
+    except ImportError:
+        raise InputError("Sphinx is not installed: pip install -e '.[docs]'") from None
+    return build_main(["-W", "--keep-going", "-q", "-b", "html", str(src), args.out])
+
+
+COMMANDS["docs"] = cmd_docs

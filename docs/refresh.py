@@ -1,0 +1,92 @@
+"""Refresh the stored slow results that the documentation shows: ambiguity witnesses and proofs.
+
+Finding a smallest witness for each reading and proving the invariants each take minutes, too
+slow for every docs build.  This script runs them and stores the answers as JSON:
+
+    docs/witnesses/<game>.json   `rulebook ambiguities GAME --json`, plus when and how
+    docs/proofs/<game>.json      `rulebook prove GAME --depth K --json`, plus when and how
+
+The docs build replays every stored witness in the interpreter under both readings and fails
+(a Sphinx warning, an error under -W) when one no longer shows a disagreement; proof results
+are shown with their date and depth, never re-proved at build time.
+
+    python docs/refresh.py                    # every game in spec/, witnesses and proofs
+    python docs/refresh.py les-5-tours --only witnesses
+    python docs/refresh.py --depth 3          # deeper bounded model checking
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent))
+
+from solver.docpages import spec_digest  # noqa: E402
+from solver.game import load_game  # noqa: E402
+from solver.prove import prove  # noqa: E402
+from solver.readings import find_ambiguities  # noqa: E402
+from solver.resources import spec_dir  # noqa: E402
+
+
+def spec_games() -> list[str]:
+    """Every spec (an expansion is loaded with its base, as on its docs page)."""
+    return sorted(p.stem for p in spec_dir().glob("*.rules"))
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _write(path: Path, obj: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"wrote {path.relative_to(HERE.parent)}", file=sys.stderr)
+
+
+def refresh_witnesses(game: str, timeout_s: float) -> None:
+    g = load_game(game)
+    t0 = time.perf_counter()
+    res = find_ambiguities(g, None, int(timeout_s * 1000),
+                           lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True))
+    _write(HERE / "witnesses" / f"{game}.json", {
+        "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
+        "command": f"rulebook ambiguities {game} --json", "spec_sha256": spec_digest(g),
+        "params": dict(g.p.param_values),
+        "ambiguities": [r.as_json() for r in res]})
+
+
+def refresh_proofs(game: str, depth: int, timeout_s: float) -> None:
+    g = load_game(game)
+    t0 = time.perf_counter()
+    res = prove(g, depth, int(timeout_s * 1000), None,
+                lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True))
+    _write(HERE / "proofs" / f"{game}.json", {
+        "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
+        "command": f"rulebook prove {game} --depth {depth} --json", "depth": depth,
+        "spec_sha256": spec_digest(g),
+        "params": dict(g.p.param_values),
+        "results": [r.as_json() for r in res]})
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("games", nargs="*", help="games to refresh (default: every spec)")
+    ap.add_argument("--only", choices=["witnesses", "proofs"])
+    ap.add_argument("--depth", type=int, default=2, help="bounded model checking depth")
+    ap.add_argument("--timeout", type=float, default=300.0, help="z3 time limit per query, s")
+    args = ap.parse_args(argv)
+    for game in args.games or spec_games():
+        if args.only in (None, "witnesses"):
+            refresh_witnesses(game, args.timeout)
+        if args.only in (None, "proofs"):
+            refresh_proofs(game, args.depth, args.timeout)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
