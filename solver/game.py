@@ -382,7 +382,7 @@ class Game:
             if a.guard_check is not None and not a.guard_check(st, env):
                 continue
             try:
-                st2 = a.rest(st, env, [])
+                st2 = a.rest(st, env, None)     # nothing shown: no rendering
             except Refused:
                 continue
             return Move(a.name, params), st2
