@@ -269,7 +269,8 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say):
                                          candidates, memo2, None)
                     except Unknown:
                         dropped.add(n)
-                        ctis.setdefault(n, "z3 gave up on the inductive step")
+                        ctis.setdefault(n, f"z3 gave up on the inductive step (a path of "
+                                           f"{b.action}, {timeout_ms / 1000:g} s per query)")
                         continue
                     if verdict is not None:
                         dropped.add(n)
