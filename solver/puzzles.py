@@ -53,12 +53,18 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
     puzzles = base.p.puzzles
     if not puzzles:
         raise InputError(f"{where}.game: {name} declares no puzzle")
-    pname = obj.get("puzzle", puzzles[0].name)
+    # `ask` is the same key under the name the games' puzzle formats use ("ask": "destinations").
+    if "puzzle" in obj and "ask" in obj:
+        raise InputError(f"{where}.ask: give either puzzle or ask, not both")
+    key = "ask" if "ask" in obj else "puzzle"
+    pname = obj.get(key, puzzles[0].name)
+    if not isinstance(pname, str):
+        raise InputError(f"{where}.{key}: expected a puzzle name")
     decl = next((p for p in puzzles if p.name == pname), None)
     if decl is None:
-        raise InputError(f"{where}.puzzle: {name} has no puzzle {pname!r} "
+        raise InputError(f"{where}.{key}: {name} has no puzzle {pname!r} "
                          f"(puzzles: {', '.join(p.name for p in puzzles)})")
-    known = {i.name for i in decl.inputs} | {"game", "variants", "puzzle"}
+    known = {i.name for i in decl.inputs} | {"game", "variants", "puzzle", "ask"}
     for k in obj:
         if k not in known:
             raise InputError(f"{where}.{k}: not an input of puzzle {decl.name} (inputs: "

@@ -218,6 +218,8 @@ BAD = {
     "hand_not_a_list": ({"hand": "sand 4"}, ["hand", "list"]),
     "players_out_of_range": ({"players": 9}, ["players", "9"]),
     "market_value_not_a_number": ({"market": [["sand", "x"]]}, ["market"]),
+    "unknown_ask": ({"ask": "destinations"}, ["ask", "no puzzle 'destinations'"]),
+    "puzzle_and_ask": ({"ask": "build", "puzzle": "build"}, ["ask", "not both"]),
 }
 
 
@@ -266,3 +268,8 @@ def test_cli_names_the_item_of_a_bad_list_entry(tmp_path):
     assert r.returncode == 2
     assert len(r.stderr.splitlines()) == 1
     assert f"{path}[1].hand" in r.stderr
+
+
+def test_ask_names_the_puzzle_like_puzzle_does():
+    p = {**BASE, "towers": {"sand": [11, 7, 6]}, "hand": [["sand", 4]]}
+    assert solve({**p, "ask": "build"}) == solve({**p, "puzzle": "build"}) == solve(p)
