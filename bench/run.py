@@ -45,7 +45,7 @@ from solver.game import Game, load_game  # noqa: E402
 from solver.resources import spec_dir  # noqa: E402
 
 GAME = "les-5-tours"
-SECTIONS = ("compile", "legal", "playouts", "puzzles", "prove", "ambiguities")
+SECTIONS = ("compile", "legal", "playouts", "puzzles", "torres", "prove", "ambiguities")
 OPTIONAL = ("prove", "ambiguities")
 BUCKETS = (("1-2", 1, 2), ("3-4", 3, 4), ("5", 5, 5))
 ANSWER_KEYS = ("feasible", "best_score", "max_take")
@@ -375,6 +375,16 @@ def bench_legal(args, table: Table) -> dict:
 
 # ---- (3) playouts -------------------------------------------------------------------------
 
+def _bench_torres(args, table: Table) -> dict:
+    from torres import bench_torres
+    return bench_torres(args, table, run_limited, median, p95, rnd)
+
+
+# A game whose random playouts are long (Torres: seconds each) gets fewer of them: about this
+# many seconds per game and player count, at least 3 games.
+PLAYOUT_BUDGET_S = 60.0
+
+
 def bench_playouts(args, table: Table) -> dict:
     res = {}
     for sp in specs():
@@ -384,7 +394,9 @@ def bench_playouts(args, table: Table) -> dict:
             n = args.sizes["playout_games_4p"] if players == 4 else args.sizes["playout_games"]
             tag = f"{sp['label']} {players}p" if players is not None else sp["label"]
             log(f"playouts {tag}: {n} games")
+            t_warm = now()
             game.playout(sub_rng(args.seed, "warm", sp["label"], players))  # warm-up
+            n = min(n, max(3, int(PLAYOUT_BUDGET_S / max(now() - t_warm, 1e-3))))
             times, lengths = [], []
             c0 = time.process_time()
             for i in range(n):
@@ -778,7 +790,8 @@ def main(argv=None) -> int:
     table = Table()
     results: dict = {"meta": meta(args), "targets": TARGETS, "sizes": args.sizes}
     runners = {"compile": bench_compile, "legal": bench_legal, "playouts": bench_playouts,
-               "puzzles": bench_puzzles, "prove": bench_prove, "ambiguities": bench_ambiguities}
+               "puzzles": bench_puzzles, "prove": bench_prove, "ambiguities": bench_ambiguities,
+               "torres": _bench_torres}
     t_start = now()
     for s in args.sections:
         log(f"== {s}")

@@ -13,6 +13,10 @@ are shown with their date and depth, never re-proved at build time.
     python docs/refresh.py                    # every game in spec/, witnesses and proofs
     python docs/refresh.py les-5-tours --only witnesses
     python docs/refresh.py --depth 3          # deeper bounded model checking
+    python docs/refresh.py torres --only witnesses --param w=4 --param h=3   # a smaller board
+
+Witnesses are searched with the parameters they were stored with (a Torres board of 4 x 3
+squares, say) unless --param says otherwise.
 """
 from __future__ import annotations
 
@@ -48,14 +52,31 @@ def _write(path: Path, obj: dict) -> None:
     print(f"wrote {path.relative_to(HERE.parent)}", file=sys.stderr)
 
 
-def refresh_witnesses(game: str, timeout_s: float) -> None:
-    g = load_game(game)
+def _stored_params(path: Path) -> dict:
+    """The parameters a stored result was computed with (a smaller board, say), reused."""
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")).get("params", {}))
+    except (OSError, ValueError):
+        return {}
+
+
+def _param_flags(game: str, params: dict) -> str:
+    """The command-line flags that set ``params`` where they differ from the defaults."""
+    dflt = load_game(game).p.param_values
+    return "".join(f" --param {k}={v}" for k, v in sorted(params.items()) if dflt.get(k) != v)
+
+
+def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None) -> None:
+    path = HERE / "witnesses" / f"{game}.json"
+    params = params if params else _stored_params(path)
+    g = load_game(game, (), tuple(sorted(params.items())))
     t0 = time.perf_counter()
     res = find_ambiguities(g, None, int(timeout_s * 1000),
                            lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True))
-    _write(HERE / "witnesses" / f"{game}.json", {
+    _write(path, {
         "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
-        "command": f"rulebook ambiguities {game} --json", "spec_sha256": spec_digest(g),
+        "command": f"rulebook ambiguities {game}{_param_flags(game, params)} --json",
+        "spec_sha256": spec_digest(g),
         "params": dict(g.p.param_values),
         "ambiguities": [r.as_json() for r in res]})
 
@@ -79,10 +100,17 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=["witnesses", "proofs"])
     ap.add_argument("--depth", type=int, default=2, help="bounded model checking depth")
     ap.add_argument("--timeout", type=float, default=300.0, help="z3 time limit per query, s")
+    ap.add_argument("--param", action="append", default=[], metavar="NAME=N",
+                    help="search witnesses with this game parameter (e.g. a smaller board, "
+                    "w=4); by default the parameters of the stored witnesses are reused")
     args = ap.parse_args(argv)
+    params = {}
+    for it in args.param:
+        name, _, val = it.partition("=")
+        params[name.strip()] = int(val)
     for game in args.games or spec_games():
         if args.only in (None, "witnesses"):
-            refresh_witnesses(game, args.timeout)
+            refresh_witnesses(game, args.timeout, params)
         if args.only in (None, "proofs"):
             refresh_proofs(game, args.depth, args.timeout)
     return 0

@@ -1033,7 +1033,9 @@ class Checker:
             return out, 0
         for part in [it, *it.extra]:
             self._enter(part)
-            body, _ = self.stmts(part.tree.children[0].children, Scope({}, frame))
+            # `init { ... }` holds its block first; `extend init { ... }` after the name.
+            block = part.tree.children[-1]
+            body, _ = self.stmts(block.children, Scope({}, frame))
             out.extend(body)
         return out, frame.size
 

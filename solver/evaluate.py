@@ -579,6 +579,10 @@ class Compiler:
 
                 def sreq(st, ctx):
                     g = fc(st, ctx.env)
+                    if g is False:
+                        # Refused on this path: nothing after it runs (as in the interpreter,
+                        # where a later statement may not even be defined).
+                        return []
                     if g is not True:
                         ctx.guards.append((name, g))
                     return [(st, ctx)]
@@ -766,9 +770,15 @@ def _sym_fold(kind, pairs, e: ir.Quant):
     acc = _empty_extreme(e.type)
     have = False
     for g, b in pairs:
-        better = True if have is False else (b > acc if kind == "max" else b < acc)
-        if not dz.is_sym(better) and not isinstance(better, bool):
-            better = bool(better)
+        if have is False:
+            better = True
+        else:
+            better = b > acc if kind == "max" else b < acc
+            if not dz.is_sym(better) and not isinstance(better, bool):
+                better = bool(better)
+            # Until some element has been taken, acc is only the empty default: an element
+            # whose guard holds must replace it, whatever its value.
+            better = dz.or_(dz.not_(have), better)
         take = dz.and_(g, better)
         acc = dz.leaf_ite(take, b, acc)
         have = dz.or_(have, g)

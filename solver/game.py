@@ -70,6 +70,20 @@ class CompiledAction:
         self.guard_check = _bool_check(cc, prefix[len(hoist):])
         # The body after that prefix: run once the prefix has passed (its lets are in env).
         self.rest = cc.stmts(a.body[k:])
+        # A leading `requires` that reads only the first binders can reject a value of those
+        # before the later binders are enumerated: move(a, c) tries c only for a's that hold
+        # one of your knights.
+        pslots = [b.slot for b in a.params]
+        let_slots = {x.slot for x in prefix if isinstance(x, ir.LetStmt)}
+        self.prune: list[list] = [[] for _ in a.params]
+        for x in prefix:
+            if not isinstance(x, ir.Requires):
+                continue
+            used = locals_used(x.cond)
+            idx = [i for i, ps in enumerate(pslots) if ps in used]
+            if used & let_slots or not idx or max(idx) >= len(pslots) - 1:
+                continue
+            self.prune[max(idx)].append(cc.expr(x.cond))
 
     @cached_property
     def sym(self):
@@ -103,6 +117,34 @@ class CompiledAction:
                 env[slot] = v
                 acc.append(v)
                 rec(i + 1, acc)
+                acc.pop()
+        rec(0, [])
+        return out
+
+    def candidates(self, st) -> list[tuple]:
+        """`instances`, less those an early `requires` on the first binders already refuses
+        (a rule that cannot be evaluated for them keeps them: `apply` will say why)."""
+        if not any(self.prune):
+            return self.instances(st)
+        env = [None] * self.frame
+        out: list[tuple] = []
+        seen = set()
+        last = len(self.domains) - 1
+
+        def rec(i, acc):
+            slot, fd = self.domains[i]
+            for _, v in fd(st, env):
+                env[slot] = v
+                if self.prune[i] and not _passes(self.prune[i], st, env):
+                    continue
+                acc.append(v)
+                if i == last:
+                    t = tuple(acc)
+                    if t not in seen:
+                        seen.add(t)
+                        out.append(t)
+                else:
+                    rec(i + 1, acc)
                 acc.pop()
         rec(0, [])
         return out
@@ -288,7 +330,7 @@ class Game:
         for a in self.actions:
             if actions is not None and a.name not in actions:
                 continue
-            for params in a.instances(st):
+            for params in a.candidates(st):
                 try:
                     st2, shows = a.apply(st, params)
                 except Refused:
@@ -399,6 +441,16 @@ class Game:
             except Refused:
                 opts.pop(i)
         return None
+
+
+def _passes(checks, st, env) -> bool:
+    for f in checks:
+        try:
+            if not f(st, env):
+                return False
+        except EvalError:
+            return True
+    return True
 
 
 def _bool_check(cc: Compiler, stmts):

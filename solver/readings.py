@@ -244,8 +244,10 @@ def _explain(ga: Game, gb: Game, amb: Ambiguity, st, model, cases, minimal: bool
     amb.state_text = render_text(ga, st, highlight=set(amb.fields) or None)
     note = f"{amb.reading}: {amb.a} vs {amb.b}; move {amb.move}\n" \
            f"{amb.a}: {amb.under_a}\n{amb.b}: {amb.under_b}"
+    from .board import move_marks
     amb.svg = render_svg(ga, st, highlight=set(amb.fields) or None,
-                         title=f"{ga.name}: where {amb.reading} readings disagree", note=note)
+                         title=f"{ga.name}: where {amb.reading} readings disagree", note=note,
+                         marks=move_marks(ga, amb.move))
     amb.state_json = {f.name: to_json(f.type, v) for f, v in zip(ga.p.state, st)}
     return amb
 

@@ -299,7 +299,7 @@ def _block(t: Type, v, path: str, sty: _Pen) -> _Block:
 
 
 def render_svg(game, state, highlight: set[str] | None = None, title: str = "",
-               note: str = "") -> str:
+               note: str = "", marks=()) -> str:
     """Render the non-default (and the highlighted) fields of ``state`` as a standalone SVG.
 
     Each field is a ``<g class="field" data-field="name">``; stack boxes are ``rect.cell``, bag
@@ -317,7 +317,17 @@ def render_svg(game, state, highlight: set[str] | None = None, title: str = "",
         y += 20 + _GAP
     omitted = 0
     marked: list[str] = []
+    on_board: set[str] = set()
+    b = _board(game, state, highlight, marks)
+    if b is not None:
+        board_block, on_board = b
+        parts.append(_place(board_block, _MARGIN, y, ' class="board"'))
+        y += board_block.h + _GAP * 2
+        width = max(width, board_block.w + 2 * _MARGIN)
+        marked += sorted(on_board & set(highlight or ()))
     for name, t, v, hl in _fields(game, state, highlight):
+        if name in on_board:
+            continue
         if not hl and v == default(t):
             omitted += 1
             continue
@@ -349,3 +359,19 @@ def render_svg(game, state, highlight: set[str] | None = None, title: str = "",
             f'viewBox="0 0 {width} {height}" font-family="monospace" font-size="12">'
             f'<rect class="bg" x="0" y="0" width="{width}" height="{height}" fill="#ffffff"/>'
             + "".join(parts) + "</svg>\n")
+
+
+def _board(game, state, highlight, marks):
+    """The fields keyed by a square type, drawn as one board (see ``board``), or None."""
+    from . import board
+    key, lays = board.layers(game, state)
+    if key is None:
+        return None
+    names = [n for n, _, _ in lays]
+    hl = bool(set(names) & set(highlight or ()))
+    sty = _Pen.of(hl)
+    w, h, body = board.draw(key, lays, marks, hl)
+    head = _text("board: " + ", ".join(names), sty, "group", ' font-weight="bold"')
+    inner = _Block(w, h, body)
+    return _Block(max(head.w, w), head.h + 4 + h,
+                  head.body + [_place(inner, 0, head.h + 4)]), set(names)

@@ -146,3 +146,20 @@ def test_answer_all_lists_every_feasible_choice(backend, monkeypatch):
     out = solve({"game": "flood", "ask": "raisable", "board": board}, backend)
     # beside the two-square castle (0,0)-(1,0): (0,1), (1,1), (2,0) and the castle itself
     assert out == {"squares": [[0, 0], [0, 1], [1, 0], [1, 1], [2, 0]]}
+
+
+def test_symbolic_min_over_a_guarded_range(flood):
+    """`min t in v..3: t` with a symbolic v: the guarded elements before v must not leave the
+    empty default (0) in place once a later element's guard holds (a bug Torres' score track
+    found: the interpreter said 1, Z3 said 0)."""
+    from solver.types import IntT
+    fc = flood.expr("min t in v..3: t", {"v": IntT(0, 3)})[0]
+    fs = flood.expr("min t in v..3: t", {"v": IntT(0, 3)}, symbolic=True)[0]
+    fm = flood.expr("max t in 0..v where t < 2: t", {"v": IntT(0, 3)}, symbolic=True)[0]
+    gm = flood.expr("max t in 0..v where t < 2: t", {"v": IntT(0, 3)})[0]
+    v = z3.Int("v")
+    S = flood.initial()
+    for n in range(4):
+        for f, g in ((fs, fc), (fm, gm)):
+            got = z3.simplify(z3.substitute(dz.lift(f(S, v)), (v, z3.IntVal(n)))).as_long()
+            assert got == g(S, n), n

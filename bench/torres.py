@@ -1,0 +1,104 @@
+"""Torres puzzle figures for `make bench` (section `torres`): `destinations` and `best-turn` on
+mid-game boards taken from seeded 4-player playouts, both backends, median and p95.
+
+Boards are the position after a seeded random playout reaches phase 2 (round 2), so castles,
+knights and the king are where random play put them.  Every answer of the z3 backend is
+compared with the search backend's."""
+from __future__ import annotations
+
+import random
+import time
+
+from solver.codec import to_json
+from solver.game import load_game
+from solver.puzzles import solve
+
+GAME = "torres"
+TARGETS = {"destinations_ms": 5.0, "best_turn_s": 2.0}
+
+
+def boards(seed: int, n: int) -> list[dict]:
+    """``n`` mid-game positions (board JSON, the player to move, a knight of theirs)."""
+    g = load_game(GAME, (), (("players", 4),))
+    fi = g.field_index
+    out = []
+    i = 0
+    while len(out) < n and i < 10 * n:
+        rng = random.Random(f"{seed}-torres-{i}")
+        i += 1
+        st = g.initial()
+        for _ in range(2000):
+            if st[fi["phase"]] == 2 and st[fi["round"]] == 2:
+                break
+            moves = g.legal(st)
+            if not moves:
+                break
+            _, st, _ = rng.choice(moves)
+        else:
+            continue
+        t = {f.name: f.type for f in g.p.state}
+        height = to_json(__import__("solver.types", fromlist=["MapT"]).MapT(
+            g.p.types["Sq"], __import__("solver.types", fromlist=["IntT"]).IntT(0, 16)),
+            st[fi["height"]])
+        occ = to_json(t["occupant"], st[fi["occupant"]])
+        turn = st[fi["turn"]]
+        knights = [[x, y] for y, row in enumerate(occ) for x, o in enumerate(row) if o == turn]
+        if not knights:
+            continue
+        out.append({"board": {"w": 8, "h": 8, "height": height, "occupant": occ},
+                    "player": turn, "piece": knights[0],
+                    "knights": st[fi["knights_left"]][turn]})
+    return out
+
+
+def _timed(obj: dict, backend: str, reps: int = 1):
+    ts, ans = [], None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        ans = solve(obj, backend=backend)
+        ts.append(time.perf_counter() - t0)
+    return sorted(ts)[len(ts) // 2], ans
+
+
+def bench_torres(args, table, run_limited, median, p95, rnd) -> dict:
+    quick = args.quick
+    n = 5 if quick else 20
+    bs = boards(args.seed, n)
+    res: dict = {"boards": len(bs)}
+    solve({"game": GAME, "board": bs[0]["board"], "ask": "destinations",
+           "piece": bs[0]["piece"]})                                   # warm-up
+    for backend in args.backends:
+        ts, disagree = [], 0
+        for b in bs:
+            obj = {"game": GAME, "board": b["board"], "ask": "destinations", "piece": b["piece"]}
+            t, ans = _timed(obj, backend, 3 if backend == "search" else 1)
+            ts.append(t)
+            if backend == "z3" and ans != solve(obj, backend="search"):
+                disagree += 1
+        med = median(ts) * 1000
+        res[f"destinations_{backend}"] = {"median_ms": rnd(med), "p95_ms": rnd(p95(ts) * 1000),
+                                         "disagreements": disagree}
+        target = f"< {TARGETS['destinations_ms']:.0f}" if backend == "search" else None
+        ok = med < TARGETS["destinations_ms"] if backend == "search" else None
+        table.add("torres", f"destinations, {backend} ({len(bs)} mid-game boards)", med, "ms",
+                  target, ok, f"p95 {p95(ts) * 1000:.1f} ms" + (
+                      f"; {disagree} disagreements with search" if backend == "z3" else ""))
+    # best-turn: the search backend, a hard wall-clock limit per board.
+    wall = 20.0 if quick else 60.0
+    ts, timeouts = [], 0
+    for b in bs[: (2 if quick else 5)]:
+        obj = {"game": GAME, "board": b["board"], "ask": "best-turn", "player": b["player"],
+               "round": 2, "blocks": 2, "knights": min(1, b["knights"])}
+        t0 = time.perf_counter()
+        status, _ = run_limited(solve, (obj,), wall)
+        if status == "timeout":
+            timeouts += 1
+            ts.append(wall)
+        else:
+            ts.append(time.perf_counter() - t0)
+    med = median(ts)
+    res["best_turn_search"] = {"median_s": rnd(med, 2), "timeouts": timeouts, "wall_s": wall}
+    table.add("torres", f"best-turn, search ({len(ts)} boards, {wall:.0f} s limit)", med, "s",
+              f"< {TARGETS['best_turn_s']:.0f}", med < TARGETS["best_turn_s"],
+              f"{timeouts} over the limit (counted at the limit)")
+    return res

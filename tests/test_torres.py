@@ -1,0 +1,290 @@
+"""Torres: golden puzzles worked out by hand from the rulebook (both backends), the castle-gate
+readings and their smallest witnesses, the book's examples, and the interpreter against the Z3
+terms for every action on generated boards (a 3 x 3 board keeps the symbolic state small)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import golden, run_cli
+from solver.errors import InputError
+from solver.examples import run_examples
+from solver.game import load_game
+from solver.puzzles import solve
+from solver.types import finite
+
+GOLDEN = {name: (inp, exp) for name, inp, exp in golden("torres")}
+# best-turn searches every sequence of up to 5 actions: the search backend only (see README).
+Z3_GOLDEN = sorted(n for n, (inp, _) in GOLDEN.items() if inp["ask"] != "best-turn")
+
+
+def test_golden_set_covers_every_puzzle_and_reading():
+    asks = {inp["ask"] for inp, _ in GOLDEN.values()}
+    assert asks == {"destinations", "block-squares", "knight-squares", "round-score",
+                    "best-turn"}
+    readings = {v for inp, _ in GOLDEN.values() for v in inp.get("variants", [])}
+    assert readings == {"gate:free", "gate:around", "gate:blocked", "king_bonus:at_least"}
+
+
+@pytest.mark.parametrize("name", sorted(GOLDEN))
+def test_search_backend_matches_golden(name):
+    inp, exp = GOLDEN[name]
+    got = solve(inp, backend="search")
+    for k, v in exp.items():
+        assert got[k] == v, name
+
+
+@pytest.mark.parametrize("name", Z3_GOLDEN)
+def test_z3_backend_matches_golden(name):
+    inp, exp = GOLDEN[name]
+    got = solve(inp, backend="z3")
+    for k, v in exp.items():
+        assert got[k] == v, name
+
+
+def test_king_bonus_reading_changes_the_best_turn():
+    assert GOLDEN["best_turn_small"][1]["score"] == 9
+    assert GOLDEN["best_turn_at_least"][1]["score"] == 11
+
+
+def test_best_turn_steps_replay_to_the_score():
+    inp, exp = GOLDEN["best_turn_small"]
+    got = solve(inp)
+    assert got["score"] == exp["score"] and 1 <= len(got["actions"]) <= 5
+    # The steps are legal in order and cost at most 5 AP (a knight costs 2).
+    cost = sum(2 if s[0] == "add" else 1 for s in got["actions"])
+    assert cost <= 5
+
+
+def test_the_three_readings_on_the_translators_picture_differ():
+    """free ⊋ around ⊋ blocked on the picture the translator describes."""
+    free = set(map(tuple, GOLDEN["gate_free_picture"][1]["destinations"]))
+    around = set(map(tuple, GOLDEN["gate_around_picture"][1]["destinations"]))
+    blocked = set(map(tuple, GOLDEN["gate_blocked_picture"][1]["destinations"]))
+    assert blocked < around < free
+
+
+@pytest.mark.parametrize("bad, where", [
+    ({"piece": [1, 0]}, "puzzle.piece: the piece must be a knight"),
+    ({"piece": [8, 0]}, "puzzle.piece.x: 8 is outside 0..7"),
+    ({"variants": ["gate:sideways"]}, "reading 'gate' has no option 'sideways'"),
+])
+def test_malformed_puzzles_name_the_field(bad, where):
+    inp = {**GOLDEN["gate_free_picture"][0], **bad}
+    with pytest.raises(Exception) as e:
+        solve(inp)
+    assert where in str(e.value)
+
+
+def test_an_impossible_board_is_refused():
+    inp = json.loads(json.dumps(GOLDEN["gate_free_picture"][0]))
+    inp["board"]["occupant"][3][3] = "king"     # a second king
+    with pytest.raises(InputError, match="puzzle.board: a player has at most 6 knights"):
+        solve(inp)
+    inp = json.loads(json.dumps(GOLDEN["gate_free_picture"][0]))
+    inp["board"]["occupant"][3][3] = 7
+    with pytest.raises(InputError, match=r"board.occupant\[3\]\[3\]: unknown Occupant 7"):
+        solve(inp)
+
+
+def test_cli_solves_a_torres_puzzle(tmp_path):
+    inp, exp = GOLDEN["gate_around_picture"]
+    f = tmp_path / "p.json"
+    f.write_text(json.dumps(inp), encoding="utf-8")
+    r = run_cli("solve", str(f), "--json")
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout) == exp
+
+
+# ---- the book's examples -----------------------------------------------------------------------
+
+def test_book_examples_confirmed_or_contradicted_with_both_values():
+    res = {r.name: r for r in run_examples("torres")}
+    assert set(res) == {"castle_height", "castle_score", "royal_bonus", "royal_bonus_low"}
+    for name in ("castle_height", "castle_score", "royal_bonus"):
+        assert res[name].confirmed, name
+    low = res["royal_bonus_low"].as_json()
+    assert low["verdict"] == "contradicted"
+    bad = [o for o in low["checks"] if o["verdict"] == "contradicted"]
+    assert bad == [{"expect": "expect round_score(0, 2) == 26;", "verdict": "contradicted",
+                    "computed": 18, "book": 26, "note": bad[0]["note"]}]
+
+
+# ---- readings: the smallest boards where two gate readings disagree -------------------------
+
+@pytest.fixture(scope="module")
+def witnesses():
+    from solver.readings import find_ambiguities
+    g = load_game("torres", (), (("h", 2), ("players", 2), ("w", 3)))
+    return {(w.a, w.b): w for w in find_ambiguities(g, "gate", 60_000)}
+
+
+def test_each_pair_of_gate_readings_has_a_smallest_witness(witnesses):
+    assert set(witnesses) == {("free", "around"), ("free", "blocked"), ("around", "blocked")}
+    for (a, b), w in witnesses.items():
+        assert w.found and w.minimal, (a, b)
+        assert w.what == "legality" and w.move[0] == "move"
+        # Fewest blocks: one column under another piece is enough, except that around and
+        # blocked differ only when the path can go around: two columns.
+        assert w.size == (2 if (a, b) == ("around", "blocked") else 1)
+        assert "illegal (rule reach)" in (w.under_a + w.under_b)
+        assert w.svg.count('class="mark"') == 2 and 'class="path"' in w.svg
+
+
+def test_witness_replays_in_the_interpreter(witnesses):
+    from solver.codec import from_json
+    from solver.game import Move
+    from solver.evaluate import Refused
+    w = witnesses[("free", "around")]
+    outcomes = []
+    for opt in ("free", "around"):
+        g = load_game("torres", (f"gate:{opt}",), (("h", 2), ("players", 2), ("w", 3)))
+        stt = list(g.initial())
+        for k, v in w.state_json.items():
+            i = g.field_index[k]
+            stt[i] = from_json(g.p.state[i].type, v, k)
+        act = g.action("move")
+        m = Move("move", tuple(from_json(b.domain.elem, j, "m")
+                               for b, j in zip(act.ir.params, w.move[1:])))
+        try:
+            g.apply(tuple(stt), m)
+            outcomes.append("legal")
+        except Refused as r:
+            outcomes.append(r.rule)
+    assert outcomes == ["legal", "reach"]
+
+
+# ---- interpreter vs Z3 on every action --------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def small():
+    return load_game("torres", (), (("h", 3), ("players", 2), ("w", 3)))
+
+
+@pytest.fixture(scope="module")
+def sym_small(small):
+    from test_differential import Sym
+    return Sym(small)
+
+
+@st.composite
+def boards(draw, game):
+    """A board of a few columns and pieces, mid-phase (a 3 x 3 board has a single starting
+    castle, too few to play the set-up, so the state is generated field by field)."""
+    S = list(game.initial())
+    fi = game.field_index
+    sq = finite(game.p.types["Sq"])
+    heights = draw(st.lists(st.integers(0, 3), min_size=sq.size, max_size=sq.size))
+    occ = draw(st.lists(st.sampled_from([0, 0, 0, 1, 2, 3]), min_size=sq.size,
+                        max_size=sq.size))
+    S[fi["height"]] = tuple(heights)
+    S[fi["occupant"]] = tuple(occ)
+    S[fi["stage"]] = draw(st.sampled_from([2, 2, 2, 3, 0, 1]))
+    S[fi["ap"]] = draw(st.integers(0, 5))
+    S[fi["hand"]] = draw(st.integers(0, 3))
+    S[fi["taken"]] = draw(st.booleans())
+    S[fi["turn"]] = draw(st.integers(0, 1))
+    S[fi["phase"]] = draw(st.integers(1, 3))
+    S[fi["played"]] = draw(st.integers(0, 1))
+    S[fi["round"]] = draw(st.integers(1, 4))
+    S[fi["track"]] = tuple(draw(st.lists(st.integers(0, 40), min_size=2, max_size=2)))
+    S[fi["stacks"]] = tuple(tuple(draw(st.lists(st.integers(0, 2), min_size=3, max_size=3)))
+                            for _ in range(2))
+    S[fi["knights_left"]] = tuple(draw(st.lists(st.integers(0, 6), min_size=2, max_size=2)))
+    # Action cards in hand (ten kinds), so that every card's rules are compared too.
+    S[fi["cards"]] = tuple(tuple(draw(st.lists(st.sampled_from([0, 0, 1]), min_size=10,
+                                               max_size=10))) for _ in range(2))
+    S[fi["played_card"]] = draw(st.booleans())
+    S[fi["drawing"]] = draw(st.sampled_from([False, False, True]))
+    S[fi["bought"]] = draw(st.integers(0, 2))
+    return tuple(S)
+
+
+def test_symbolic_branches_cover_every_action(sym_small):
+    assert {b.action for b in sym_small.branches} == {a.name for a in sym_small.game.actions}
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_interpreter_and_z3_agree_on_generated_boards(sym_small, data):
+    from test_differential import compare
+    S = data.draw(boards(sym_small.game))
+    compare(sym_small, S)
+
+
+def test_interpreter_and_z3_agree_on_the_phase_end(sym_small):
+    """The last turn of phase 1 with knights on castles: end_turn evaluates (castle points,
+    the king's bonus, markers skipping occupied spaces) and hands the king to the last player."""
+    from test_differential import compare
+    g = sym_small.game
+    S = list(g.initial())
+    fi = g.field_index
+    sq = finite(g.p.types["Sq"]).index
+    h = [0] * 9
+    occ = [0] * 9
+    for (x, y), v in {(0, 0): 1, (1, 0): 2, (2, 0): 1, (2, 2): 1}.items():
+        h[sq[(x, y)]] = v
+    occ[sq[(1, 0)]] = 2          # player 0 at level 2
+    occ[sq[(0, 0)]] = 1          # the king
+    occ[sq[(2, 2)]] = 3          # player 1 at level 1, own castle
+    S[fi["height"]], S[fi["occupant"]] = tuple(h), tuple(occ)
+    S[fi["stage"]], S[fi["phase"]], S[fi["round"]], S[fi["played"]] = 2, 1, 4, 1
+    S[fi["turn"]], S[fi["taken"]], S[fi["track"]] = 1, True, (3, 0)
+    compare(sym_small, tuple(S))
+    from solver.game import Move
+    st2, _ = g.apply(tuple(S), Move("end_turn", ()))
+    # Player 0: 3 + area 3 x level 2 = 9; no bonus (level 2, not 1, in phase 1).  Player 1:
+    # 0 + area 1 x level 1 = 1.  Player 1 is last on the track and may move the king.
+    assert st2[fi["track"]] == (9, 1)
+    assert g.p.state[fi["stage"]].type.members[st2[fi["stage"]]] == "king_move"
+    assert st2[fi["turn"]] == 1
+
+
+# ---- whole games ------------------------------------------------------------------------------
+
+def test_play_is_deterministic_and_ends():
+    a = run_cli("play", "torres", "--players", "2", "--seed", "3", "--json")
+    b = run_cli("play", "torres", "--players", "2", "--seed", "3", "--json")
+    assert a.returncode == 0, a.stderr
+    out, again = json.loads(a.stdout), json.loads(b.stdout)
+    assert out["games"] == again["games"]
+    g = out["games"][0]
+    assert g["moves"] > 20 and len(g["scores"]) == 2 and g["winners"]
+
+
+# ---- advanced rules (an extension) --------------------------------------------------------------
+
+def test_advanced_rules_examples_and_a_game():
+    res = {r.name: r for r in run_examples("torres", ("torres-advanced",))}
+    assert res["castle_count_card"].confirmed and res["spacing_rule"].confirmed
+    g = load_game("torres", ("torres-advanced",), (("players", 3),))
+    fi = g.field_index
+    st0 = g.initial()
+    assert sum(st0[fi["height"]]) == 0 and st0[fi["founding"]] == 8
+    assert all(sum(c) == 10 for c in st0[fi["cards"]])      # ten cards each, no deck
+    assert sum(st0[fi["deck"]]) == 0
+
+
+def test_spacing_readings_differ_on_a_corner():
+    """Two starting blocks touching at a corner: allowed when 'one square diagonally' is the
+    distance, refused when an empty square must separate them diagonally too."""
+    from solver.game import Move
+    from solver.evaluate import Refused
+    out = []
+    for opt in ("apart", "gaps"):
+        g = load_game("torres", ("torres-advanced", f"spacing:{opt}"))
+        fi = g.field_index
+        S = list(g.initial())
+        S[fi["revealing"]] = False
+        sq = g.p.types["Sq"]
+        S = g.apply(tuple(S), Move("found", ((3, 3),)))[0]
+        try:
+            g.apply(S, Move("found", ((4, 4),)))
+            out.append("legal")
+        except Refused as r:
+            out.append(r.rule)
+        assert sq is not None
+    assert out == ["legal", "distance"]
