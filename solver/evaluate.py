@@ -645,12 +645,7 @@ class Compiler:
                 container[:i] + (value,) + container[i + 1:]
 
         if not sym:
-            def assign(st, env, ctx):
-                v = fv(st, env)
-                if bounds is not None and not fits(bounds, v, source):
-                    raise Refused("bounds", f"{target} would leave {bounds}", span)
-                return put(st, 0, v, st, env)
-            return assign
+            return _concrete_assign(fv, getters, bounds, source, target, span)
 
         def sassign(st, ctx):
             env = ctx.env
@@ -662,6 +657,75 @@ class Compiler:
                 v = truncate(bounds, v)
             return [(put(st, 0, v, st, env), ctx)]
         return sassign
+
+
+def _concrete_assign(fv, getters, bounds, source, target, span):
+    """The interpreter's assignment: one closure per level of the path, built once (the
+    playouts run millions of them), with the bounds check reduced to what the value's static
+    type does not already prove."""
+    if bounds is not None and _proved(bounds, source):
+        bounds = None
+    if isinstance(bounds, IntT):
+        lo, hi = bounds.lo, bounds.hi
+
+        def ok(v):
+            return lo <= v <= hi
+    elif bounds is not None:
+        def ok(v):
+            return fits(bounds, v, source)
+
+    def level(depth):
+        kind, a, _, _ = getters[depth]
+        last = depth + 1 == len(getters)
+        inner = None if last else level(depth + 1)
+        if kind == "field":
+            if last:
+                def set_field(c, value, st, env):
+                    out = list(c)
+                    out[a] = value
+                    return tuple(out)
+                return set_field
+
+            def in_field(c, value, st, env):
+                out = list(c)
+                out[a] = inner(c[a], value, st, env)
+                return tuple(out)
+            return in_field
+        if kind == "seq":
+            def in_seq(c, value, st, env):
+                i = a(st, env)
+                if not 0 <= i < len(c):
+                    raise EvalError(f"index {i} is outside a seq of length {len(c)}", span)
+                out = list(c)
+                out[i] = value if last else inner(c[i], value, st, env)
+                return tuple(out)
+            return in_seq
+        if last:
+            def set_key(c, value, st, env):
+                out = list(c)
+                out[a(st, env)] = value
+                return tuple(out)
+            return set_key
+
+        def in_key(c, value, st, env):
+            i = a(st, env)
+            out = list(c)
+            out[i] = inner(c[i], value, st, env)
+            return tuple(out)
+        return in_key
+
+    put = level(0)
+    if bounds is None:
+        def assign(st, env, ctx):
+            return put(st, fv(st, env), st, env)
+        return assign
+
+    def checked(st, env, ctx):
+        v = fv(st, env)
+        if not ok(v):
+            raise Refused("bounds", f"{target} would leave {bounds}", span)
+        return put(st, v, st, env)
+    return checked
 
 
 # ---- concrete quantifiers ----------------------------------------------------------------------
