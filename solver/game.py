@@ -79,6 +79,15 @@ class CompiledAction:
         self._fast_instances = _instances_fn(cc, a, self.seq_domain)
         self.draw_weights = _weights_fn(cc, a) if self.guard_check is None else None
 
+    def is_open(self, st) -> bool:
+        """Whether the hoisted requires hold in ``st`` (they read no parameter)."""
+        if self.never:
+            return False
+        for i, v in self.gates:
+            if st[i] != v:
+                return False
+        return self.residual is None or bool(self.residual(st, [None] * self.frame))
+
     @cached_property
     def sym(self):
         sc = self.game.symbolic
@@ -203,6 +212,7 @@ class Game:
         self._actor = self.concrete.expr(program.actor) if program.actor else None
         self._exprs: dict = {}
         self._openers: dict = {}
+        self._compiled: dict = {}
         gate = _gate(program.terminal) if program.terminal else None
         self._terminal_gate = gate
 
@@ -236,8 +246,25 @@ class Game:
         except Refused as r:
             raise EvalError(f"init fails its own rule {r.rule}: {r.message}", r.span) from None
 
+    def compiled(self, node, symbolic: bool = False):
+        """The closure of an IR expression (or a tuple of statements), compiled once per game:
+        the puzzle runner evaluates the same goal, objective and checks for every puzzle."""
+        key = (id(node), symbolic)
+        hit = self._compiled.get(key)
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        comp = self.symbolic if symbolic else self.concrete
+        fn = comp.stmts(node) if isinstance(node, tuple) else comp.expr(node)
+        self._compiled[key] = (node, fn)     # holds the node: its id is not reused meanwhile
+        return fn
+
     def run_stmts(self, stmts, frame: int, st, env=None):
-        run = self.concrete.stmts(tuple(stmts)) if stmts else (lambda s, e, c: s)
+        if not stmts:
+            run = lambda s, e, c: s  # noqa: E731
+        elif isinstance(stmts, tuple):
+            run = self.compiled(stmts)
+        else:
+            run = self.concrete.stmts(tuple(stmts))
         env = env if env is not None else [None] * (frame + 1)
         return run(st, env, [])
 
@@ -304,9 +331,20 @@ class Game:
         for a in self.actions:
             if actions is not None and a.name not in actions:
                 continue
-            for params in a.instances(st):
+            insts = a.instances(st)
+            # The hoisted requires lead the body: when they fail, every instance is refused.
+            if not insts or not a.is_open(st):
+                continue
+            pre, rest, domains, frame = a.guard_check, a.rest, a.domains, a.frame
+            for params in insts:
+                env = [None] * frame
+                for (slot, _), v in zip(domains, params):
+                    env[slot] = v
+                if pre is not None and not pre(st, env):
+                    continue
+                shows: list = []
                 try:
-                    st2, shows = a.apply(st, params)
+                    st2 = rest(st, env, shows)
                 except Refused:
                     continue
                 res.append((Move(a.name, params), st2, shows))
