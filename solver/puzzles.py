@@ -64,6 +64,8 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
     pname = obj.get(key, puzzles[0].name)
     if not isinstance(pname, str):
         raise InputError(f"{where}.{key}: expected a puzzle name")
+    # Puzzle names are rules-language names: `block-squares` asks for `block_squares`.
+    pname = pname if any(p.name == pname for p in puzzles) else pname.replace("-", "_")
     decl = next((p for p in puzzles if p.name == pname), None)
     if decl is None:
         raise InputError(f"{where}.{key}: {name} has no puzzle {pname!r} "
@@ -146,6 +148,8 @@ def _start(prep: Prepared, q: ir.Query, chosen=None):
 
 
 def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict:
+    if any(kind == "all" for _, kind in q.answers):
+        return _all_query(prep, q, backend, timeout_ms)
     if backend == "search":
         return _search_query(prep, q)
     if backend == "z3":
@@ -420,3 +424,88 @@ def replay(prep: Prepared, q: ir.Query, chosen, moves: list[Move]):
         raise Disagreement("the solver's moves do not reach the goal in the interpreter")
     value = game.compiled(q.maximize)(st, env) if q.maximize is not None else None
     return steps, value
+
+
+# ---- `answer x = all`: every choice for which the goal is reachable ----------------------------
+
+def _all_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict:
+    """The sorted JSON of every value of the query's `choose` for which a solution exists."""
+    if q.choose is None or not isinstance(q.choose.domain, ir.TypeDomain):
+        raise InputError("`answer ... = all` needs a `choose x in T` over a finite type")
+    et = q.choose.domain.elem
+    if backend == "search":
+        game = prep.game
+        goal = game.concrete.expr(q.goal)
+        within = game.concrete.expr(q.within)
+        actions = set(q.using) if q.using else None
+        found = []
+        choices = _choices(prep, q)
+        if _reads_slot(q.setup, q.choose.slot) or _reads_slot(q.within, q.choose.slot):
+            for c in choices:
+                st, env = _start(prep, q, c)
+                if _search_one(game, st, env, goal, None, within(st, env), actions) is not None:
+                    found.append(c)
+        else:
+            # The start does not depend on the choice: explore the runs once, then ask the
+            # goal of every state reached for each choice.
+            st, env = _start(prep, q, choices[0])
+            reached = _reachable(game, st, within(st, env), actions)
+            s1 = q.choose.slot + 1
+            for c in choices:
+                env[s1] = c
+                if any(goal(x, env) for x in reached):
+                    found.append(c)
+    elif backend == "z3":
+        found = _z3_all(prep, q, et, timeout_ms)
+        if found is None:
+            return {"found": "unknown", "steps": None, "best": None, "all": "unknown"}
+    else:
+        raise InputError(f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
+    out = sorted(to_json(et, c) for c in found)
+    return {"found": bool(found), "steps": None, "best": None, "all": out}
+
+
+def _reads_slot(node, slot: int) -> bool:
+    return any(isinstance(n, ir.Local) and n.slot == slot for n in nodes(node))
+
+
+def _reachable(game: Game, st0, depth: int, actions) -> list:
+    """Every state reachable in at most ``depth`` moves (the start included), each once."""
+    seen = {st0}
+    layer = [st0]
+    for _ in range(depth):
+        nxt = []
+        for st in layer:
+            for _, st2, _ in game.legal(st, actions):
+                if st2 not in seen:
+                    seen.add(st2)
+                    nxt.append(st2)
+        layer = nxt
+    return list(seen)
+
+
+def _z3_all(prep: Prepared, q: ir.Query, et, timeout_ms: int):
+    """Enumerate the feasible choices with z3, blocking each one found; every one is replayed
+    in the interpreter before it is reported."""
+    game = prep.game
+    fresh = dz.Fresh("choose_")
+    chosen = fresh.value(et, q.choose.name)
+    st0, env = _start_sym(prep, q, chosen)
+    depth = game.concrete.expr(q.within)(*_start(prep, q, _choices(prep, q)[0]))
+    u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET)
+    fgoal = game.symbolic.expr(q.goal)
+    goal = u.final(lambda st: fgoal(st, env), None)
+    s = make_solver(timeout_ms)
+    s.add(*fresh.constraints, *u.constraints, dz.lift(goal))
+    found = []
+    try:
+        while check(s):
+            model = s.model()
+            c = dz.concretize(et, chosen, model)
+            moves = read_moves(game, u, model)
+            replay(prep, q, c, moves)   # raises Disagreement if the interpreter refuses
+            found.append(c)
+            s.add(dz.not_(dz.lift(dz.eq(et, chosen, c))))
+    except Unknown:
+        return None
+    return found
