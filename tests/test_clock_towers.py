@@ -344,3 +344,21 @@ def test_bound_needs_an_objective(tmp_path):
     r = run_cli("check", str(p))
     assert r.returncode == 2
     assert f"{p}:8:5: `bound:` bounds the objective: it needs `maximize:`" in r.stderr
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_bound_on_positions_of_real_games(seed):
+    """Mid-game positions (towers with animals, a ready tower, a bare one...): the plan's optimum
+    over 3 turns is the same with the bound and without it."""
+    import dataclasses
+    import sys
+    sys.path.insert(0, str(ROOT / "bench"))
+    from clock_towers import positions
+
+    from solver.puzzles import prepare, run_query
+    pos = positions(seed, 1)[0]
+    prep = prepare({"game": CT, "ask": "plan", "turns": 3, **pos})
+    q = prep.puzzle.queries[0]
+    a = run_query(prep, q, "search", 1000)
+    b = run_query(prep, dataclasses.replace(q, bound=None), "search", 1000)
+    assert a["best"] == b["best"]
