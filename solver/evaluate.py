@@ -11,6 +11,7 @@ previous state in a transition property, slot ``s`` is ``env[s + 1]``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Callable, assert_never
 
 import z3
@@ -224,6 +225,14 @@ class Compiler:
         kt = ct.key if isinstance(ct, MapT) else ct.elem
         fk = self._key(kt, self.expr(e.key))
         if not self.symbolic:
+            c, k = e.coll, e.key
+            if isinstance(c, ir.Field) and isinstance(c.record, ir.StateRef) and not c.record.old:
+                # A state field indexed (the interpreter's commonest lookup): no inner calls.
+                i = c.index
+                if isinstance(k, ir.Local) and _own_ordinal(kt):
+                    s1 = k.slot + 1
+                    return lambda st, env: st[i][env[s1]]
+                return lambda st, env: st[i][fk(st, env)]
             return lambda st, env: fc(st, env)[fk(st, env)]
         vt = e.type
         return lambda st, env: dz.select(vt, fc(st, env), fk(st, env))
@@ -256,6 +265,11 @@ class Compiler:
         if isinstance(lt, BagT):
             return self._bag_binary(op, fa, fb, lt)
         if op in ("==", "!="):
+            if not sym and isinstance(e.right, ir.Const) and isinstance(lt, (IntT, BoolT, EnumT)):
+                v = e.right.value     # a comparison with a constant: one call less
+                if op == "==":
+                    return lambda st, env: fa(st, env) == v
+                return lambda st, env: fa(st, env) != v
             if isinstance(lt, (IntT, BoolT, EnumT)) or not sym:
                 if op == "==":
                     return lambda st, env: fa(st, env) == fb(st, env)
@@ -499,8 +513,9 @@ class Compiler:
                     return lambda st, env: seq_items(fc(st, env))
                 values = finite(ct.elem).values
                 if not self.symbolic:
-                    return lambda st, env: [(True, values[i]) for i, n in enumerate(fc(st, env))
-                                            if n]
+                    # A member per nonzero count (or true flag), picked at C speed.
+                    pairs = tuple((True, v) for v in values)
+                    return lambda st, env: list(compress(pairs, fc(st, env)))
 
                 def coll(st, env):
                     out = []
@@ -690,6 +705,11 @@ class Compiler:
         return sassign
 
 
+def _own_ordinal(kt: Type) -> bool:
+    """Whether a key's value is its ordinal (`Compiler._key` passes it through)."""
+    return isinstance(kt, EnumT) or (isinstance(kt, IntT) and kt.lo == 0)
+
+
 def _concrete_assign(fv, getters, bounds, source, target, span):
     """The interpreter's assignment: one closure per level of the path, built once (the
     playouts run millions of them), with the bounds check reduced to what the value's static
@@ -701,6 +721,11 @@ def _concrete_assign(fv, getters, bounds, source, target, span):
 
         def ok(v):
             return lo <= v <= hi
+    elif isinstance(bounds, BagT):
+        most = bounds.most
+
+        def ok(v):
+            return not v or (min(v) >= 0 and max(v) <= most)
     elif bounds is not None:
         def ok(v):
             return fits(bounds, v, source)

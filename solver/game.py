@@ -78,6 +78,7 @@ class CompiledAction:
         self.residual = _bool_check(cc, residual)
         self._fast_instances = _instances_fn(cc, a, self.seq_domain)
         self.draw_weights = _weights_fn(cc, a) if self.guard_check is None else None
+        self.slot0 = self.domains[0][0] if len(self.domains) == 1 else None
 
     def is_open(self, st) -> bool:
         """Whether the hoisted requires hold in ``st`` (they read no parameter)."""
@@ -360,17 +361,17 @@ class Game:
         (final state, number of moves)."""
         st = self.initial()
         n = 0
-        chance_actions = [a for a in self.actions if a.chance]
-        player_actions = [a for a in self.actions if not a.chance]
-        while not self.is_terminal(st):
+        chance = self._opener([a for a in self.actions if a.chance])
+        players = self._opener([a for a in self.actions if not a.chance])
+        is_terminal, draw = self.is_terminal, self._draw
+        while not is_terminal(st):
             if n >= max_steps:
                 raise EvalError(f"no end after {max_steps} moves")
-            picked = self._pick(st, rng, chance_actions, True) or \
-                self._pick(st, rng, player_actions, False)
+            picked = draw(st, rng, chance, True) or draw(st, rng, players, False)
             if picked is None:
                 raise EvalError("no legal move in a state that is not terminal "
                                 f"(after {n} moves)")
-            st = picked[1]
+            st = picked[2]
             n += 1
         return st, n
 
@@ -381,10 +382,10 @@ class Game:
             op = self._openers[key] = _Opener(key)
         return op
 
-    def _enabled(self, st, actions):
+    def _enabled(self, st, opener: "_Opener"):
         """Candidates that pass their action's guard prefix: (action, params, weight)."""
         out = []
-        for a in self._opener(actions)(st):
+        for a in opener(st):
             pre = a.guard_check
             if a.draw_weights is not None:
                 # Drawn from a bag with its counts as weights: the weights are the counts.
@@ -409,50 +410,51 @@ class Game:
 
     def _pick(self, st, rng: random.Random, actions, weighted: bool):
         """Pick a legal move at random among ``actions``; None when there is none."""
-        if not weighted:
-            return self._pick_uniform(st, rng, actions)
-        opts = self._enabled(st, actions)
-        while opts:
-            if weighted:
-                i = rng.choices(range(len(opts)), weights=[w for _, _, w in opts])[0]
-            else:
-                i = rng.randrange(len(opts))
-            a, params, _ = opts[i]
-            st2 = _run_rest(a, st, params)
-            if st2 is not None:
-                return Move(a.name, params), st2
-            opts.pop(i)
-        return None
+        picked = self._draw(st, rng, self._opener(actions), weighted)
+        return None if picked is None else (Move(picked[0].name, picked[1]), picked[2])
 
-    def _pick_uniform(self, st, rng: random.Random, actions):
-        """A uniformly random legal move, by rejection: draw a candidate among those left, drop
-        it if refused, draw again.  Every legal move is equally likely, as with enumerating
-        them first, and far fewer guards are evaluated."""
-        opener = self._opener(actions)
-        if opener.weighted:
-            return self._pick_weighted_fallback(st, rng, actions)
+    def _draw(self, st, rng: random.Random, opener: "_Opener", weighted: bool):
+        """``(action, params, successor)`` of a random legal move, or None.  Weighted: by the
+        actions' weights.  Otherwise uniformly, by rejection: draw a candidate among those
+        left, drop it if refused, draw again.  Every legal move is equally likely, as with
+        enumerating them first, and far fewer guards are evaluated."""
+        if opener.field is not None and st[opener.field] not in opener.table:
+            return None     # no action can be open in this phase
+        if weighted or opener.weighted:
+            opts = self._enabled(st, opener)
+            while opts:
+                if weighted:
+                    i = rng.choices(range(len(opts)), weights=[w for _, _, w in opts])[0]
+                else:
+                    i = rng.randrange(len(opts))
+                a, params, _ = opts[i]
+                st2 = _run_rest(a, st, params)
+                if st2 is not None:
+                    return a, params, st2
+                opts.pop(i)
+            return None
         cands = []
         for a in opener(st):
             cands.extend([(a, params) for params in a.instances(st)])
-        while cands:
-            i = rng.randrange(len(cands))
+        n = len(cands)
+        while n:
+            i = rng.randrange(n)
             a, params = cands[i]
-            cands[i] = cands[-1]
-            cands.pop()
-            st2 = _run_rest(a, st, params)
-            if st2 is not None:
-                return Move(a.name, params), st2
-        return None
-
-    def _pick_weighted_fallback(self, st, rng, actions):
-        opts = self._enabled(st, actions)
-        while opts:
-            i = rng.randrange(len(opts))
-            a, params, _ = opts[i]
-            st2 = _run_rest(a, st, params)
-            if st2 is not None:
-                return Move(a.name, params), st2
-            opts.pop(i)
+            n -= 1
+            cands[i] = cands[n]
+            env = [None] * a.frame
+            if a.slot0 is not None:
+                env[a.slot0] = params[0]
+            else:
+                for (slot, _), v in zip(a.domains, params):
+                    env[slot] = v
+            pre = a.guard_check
+            if pre is not None and not pre(st, env):
+                continue
+            try:
+                return a, params, a.rest(st, env, None)     # nothing shown: no rendering
+            except Refused:
+                continue
         return None
 
 
