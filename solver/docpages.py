@@ -156,12 +156,27 @@ def _calls(node) -> list[str]:
 
 # ---- a game page --------------------------------------------------------------------------
 
+def page_game(name: str) -> Game:
+    """The game a page shows.  An expansion's page (tours-de-pouvoir) shows its base game with
+    it, under the expansion's own name and title: its targets must not clash with the base
+    page's, and its witnesses are replayed by loading it, expansion included."""
+    import copy
+    import dataclasses
+    g = load_game(name)
+    if g.name == name:
+        return g
+    g = copy.copy(g)          # a copy: `load_game` results are shared
+    g.name = name
+    g.p = dataclasses.replace(g.p, title=g.checker.files[-1].title)
+    return g
+
+
 def game_page(name: str, witness_dir: Path, proof_dir: Path) -> Page:
     """The page of one game: set-up, turn structure, rules, examples, readings, invariants."""
     from .check import find_spec
     from .examples import run_examples
     from .render import render_svg
-    g = load_game(name)
+    g = page_game(name)
     page = Page("")
     page.depends.update(str(Path(find_spec(Path(f).stem)).resolve()) for f in g.p.files)
     src = _sources(g)

@@ -394,6 +394,7 @@ class Example:
     params: tuple[tuple[str, int], ...]
     doc: Doc
     span: Span
+    readings: tuple[tuple[str, str], ...] = ()   # `with reading = option`
 
 
 @dataclass(frozen=True)
