@@ -9,6 +9,8 @@ Sections (run all by default, or pick some with --only a,b):
   playouts     seeded full random playouts per second, per game and player count
   puzzles      build-puzzle solve time per backend (search, z3) on a seeded set of puzzles cut
                from mid-game states; both backends must agree
+  clock        Clock Towers' puzzles (plan over 6 turns, legal-plays, score) on positions cut
+               from seeded games, per backend; both backends must agree (bench/clock_towers.py)
   prove        (only with --prove) proof time of each invariant, one `prove(only=NAME)` each
   ambiguities  (only with --ambiguities) time of `find_ambiguities` per reading
 
@@ -44,8 +46,11 @@ from solver.codec import to_json  # noqa: E402
 from solver.game import Game, load_game  # noqa: E402
 from solver.resources import spec_dir  # noqa: E402
 
+from clock_towers import bench_clock  # noqa: E402  (bench/clock_towers.py)
+
 GAME = "les-5-tours"
-SECTIONS = ("compile", "legal", "playouts", "puzzles", "torres", "prove", "ambiguities")
+SECTIONS = ("compile", "legal", "playouts", "puzzles", "clock", "torres", "prove",
+            "ambiguities")
 OPTIONAL = ("prove", "ambiguities")
 BUCKETS = (("1-2", 1, 2), ("3-4", 3, 4), ("5", 5, 5))
 ANSWER_KEYS = ("feasible", "best_score", "max_take")
@@ -196,6 +201,72 @@ def run_limited(fn, args: tuple, wall_s: float):
     return res
 
 
+class Worker:
+    """One forked child that runs calls one after another, as a batch file runs its puzzles in
+    one process, with the same hard wall-clock limit per call as `run_limited`: a call over
+    the limit kills the child, and the next call forks a fresh one.  Without fork (not Linux),
+    calls run in-process."""
+
+    def __init__(self):
+        import multiprocessing as mp
+        try:
+            self.ctx = mp.get_context("fork")
+        except ValueError:
+            self.ctx = None
+        self.proc = None
+
+    def _start(self):
+        recv_req, send_req = self.ctx.Pipe(duplex=False)
+        recv_res, send_res = self.ctx.Pipe(duplex=False)
+
+        def serve():
+            while True:
+                try:
+                    msg = recv_req.recv()
+                except EOFError:
+                    return
+                if msg is None:
+                    return
+                fn, args = msg
+                try:
+                    send_res.send(("ok", fn(*args)))
+                except BaseException:
+                    send_res.send(("error", traceback.format_exc(limit=3)))
+
+        self.proc = self.ctx.Process(target=serve, daemon=True)
+        self.proc.start()
+        recv_req.close()
+        send_res.close()
+        self.send, self.recv = send_req, recv_res
+
+    def call(self, fn, args: tuple, wall_s: float):
+        if self.ctx is None:
+            try:
+                return "ok", fn(*args)
+            except Exception:
+                return "error", traceback.format_exc(limit=3)
+        if self.proc is None or not self.proc.is_alive():
+            self._start()
+        self.send.send((fn, args))
+        if self.recv.poll(wall_s):
+            try:
+                return self.recv.recv()
+            except EOFError:
+                self.close()
+                return "error", "worker exited"
+        self.close()
+        return "timeout", None
+
+    def close(self):
+        if self.proc is not None:
+            if self.proc.is_alive():
+                self.proc.kill()
+            self.proc.join()
+            self.send.close()
+            self.recv.close()
+            self.proc = None
+
+
 # ---- specs and games -----------------------------------------------------------------------
 
 def specs() -> list[dict]:
@@ -338,22 +409,24 @@ def bench_legal(args, table: Table) -> dict:
         log(f"legal {players}p: {len(states)} states sampled from {pool} of {n_play} playouts")
         n_moves = sum(len(game.legal(st)) for st in states)     # warm-up and count
         n_cands = sum(len(game.moves(st)) for st in states)
-        t_legal, t_moves = [], []
+        t_legal, t_moves, c_legal = [], [], []
         for _ in range(reps):
-            t0 = now()
+            t0, c0 = now(), time.process_time()
             for st in states:
                 game.legal(st)
             t_legal.append(now() - t0)
+            c_legal.append(time.process_time() - c0)
             t0 = now()
             for st in states:
                 game.moves(st)
             t_moves.append(now() - t0)
-        tl, tm = median(t_legal), median(t_moves)
+        tl, tm, cl = median(t_legal), median(t_moves), median(c_legal)
         row = {"states": len(states), "from_playouts": n_play, "states_in_playouts": pool,
                "legal_moves": n_moves, "moves_per_state": rnd(n_moves / len(states), 2),
                "legal_seconds": rnd(tl, 4), "legal_lists_per_s": rnd(len(states) / tl, 1),
                "legal_moves_per_s": rnd(n_moves / tl, 1),
                "us_per_legal_call": rnd(tl / len(states) * 1e6, 1),
+               "legal_lists_per_cpu_s": rnd(len(states) / max(cl, 1e-9), 1),
                "candidates": n_cands, "moves_seconds": rnd(tm, 4),
                "moves_lists_per_s": rnd(len(states) / tm, 1),
                "trajectory_matches_playout": matches,
@@ -363,7 +436,8 @@ def bench_legal(args, table: Table) -> dict:
         table.add(sec, f"{players}p Game.legal: states sampled", len(states), "states",
                   note=f"{row['moves_per_state']} legal moves per state on average")
         table.add(sec, f"{players}p Game.legal: legal-move lists", len(states) / tl, "lists/s",
-                  note=f"{row['us_per_legal_call']} us per call")
+                  note=f"{row['us_per_legal_call']} us per call; "
+                       f"{row['legal_lists_per_cpu_s']:,.0f} lists per CPU second")
         table.add(sec, f"{players}p Game.legal: legal moves", n_moves / tl, "moves/s")
         table.add(sec, f"{players}p Game.moves (legal + refused)", len(states) / tm, "lists/s",
                   note=f"{n_cands / len(states):.1f} candidates per state")
@@ -479,6 +553,12 @@ def make_puzzles(seed: int, n: int) -> list[dict]:
     return out
 
 
+def _warm_up_puzzle(players: int) -> dict:
+    """A small fixed puzzle for the warm-up, not one of the timed ones."""
+    return {"game": GAME, "players": players, "towers": {"sand": [10, 6]},
+            "hand": [["sand", 3]], "market": [["tree", 4], ["sand", 2]]}
+
+
 def _answers(a: dict) -> dict:
     return {k: a.get(k) for k in ANSWER_KEYS}
 
@@ -517,12 +597,15 @@ def bench_puzzles(args, table: Table) -> dict:
     for m in invalid:
         log(f"  puzzle {m['id']} rejected: {m['error']}")
     from solver.puzzles import solve
-    # Warm-up, untimed: compile each player count's game (load_game caches it) and the
-    # symbolic actions (cached on the game; forked z3 children inherit them).
+    # Warm-up, untimed: compile each player count's game (load_game caches it), the symbolic
+    # actions and the puzzle's queries (cached on the game), and let z3 set itself up, as the
+    # first puzzle of a batch file does.  The z3 worker is forked after this and inherits it.
     for players in sorted({p["meta"]["players"] for p in puzzles}):
         solve({"game": GAME, "players": players}, backend="search")
         for a in game_for(GAME, (), players).actions:
             a.sym
+        if "z3" in args.backends:
+            solve(_warm_up_puzzle(players), backend="z3")
     rows = {p["meta"]["id"]: {**p["meta"], "answers": {}, "ms": {}} for p in puzzles}
     errors = 0
 
@@ -549,10 +632,12 @@ def bench_puzzles(args, table: Table) -> dict:
         log(f"puzzles search: {len(search_rows)} solved, median "
             f"{median([r['ms'] for r in search_rows]) or 0:.1f} ms")
 
-    # Z3, one forked child per puzzle with a hard wall-clock limit.
+    # Z3, in a forked worker that solves the puzzles one after another (a batch file), with a
+    # hard wall-clock limit per puzzle (over it, the worker is killed and a new one forked).
     tmo = int(args.sizes["z3_timeout_s"] * 1000)
     wall = args.sizes["z3_wall_s"]
     z3_rows, unknown, timeouts = [], 0, 0
+    worker = Worker()
     for p in puzzles[:n_z3]:
         m = p["meta"]
         if not m["valid"]:
@@ -560,7 +645,7 @@ def bench_puzzles(args, table: Table) -> dict:
         log(f"puzzles z3: puzzle {m['id']} ({m['players']}p, hand {m['hand']}, market "
             f"{m['market']}), limit {wall:.0f} s")
         t0 = now()
-        status, val = run_limited(_solve_timed, (p["puzzle"], "z3", tmo), wall)
+        status, val = worker.call(_solve_timed, (p["puzzle"], "z3", tmo), wall)
         if status == "ok":
             secs, ans, cpu = val
             if any(v == "unknown" for v in ans.values()):
@@ -580,6 +665,8 @@ def bench_puzzles(args, table: Table) -> dict:
             rows[m["id"]]["answers"]["z3"] = "error: " + val.strip().splitlines()[-1]
             log(f"  z3 puzzle {m['id']} failed:\n{val}")
         log(f"  -> {status} in {now() - t0:.1f} s")
+
+    worker.close()
 
     # Agreement on the answers both backends know.
     compared, disagreements = 0, []
@@ -791,7 +878,7 @@ def main(argv=None) -> int:
     results: dict = {"meta": meta(args), "targets": TARGETS, "sizes": args.sizes}
     runners = {"compile": bench_compile, "legal": bench_legal, "playouts": bench_playouts,
                "puzzles": bench_puzzles, "prove": bench_prove, "ambiguities": bench_ambiguities,
-               "torres": _bench_torres}
+               "clock": bench_clock, "torres": _bench_torres}
     t_start = now()
     for s in args.sections:
         log(f"== {s}")

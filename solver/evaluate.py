@@ -11,6 +11,7 @@ previous state in a transition property, slot ``s`` is ``env[s + 1]``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Callable, assert_never
 
 import z3
@@ -224,6 +225,14 @@ class Compiler:
         kt = ct.key if isinstance(ct, MapT) else ct.elem
         fk = self._key(kt, self.expr(e.key))
         if not self.symbolic:
+            c, k = e.coll, e.key
+            if isinstance(c, ir.Field) and isinstance(c.record, ir.StateRef) and not c.record.old:
+                # A state field indexed (the interpreter's commonest lookup): no inner calls.
+                i = c.index
+                if isinstance(k, ir.Local) and _own_ordinal(kt):
+                    s1 = k.slot + 1
+                    return lambda st, env: st[i][env[s1]]
+                return lambda st, env: st[i][fk(st, env)]
             return lambda st, env: fc(st, env)[fk(st, env)]
         vt = e.type
         return lambda st, env: dz.select(vt, fc(st, env), fk(st, env))
@@ -256,6 +265,11 @@ class Compiler:
         if isinstance(lt, BagT):
             return self._bag_binary(op, fa, fb, lt)
         if op in ("==", "!="):
+            if not sym and isinstance(e.right, ir.Const) and isinstance(lt, (IntT, BoolT, EnumT)):
+                v = e.right.value     # a comparison with a constant: one call less
+                if op == "==":
+                    return lambda st, env: fa(st, env) == v
+                return lambda st, env: fa(st, env) != v
             if isinstance(lt, (IntT, BoolT, EnumT)) or not sym:
                 if op == "==":
                     return lambda st, env: fa(st, env) == fb(st, env)
@@ -499,8 +513,9 @@ class Compiler:
                     return lambda st, env: seq_items(fc(st, env))
                 values = finite(ct.elem).values
                 if not self.symbolic:
-                    return lambda st, env: [(True, values[i]) for i, n in enumerate(fc(st, env))
-                                            if n]
+                    # A member per nonzero count (or true flag), picked at C speed.
+                    pairs = tuple((True, v) for v in values)
+                    return lambda st, env: list(compress(pairs, fc(st, env)))
 
                 def coll(st, env):
                     out = []
@@ -680,12 +695,7 @@ class Compiler:
                 container[:i] + (value,) + container[i + 1:]
 
         if not sym:
-            def assign(st, env, ctx):
-                v = fv(st, env)
-                if bounds is not None and not fits(bounds, v, source):
-                    raise Refused("bounds", f"{target} would leave {bounds}", span)
-                return put(st, 0, v, st, env)
-            return assign
+            return _concrete_assign(fv, getters, bounds, source, target, span)
 
         def sassign(st, ctx):
             env = ctx.env
@@ -697,6 +707,85 @@ class Compiler:
                 v = truncate(bounds, v)
             return [(put(st, 0, v, st, env), ctx)]
         return sassign
+
+
+def _own_ordinal(kt: Type) -> bool:
+    """Whether a key's value is its ordinal (`Compiler._key` passes it through)."""
+    return isinstance(kt, EnumT) or (isinstance(kt, IntT) and kt.lo == 0)
+
+
+def _concrete_assign(fv, getters, bounds, source, target, span):
+    """The interpreter's assignment: one closure per level of the path, built once (the
+    playouts run millions of them), with the bounds check reduced to what the value's static
+    type does not already prove."""
+    if bounds is not None and _proved(bounds, source):
+        bounds = None
+    if isinstance(bounds, IntT):
+        lo, hi = bounds.lo, bounds.hi
+
+        def ok(v):
+            return lo <= v <= hi
+    elif isinstance(bounds, BagT):
+        most = bounds.most
+
+        def ok(v):
+            return not v or (min(v) >= 0 and max(v) <= most)
+    elif bounds is not None:
+        def ok(v):
+            return fits(bounds, v, source)
+
+    def level(depth):
+        kind, a, _, _ = getters[depth]
+        last = depth + 1 == len(getters)
+        inner = None if last else level(depth + 1)
+        if kind == "field":
+            if last:
+                def set_field(c, value, st, env):
+                    out = list(c)
+                    out[a] = value
+                    return tuple(out)
+                return set_field
+
+            def in_field(c, value, st, env):
+                out = list(c)
+                out[a] = inner(c[a], value, st, env)
+                return tuple(out)
+            return in_field
+        if kind == "seq":
+            def in_seq(c, value, st, env):
+                i = a(st, env)
+                if not 0 <= i < len(c):
+                    raise EvalError(f"index {i} is outside a seq of length {len(c)}", span)
+                out = list(c)
+                out[i] = value if last else inner(c[i], value, st, env)
+                return tuple(out)
+            return in_seq
+        if last:
+            def set_key(c, value, st, env):
+                out = list(c)
+                out[a(st, env)] = value
+                return tuple(out)
+            return set_key
+
+        def in_key(c, value, st, env):
+            i = a(st, env)
+            out = list(c)
+            out[i] = inner(c[i], value, st, env)
+            return tuple(out)
+        return in_key
+
+    put = level(0)
+    if bounds is None:
+        def assign(st, env, ctx):
+            return put(st, fv(st, env), st, env)
+        return assign
+
+    def checked(st, env, ctx):
+        v = fv(st, env)
+        if not ok(v):
+            raise Refused("bounds", f"{target} would leave {bounds}", span)
+        return put(st, v, st, env)
+    return checked
 
 
 # ---- concrete quantifiers ----------------------------------------------------------------------

@@ -394,6 +394,7 @@ class Example:
     params: tuple[tuple[str, int], ...]
     doc: Doc
     span: Span
+    readings: tuple[tuple[str, str], ...] = ()   # `with reading = option`
 
 
 @dataclass(frozen=True)
@@ -426,9 +427,11 @@ class Query:
     goal: Expr
     maximize: Expr | None
     within: Expr
-    answers: tuple[tuple[str, str], ...]  # (json key, found|steps|best)
+    answers: tuple[tuple[str, str], ...]  # (json key, found|steps|best|legal|illegal)
     using: tuple[str, ...]  # the actions a solution may use (all when empty)
     span: Span
+    # An upper bound of the objective over every run from a state (branch and bound).
+    bound: Expr | None = None
 
 
 @dataclass(frozen=True)

@@ -14,11 +14,12 @@ import z3
 from . import domains as dz
 from . import ir
 from .codec import from_json, to_json
-from .errors import InputError, RulebookError
+from .errors import EvalError, InputError, RulebookError
 from .evaluate import Refused
 from .game import Game, Move, load_game
 from .irwalk import nodes
-from .symbolic import Unknown, check, make_solver, read_moves, unroll
+from .symbolic import (Unknown, check, encode_runs, explore, make_solver, read_moves, read_run,
+                       unroll)
 from .types import BagT, IntT
 
 BACKENDS = ("search", "z3")
@@ -26,6 +27,11 @@ DEFAULT_BACKEND = "search"
 # Unrolling keeps up to this many concrete successor states apart per step before merging
 # them into symbolic ones (see `symbolic.unroll`).
 EXACT_BUDGET = 256
+# From a wholly concrete start, the states within the bound are listed one by one up to this
+# many (see `symbolic.explore`); past it the layered unrolling above takes over.  The same
+# number: the explicit states serve exactly where the unrolling would keep every state apart,
+# and a larger space is left to its symbolic merging, not enumerated first.
+EXPLICIT_BUDGET = EXACT_BUDGET
 
 
 class Disagreement(RulebookError):
@@ -75,8 +81,13 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
     params = []
     for inp in decl.inputs:
         if inp.is_param:
-            v = from_json(inp.type, obj[inp.name], f"{where}.{inp.name}") if inp.name in obj \
-                else base.p.param_values[inp.name]
+            if inp.name in obj:
+                v = from_json(inp.type, obj[inp.name], f"{where}.{inp.name}")
+            elif isinstance(inp.default, ir.Const):
+                # The puzzle's own default for the parameter (`input players: 1..5 = 1`).
+                v = inp.default.value
+            else:
+                v = base.p.param_values[inp.name]
             params.append((inp.name, v))
     game = load_game(name, tuple(variants), tuple(params))
     decl = next(p for p in game.p.puzzles if p.name == pname)
@@ -88,7 +99,7 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
             env[inp.slot + 1] = from_json(inp.type, obj[inp.name], f"{where}.{inp.name}")
             present.add(inp.name)
         elif inp.default is not None:
-            env[inp.slot + 1] = game.concrete.expr(inp.default)(st0, env)
+            env[inp.slot + 1] = game.compiled(inp.default)(st0, env)
         else:
             raise InputError(f"{where}.{inp.name}: required")
         for c in inp.checks:
@@ -99,7 +110,7 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
 
 
 def _run_check(game: Game, c: ir.Check, st, env, where: str) -> None:
-    if game.concrete.expr(c.expr)(st, env):
+    if game.compiled(c.expr)(st, env):
         return
     detail = ""
     e = c.expr
@@ -143,14 +154,34 @@ def _start(prep: Prepared, q: ir.Query, chosen=None):
     return st, env
 
 
+LISTING = ("legal", "illegal")
+
+
 def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict:
+    if backend not in BACKENDS:
+        raise InputError(f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
     if any(kind == "all" for _, kind in q.answers):
         return _all_query(prep, q, backend, timeout_ms)
+    kinds = {k for _, k in q.answers}
+    res: dict = {}
+    if kinds & set(LISTING):
+        res.update(_listing(prep, q, backend, timeout_ms))
+    if not kinds or kinds - set(LISTING):
+        if backend == "search":
+            res.update(_search_query(prep, q))
+        else:
+            res.update(_z3_query(prep, q, timeout_ms))
+    return res
+
+
+def _listing(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict:
+    """Every move of the query's actions from its `from` state: legal, or the rule refusing it."""
+    from .listing import search_listing, z3_listing
+    st, _ = _start(prep, q)
+    actions = set(q.using) if q.using else None
     if backend == "search":
-        return _search_query(prep, q)
-    if backend == "z3":
-        return _z3_query(prep, q, timeout_ms)
-    raise InputError(f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
+        return search_listing(prep.game, st, actions)
+    return z3_listing(prep.game, st, actions, timeout_ms)
 
 
 # ---- the interpreter backend: exhaustive search with memoisation -------------------------------
@@ -176,9 +207,9 @@ def _choices(prep: Prepared, q: ir.Query):
 
 def _search_query(prep: Prepared, q: ir.Query) -> dict:
     game = prep.game
-    goal = game.concrete.expr(q.goal)
-    obj = game.concrete.expr(q.maximize) if q.maximize is not None else None
-    within = game.concrete.expr(q.within)
+    goal = game.compiled(q.goal)
+    obj = game.compiled(q.maximize) if q.maximize is not None else None
+    within = game.compiled(q.within)
     actions = set(q.using) if q.using else None
     choices = _choices(prep, q)
     # An objective that reads no state (say, the size of the chosen bag) ranks the choices up
@@ -190,9 +221,13 @@ def _search_query(prep: Prepared, q: ir.Query) -> dict:
         ranked.append((obj(st, env) if static_obj else 0, c, st, env))
     if static_obj:
         ranked.sort(key=lambda r: -r[0])
+    bound = game.compiled(q.bound) if q.bound is not None and obj is not None else None
     best = None
     for _, c, st, env in ranked:
-        res = _search_one(game, st, env, goal, obj, within(st, env), actions)
+        if bound is not None and not static_obj:
+            res = _search_bb(game, st, env, goal, obj, bound, within(st, env), actions)
+        else:
+            res = _search_one(game, st, env, goal, obj, within(st, env), actions)
         if res is None:
             continue
         if best is None or (obj is not None and res[0] > best[0]):
@@ -238,6 +273,43 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions):
     return res[0], [_render(game, m, shows) for m, shows in res[1]]
 
 
+def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions):
+    """Branch and bound, for a query that declares `bound:` (an upper bound of the objective
+    over every run from a state): depth first, keeping the best goal state met so far and
+    skipping a state whose bound cannot beat it, or that was already explored with at least as
+    many moves left.  The bound is checked against the objective wherever both are known."""
+    best: list = [None, None]
+    explored: dict = {}
+    path: list = []
+
+    def visit(st, d, b):
+        if goal(st, env):
+            v = obj(st, env)
+            if b < v:
+                raise EvalError(f"the query's bound ({b}) is below its objective ({v}) in a "
+                                f"state reached: the bound is wrong")
+            if best[0] is None or v > best[0]:
+                best[0], best[1] = v, list(path)
+        if d == 0 or explored.get(st, -1) >= d:
+            return
+        explored[st] = d
+        # The most promising moves first, so that a good plan is found early and prunes more.
+        kids = sorted(((bound(st2, env), i, m, st2, shows)
+                       for i, (m, st2, shows) in enumerate(game.legal(st, actions))),
+                      key=lambda k: (-k[0], k[1]))
+        for cb, _, m, st2, shows in kids:
+            if best[0] is not None and cb <= best[0]:
+                break
+            path.append((m, shows))
+            visit(st2, d - 1, cb)
+            path.pop()
+
+    visit(st0, depth, bound(st0, env))
+    if best[0] is None:
+        return None
+    return best[0], [_render(game, m, shows) for m, shows in best[1]]
+
+
 def _render(game: Game, m: Move, shows) -> list:
     """A step as the action's `show` renders it (its name and arguments if it shows nothing)."""
     return shows[0] if shows else m.to_json(game)
@@ -247,6 +319,12 @@ def _render(game: Game, m: Move, shows) -> list:
 
 def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
     game = prep.game
+    if q.choose is None:
+        # Nothing chosen: the inputs (from JSON) and so the start are concrete.
+        st0, env = _start(prep, q)
+        res = _z3_explicit(prep, q, st0, env, game.compiled(q.within)(st0, env), timeout_ms)
+        if res is not None:
+            return res
     cons: list = []
     chosen = None
     if q.choose is not None:
@@ -264,23 +342,23 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
                 xs.append(v)
         chosen = tuple(xs)
     st0, env = _start_sym(prep, q, chosen)
-    depth_v = game.symbolic.expr(q.within)(st0, env)
+    depth_v = game.compiled(q.within, True)(st0, env)
     if dz.is_sym(depth_v):
         # The bound depends on the choice: unroll to its largest value.
         depth = q.within.type.hi if isinstance(q.within.type, IntT) else 0
         depth = min(depth, _max_within(prep, q))
     else:
         depth = depth_v
-    u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET)
-    fgoal = game.symbolic.expr(q.goal)
-    # Wholly concrete final states are judged by the interpreter, when the inputs are concrete.
     plain = dz.is_concrete(tuple(env))
-    cgoal = game.concrete.expr(q.goal) if plain else None
+    u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET)
+    fgoal = game.compiled(q.goal, True)
+    # Wholly concrete final states are judged by the interpreter, when the inputs are concrete.
+    cgoal = game.compiled(q.goal) if plain else None
     goal = u.final(lambda st: fgoal(st, env), cgoal and (lambda st: bool(cgoal(st, env))))
     objective = None
     if q.maximize is not None:
-        fobj = game.symbolic.expr(q.maximize)
-        cobj = game.concrete.expr(q.maximize) if plain else None
+        fobj = game.compiled(q.maximize, True)
+        cobj = game.compiled(q.maximize) if plain else None
         objective = u.final(lambda st: fobj(st, env), cobj and (lambda st: cobj(st, env)))
     s = make_solver(timeout_ms)
     s.add(*cons, *u.constraints)
@@ -316,8 +394,71 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
     return {"found": True, "steps": steps, "best": best}
 
 
+def _z3_explicit(prep: Prepared, q: ir.Query, st0, env, depth: int, timeout_ms: int):
+    """The query from a wholly concrete start: the interpreter lists the states within the
+    bound (`symbolic.explore`), z3 finds which goal states a run reaches (`encode_runs`) and
+    maximises the objective over them, raising the bar with one assumption literal per value
+    (one incremental solver, no push/pop).  None when the states exceed the budget (the layered
+    unrolling takes over)."""
+    game = prep.game
+    ex = explore(game, st0, depth, tuple(q.using) or None, EXPLICIT_BUDGET)
+    if ex is None:
+        return None
+    goal = game.compiled(q.goal)
+    ends = [n for n, st in enumerate(ex.states) if goal(st, env)]
+    lines = encode_runs(ex, "r")
+    lines.append(f"(assert {_or_text([f'r{n}' for n in ends])})")
+    obj = game.compiled(q.maximize) if q.maximize is not None else None
+    value = {n: obj(ex.states[n], env) if obj else 0 for n in ends}
+    bars: list = []
+    # bar{k}: a run reaches a goal state whose objective is at least v, the k-th lowest value
+    # (the lowest needs no literal: any goal state reaches it).
+    for k, v in enumerate(sorted(set(value.values()))[1:], 1):
+        lines.append(f"(declare-const bar{k} Bool)")
+        lines.append(f"(assert (= bar{k} {_or_text([f'r{n}' for n in ends if value[n] >= v])}))")
+        bars.append((v, z3.Bool(f"bar{k}")))
+    s = make_solver(timeout_ms, finite=True)
+    s.from_string("\n".join(lines))
+
+    def best_end():
+        """The reached goal state of highest objective in the model."""
+        model = s.model()
+        reached = [n for n in ends
+                   if z3.is_true(model.eval(z3.Bool(f"r{n}"), model_completion=True))]
+        if not reached:
+            raise Disagreement("z3's model reaches no goal state")
+        return model, max(reached, key=lambda n: value[n])
+
+    try:
+        if not check(s):
+            return {"found": False, "steps": None, "best": None}
+        model, end = best_end()
+        while True:
+            bar = next((lit for v, lit in bars if v > value[end]), None)
+            if bar is None or not check(s, bar):
+                break
+            model, end = best_end()
+    except Unknown:
+        return {"found": "unknown", "steps": None, "best": "unknown"}
+    try:
+        moves = read_run(ex, model, "r", end)
+    except ValueError as e:
+        raise Disagreement(f"z3's model is not a run: {e}") from None
+    best = value[end] if obj else None
+    steps, replayed = replay(prep, q, None, moves)
+    if obj and replayed != best:
+        raise Disagreement(f"z3 found {best}, the interpreter replays {replayed}")
+    return {"found": True, "steps": steps, "best": best}
+
+
+def _or_text(lits: list[str]) -> str:
+    if not lits:
+        return "false"
+    return lits[0] if len(lits) == 1 else f"(or {' '.join(lits)})"
+
+
 def _max_within(prep: Prepared, q: ir.Query) -> int:
-    return max(prep.game.concrete.expr(q.within)(*_start(prep, q, c)) for c in _choices(prep, q))
+    return max(prep.game.compiled(q.within)(*_start(prep, q, c)) for c in _choices(prep, q))
 
 
 def _start_sym(prep: Prepared, q: ir.Query, chosen):
@@ -347,9 +488,9 @@ def replay(prep: Prepared, q: ir.Query, chosen, moves: list[Move]):
             raise Disagreement(f"the solver's move {m.label(game)} is refused by the "
                                f"interpreter: {r.rule}") from None
         steps.append(_render(game, m, shows))
-    if not game.concrete.expr(q.goal)(st, env):
+    if not game.compiled(q.goal)(st, env):
         raise Disagreement("the solver's moves do not reach the goal in the interpreter")
-    value = game.concrete.expr(q.maximize)(st, env) if q.maximize is not None else None
+    value = game.compiled(q.maximize)(st, env) if q.maximize is not None else None
     return steps, value
 
 
