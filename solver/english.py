@@ -97,8 +97,10 @@ class English:
 
     def noun(self, e) -> str:
         """A value as a noun phrase."""
+        # A bool read from a map or a builtin is named, not turned into a clause: `clause`
+        # names those through `noun`, and the two would call each other for ever.
         if isinstance(e.type if hasattr(e, "type") else None, BoolT) and not isinstance(
-                e, (ir.Const, ir.Local, ir.Field)):
+                e, (ir.Const, ir.Local, ir.Field, ir.Index, ir.Builtin)):
             return f"whether {self.clause(e)}"
         match e:
             case ir.Const(type=t, value=v):

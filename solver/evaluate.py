@@ -567,6 +567,12 @@ class Compiler:
                 for r in runs:
                     nxt = []
                     for st_, ctx_ in paths:
+                        if any(g is False for _, g in ctx_.guards):
+                            # Refused on this path by a rule that is false outright: as in the
+                            # interpreter, nothing after it runs (a later statement may not even
+                            # be defined there); the path keeps the rule that refuses it.
+                            nxt.append((st_, ctx_))
+                            continue
                         nxt.extend(r(st_, ctx_))
                     paths = nxt
                 return paths
@@ -594,10 +600,6 @@ class Compiler:
 
                 def sreq(st, ctx):
                     g = fc(st, ctx.env)
-                    if g is False:
-                        # Refused on this path: nothing after it runs (as in the interpreter,
-                        # where a later statement may not even be defined).
-                        return []
                     if g is not True:
                         ctx.guards.append((name, g))
                     return [(st, ctx)]
