@@ -17,7 +17,9 @@ import z3
 
 from . import domains as dz
 from . import ir
+from . import linear
 from .errors import EvalError
+from .irwalk import nodes
 from .types import (BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, Type, default,
                     finite)
 
@@ -159,6 +161,12 @@ class Compiler:
                 return with_
             case ir.Quant():
                 return self._quant(e)
+            case ir.RealExists():
+                # Both domains: the body is lowered to linear rows, decided by an LP or by
+                # z3's linear real arithmetic (see linear.py).
+                return linear.compile_exists(self, e)
+            case ir.RealVar():
+                raise AssertionError("f[k] is compiled inside its `exists real` (linear.py)")
             case _:
                 assert_never(e)
 
@@ -921,4 +929,7 @@ def truncate(t: Type, v):
 def const_value(e: ir.Expr):
     """Evaluate a constant expression (no state) concretely."""
     f = Compiler(False).expr(e)
-    return f(None, [None] * 64)
+    # A constant table may inline many defs: give it every slot its IR names.
+    slots = [n.slot for n in nodes(e) if isinstance(getattr(n, "slot", None), int)]
+    slots += [s for n in nodes(e) if isinstance(n, ir.Call) for s in n.slots]
+    return f(None, [None] * (max(slots, default=0) + 64))
