@@ -118,6 +118,14 @@ class Compiler:
                     def call(st, env):
                         env[s1] = f1(st, env)
                         return fb(st, env)
+                elif len(fargs) == 2:
+                    (s1, f1), (s2, f2) = fargs
+
+                    def call(st, env):
+                        a1, a2 = f1(st, env), f2(st, env)
+                        env[s1] = a1
+                        env[s2] = a2
+                        return fb(st, env)
                 else:
                     def call(st, env):
                         # All arguments first: an argument may read a slot another one sets.
@@ -143,6 +151,10 @@ class Compiler:
                 return self._member(e)
             case ir.RecordLit(items=items):
                 fs = [self.expr(x) for x in items]
+                if len(fs) == 3:
+                    # Cells and offsets: three fields, built in the hot loops of 3-D specs.
+                    f0, f1, f2 = fs
+                    return lambda st, env: (f0(st, env), f1(st, env), f2(st, env))
                 return lambda st, env: tuple(f(st, env) for f in fs)
             case ir.SeqLit(items=items):
                 fs = [self.expr(x) for x in items]

@@ -288,9 +288,20 @@ class Game:
         for a in self.actions:
             if actions is not None and a.name not in actions:
                 continue
+            # The guard prefix first, as a plain bool (no exception per refused candidate):
+            # games with many candidates per state (a block's orientations times the cells
+            # of the building space) refuse most of them there.
+            if a.hoisted is not None and not a.hoisted(st, [None] * a.frame):
+                continue
             for params in a.instances(st):
+                env = [None] * a.frame
+                for (slot, _), v in zip(a.domains, params):
+                    env[slot] = v
+                if a.guard_check is not None and not a.guard_check(st, env):
+                    continue
+                shows: list = []
                 try:
-                    st2, shows = a.apply(st, params)
+                    st2 = a.rest(st, env, shows)
                 except Refused:
                     continue
                 res.append((Move(a.name, params), st2, shows))

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 from fractions import Fraction
+from math import gcd
 from typing import Callable
 
 import z3
@@ -90,6 +91,13 @@ class Conc:
         return out
 
     @staticmethod
+    def accumulate(acc, b):
+        """``acc + b``, reusing ``acc`` (a sum's own accumulator, never shared)."""
+        for k, c in b.items():
+            acc[k] = acc.get(k, 0) + c
+        return acc
+
+    @staticmethod
     def scale(a, c, t):
         if c == 0:
             return {}
@@ -124,6 +132,11 @@ class Sym:
         if sign == 1:
             return a + b
         return a + [(g, -c, v) for g, c, v in b]
+
+    @staticmethod
+    def accumulate(acc, b):
+        acc.extend(b)
+        return acc
 
     @staticmethod
     def scale(a, c, t):
@@ -295,7 +308,7 @@ def _term(comp, D, e) -> Fn:
                         dg = _and(D, dg, fw(st, env))
                     if dg is False:
                         continue
-                    acc = D.add(acc, D.guard(fb(st, env), dg))
+                    acc = D.accumulate(acc, D.guard(fb(st, env), dg))
                 return acc
             return total
         case ir.Ite(cond=c, then=a, other=b):
@@ -324,7 +337,7 @@ def _term(comp, D, e) -> Fn:
 
 _DECIDED: dict = {}
 _DECIDED_CAP = 4096
-STATS = {"lp": 0, "cached": 0, "exact_point": 0, "z3": 0}
+STATS = {"lp": 0, "cached": 0, "exact_point": 0, "farkas": 0, "z3": 0}
 
 
 def decide(rows) -> bool:
@@ -358,50 +371,125 @@ def decide(rows) -> bool:
 def _decide_lp(rows) -> bool:
     import numpy as np
     from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix
     STATS["lp"] += 1
     vars_ = sorted({v for _, t in rows for v, _ in t if v != -1})
     col = {v: i for i, v in enumerate(vars_)}
     strict = any(k == "lt" for k, _ in rows)
     n = len(vars_) + (1 if strict else 0)
-    ub, bub, eq, beq = [], [], [], []
+    lo = [None] * n
+    hi = [None] * n
+    ub = ([], [], [])   # data, row, column
+    eq = ([], [], [])
+    bub, beq = [], []
     for kind, t in rows:
-        row = [0.0] * n
         c0 = 0
+        terms = []
         for v, c in t:
             if v == -1:
                 c0 = c
             else:
-                row[col[v]] = float(c)
+                terms.append((col[v], c))
+        if kind == "le" and len(terms) == 1:
+            # c·x + c0 ≤ 0 is a bound on x: HiGHS keeps bounds out of the matrix.
+            j, c = terms[0]
+            b = Fraction(-c0, c)
+            if c > 0:
+                hi[j] = b if hi[j] is None else min(hi[j], b)
+            else:
+                lo[j] = b if lo[j] is None else max(lo[j], b)
+            continue
         if kind == "eq":
-            eq.append(row)
-            beq.append(float(-c0))
+            m, rhs, r = eq, beq, len(beq)
         else:
+            m, rhs, r = ub, bub, len(bub)
             if kind == "lt":
-                row[-1] = 1.0   # a·x + s ≤ -c0 with the margin s maximised
-            ub.append(row)
-            bub.append(float(-c0))
-    cost = [0.0] * n
-    bounds = [(None, None)] * len(vars_)
+                terms.append((n - 1, 1))   # a·x + s ≤ -c0 with the margin s maximised
+        for j, c in terms:
+            m[0].append(float(c))
+            m[1].append(r)
+            m[2].append(j)
+        rhs.append(float(-c0))
+    for j in range(len(vars_)):
+        if lo[j] is not None and hi[j] is not None and lo[j] > hi[j]:
+            return _decide_z3(rows)
+    bounds = [(None if a is None else float(a), None if b is None else float(b))
+              for a, b in zip(lo, hi)]
+    cost = np.zeros(n)
     if strict:
         cost[-1] = -1.0
-        bounds = bounds + [(0, 1)]
-    res = linprog(cost, A_ub=np.array(ub) if ub else None, b_ub=bub or None,
-                  A_eq=np.array(eq) if eq else None, b_eq=beq or None, bounds=bounds,
-                  method="highs")
+        bounds[-1] = (0, 1)
+    a_ub = csr_matrix((ub[0], (ub[1], ub[2])), shape=(len(bub), n)) if bub else None
+    a_eq = csr_matrix((eq[0], (eq[1], eq[2])), shape=(len(beq), n)) if beq else None
+    res = linprog(cost, A_ub=a_ub, b_ub=bub or None, A_eq=a_eq, b_eq=beq or None,
+                  bounds=bounds, method="highs")
     if res.status == 0 and (not strict or res.x[-1] > 1e-9):
         point = [Fraction(x).limit_denominator(10 ** 6) for x in res.x[:len(vars_)]]
         if _holds(rows, col, point):
             STATS["exact_point"] += 1
             return True
-    # Infeasible, or a point that does not survive exact arithmetic: Z3's exact simplex decides.
+    if res.status == 2 and not strict and _farkas(rows, col):
+        STATS["farkas"] += 1
+        return False
+    # A point or a certificate that does not survive exact arithmetic: z3's exact simplex
+    # decides.
     return _decide_z3(rows)
 
 
-def _holds(rows, col, point) -> bool:
-    for kind, t in rows:
-        s = Fraction(0)
+def _farkas(rows, col) -> bool:
+    """Confirm infeasibility exactly: find y (≥ 0 on ≤ rows) with Σ y_r a_r = 0 and
+    Σ y_r β_r < 0 (β_r = -const_r) by a second LP over the box |y| ≤ 1, then check the
+    rationalised y in integers."""
+    import numpy as np
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix
+    data, ri, ci = [], [], []
+    beta = []
+    bounds = []
+    for r, (kind, t) in enumerate(rows):
+        c0 = 0
         for v, c in t:
-            s += c if v == -1 else c * point[col[v]]
+            if v == -1:
+                c0 = c
+            else:
+                data.append(float(c))
+                ri.append(col[v])
+                ci.append(r)
+        beta.append(float(-c0))
+        bounds.append((0, 1) if kind == "le" else (-1, 1))
+    a = csr_matrix((data, (ri, ci)), shape=(len(col), len(rows)))
+    res = linprog(np.array(beta), A_eq=a, b_eq=np.zeros(len(col)), bounds=bounds,
+                  method="highs")
+    if res.status != 0 or res.fun >= -1e-9:
+        return False
+    y = [Fraction(v).limit_denominator(10 ** 6) for v in res.x]
+    den = 1
+    for v in y:
+        den = den * v.denominator // gcd(den, v.denominator)
+    yn = [v.numerator * (den // v.denominator) for v in y]
+    sums = [0] * len(col)
+    total = 0
+    for (kind, t), w in zip(rows, yn):
+        if kind == "le" and w < 0:
+            return False
+        for v, c in t:
+            if v == -1:
+                total -= c * w
+            else:
+                sums[col[v]] += c * w
+    return total < 0 and not any(sums)
+
+
+def _holds(rows, col, point) -> bool:
+    """Check the rows exactly at a rational point, in integers over a common denominator."""
+    den = 1
+    for x in point:
+        den = den * x.denominator // gcd(den, x.denominator)
+    num = [x.numerator * (den // x.denominator) for x in point]
+    for kind, t in rows:
+        s = 0
+        for v, c in t:
+            s += c * den if v == -1 else c * num[col[v]]
         if (kind == "le" and s > 0) or (kind == "lt" and s >= 0) or (kind == "eq" and s != 0):
             return False
     return True

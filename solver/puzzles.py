@@ -7,6 +7,7 @@ bool), ``steps`` (the shown items of each move of one best solution) and ``best`
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass
 
 import z3
@@ -142,11 +143,93 @@ def _start(prep: Prepared, q: ir.Query, chosen=None):
 
 
 def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict:
+    if backend not in BACKENDS:
+        raise InputError(f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
+    if any(kind in ("all", "count") for _, kind in q.answers):
+        # Every solution: the runs of at most `within` moves that reach the goal (a run stops
+        # at its first goal state), in the order the backend finds them, sorted for output.
+        runs = _search_all(prep, q) if backend == "search" else _z3_all(prep, q, timeout_ms)
+        if runs == "unknown":
+            return {"found": "unknown", "steps": None, "best": None, "all": "unknown",
+                    "count": "unknown"}
+        runs = sorted(runs, key=lambda r: json.dumps(r))
+        return {"found": bool(runs), "steps": runs[0] if runs else None, "best": None,
+                "all": runs, "count": len(runs)}
     if backend == "search":
         return _search_query(prep, q)
-    if backend == "z3":
-        return _z3_query(prep, q, timeout_ms)
-    raise InputError(f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
+    return _z3_query(prep, q, timeout_ms)
+
+
+def _search_all(prep: Prepared, q: ir.Query) -> list:
+    game = prep.game
+    goal = game.concrete.expr(q.goal)
+    within = game.concrete.expr(q.within)
+    actions = set(q.using) if q.using else None
+    out = []
+    for c in _choices(prep, q):
+        st0, env = _start(prep, q, c)
+
+        def walk(st, d, path):
+            if goal(st, env):
+                out.append(list(path))
+                return
+            if d == 0:
+                return
+            for m, st2, shows in game.legal(st, actions):
+                path.append(_render(game, m, shows))
+                walk(st2, d - 1, path)
+                path.pop()
+        walk(st0, within(st0, env), [])
+    return out
+
+
+def _z3_all(prep: Prepared, q: ir.Query, timeout_ms: int):
+    """Every solution from z3: enumerate models, blocking each run's path of choices; every
+    run is replayed in the interpreter before it is counted."""
+    game = prep.game
+    if q.choose is not None:
+        raise InputError("the z3 backend enumerates solutions only for queries without choose")
+    st0, env = _start_sym(prep, q, None)
+    depth = game.symbolic.expr(q.within)(st0, env)
+    if dz.is_sym(depth):
+        raise InputError("the z3 backend enumerates solutions only for a fixed `within`")
+    u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET)
+    fgoal = game.symbolic.expr(q.goal)
+    plain = dz.is_concrete(tuple(env))
+    cgoal = game.concrete.expr(q.goal) if plain else None
+    # A run stops at its first goal state: the goal must not hold earlier on the path.
+    s = make_solver(timeout_ms)
+    s.add(*u.constraints)
+    reached = []
+    for k, layer in enumerate(u.layers):
+        vals = [bool(cgoal(n.state, env)) if cgoal and n.concrete else
+                fgoal(n.state, env) for n in layer]
+        reached.append(vals)
+    for k, layer in enumerate(u.layers[:-1]):
+        for n, g in zip(layer, reached[k]):
+            # At a goal state the run stops (the `stop` choice is the last one).
+            if g is not False:
+                s.add(z3.Implies(dz.lift(dz.and_(n.active, g)),
+                                 n.choice == len(n.branches)))
+    s.add(dz.lift(dz.any_(dz.and_(n.active, g) for n, g in zip(u.layers[-1], reached[-1]))))
+    runs = []
+    try:
+        while check(s):
+            model = s.model()
+            moves = read_moves(game, u, model)
+            steps, _ = replay(prep, q, None, moves)
+            runs.append(steps)
+            path = []
+            ni = 0
+            for layer in u.layers[:-1]:
+                node = layer[ni]
+                i = model.eval(node.choice, model_completion=True).as_long()
+                path.append(node.choice == i)
+                ni = node.succ[i]
+            s.add(z3.Not(z3.And(path)))
+    except Unknown:
+        return "unknown"
+    return runs
 
 
 # ---- the interpreter backend: exhaustive search with memoisation -------------------------------
