@@ -568,6 +568,10 @@ class Compiler:
 
                 def sreq(st, ctx):
                     g = fc(st, ctx.env)
+                    if g is False:
+                        # A rule that fails outright ends the path: what follows may assume
+                        # it (a cell inside the building space) and need not be evaluated.
+                        return []
                     if g is not True:
                         ctx.guards.append((name, g))
                     return [(st, ctx)]
