@@ -289,8 +289,8 @@ class Checker(RealChecks):
                 self.param_values[it.name] = value
                 return ("value", typ, value)
             case "enum_decl":
-                members = tuple(str(m) for m in t.children[1:])
-                et = EnumT(it.name, members)
+                members = tuple(str(m.children[0]) for m in t.children[1:])
+                et = EnumT(it.name, members, _json_spellings(self, t.children[1:]))
                 for i, m in enumerate(members):
                     self._add_member(m, et, i, t)
                 return ("type", et)
@@ -502,7 +502,42 @@ class Checker(RealChecks):
                 return self._quant(t, sc, want)
             case "real_exists":
                 return self.real_exists(t, sc)
+            case "fix_expr":
+                return self._fix(t, sc, want)
         raise self.err(t, f"unsupported expression {t.data}")
+
+    def _fix(self, t, sc: Scope, want) -> ir.Expr:
+        name_t, seed_t, bound_t, step_t = t.children
+        seed = self.expr(seed_t, sc, want)
+        typ = seed.type
+        if want is not None and isinstance(want, (MapT, SetT)) and _assignable(typ, want):
+            if _needs_bounds(typ, want):
+                raise self.err(seed_t, f"the seed of a fix must fit {want}, found {typ}")
+            typ = want
+        if bound_t is not None:
+            try:
+                n = self.const_eval(bound_t, Scope({}, Frame(), allow_state=False))
+            except SpecError as ex:
+                raise self.err(bound_t, f"`within` of a fix needs a constant count ({ex.message})"
+                               ) from None
+            if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+                raise self.err(bound_t, f"`within` of a fix needs a constant count, found {n!r}")
+        elif isinstance(typ, MapT) and isinstance(typ.val, BoolT) or isinstance(typ, SetT):
+            # A growing set of keys stops changing after at most one step per key.
+            n = cardinality(typ.key if isinstance(typ, MapT) else typ.elem)
+        else:
+            raise self.err(t, f"a fix over {typ} needs `within N` (only a map[K, bool] or a "
+                           f"set[K] has a default bound)")
+        if isinstance(typ, IntT):
+            raise self.err(seed_t, "a fix iterates a map, set, record or bool, not a number "
+                           "(its bounds could not be kept)")
+        slot = sc.frame.new()
+        name = str(name_t)
+        step = self.expr(step_t, sc.bind(name, ir.Local(typ, self._span(name_t), name, slot)),
+                         typ)
+        if not _assignable(step.type, typ) or _needs_bounds(step.type, typ):
+            raise self.err(step_t, f"the step of a fix must give a {typ}, found {step.type}")
+        return ir.Fix(typ, self._span(t), slot, seed, n, step)
 
     def bool_expr(self, t, sc: Scope) -> ir.Expr:
         e = self.expr(t, sc, BOOL)
@@ -1235,6 +1270,30 @@ class Checker(RealChecks):
             raise self.err(c, "a query needs `goal:` and `within:`")
         return ir.Query(when, choose, tuple(setup), goal, maximize, within, tuple(answers),
                         tuple(using), self._span(c))
+
+
+def _json_spellings(ck: "Checker", members) -> tuple:
+    """Each member's JSON spelling (`red = 0`), or () when no member names one."""
+    if all(m.children[1] is None for m in members):
+        return ()
+    out, seen = [], {}
+    for m in members:
+        sp = m.children[1]
+        if sp is None:
+            v = str(m.children[0])
+        elif sp.data == "json_string":
+            v = _string(sp.children[0])
+        elif sp.data == "json_int":
+            v = int(sp.children[0])
+        else:
+            v = None
+        key = (type(v).__name__, v)
+        if key in seen:
+            raise ck.err(m, f"{str(m.children[0])!r} has the same JSON spelling as "
+                         f"{seen[key]!r}")
+        seen[key] = str(m.children[0])
+        out.append(v)
+    return tuple(out)
 
 
 # ---- builtins ------------------------------------------------------------------------------

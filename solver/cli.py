@@ -30,6 +30,8 @@ def _game_args(p: argparse.ArgumentParser, players: bool = True) -> None:
     if players:
         p.add_argument("--players", type=int, default=None,
                        help="number of players (the game's `players` parameter)")
+    p.add_argument("--param", action="append", default=[], metavar="NAME=N",
+                   help="set a parameter of the game (e.g. a smaller board: w=4); repeatable")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
 
 
@@ -131,7 +133,23 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _params(args) -> tuple:
-    return (("players", args.players),) if getattr(args, "players", None) is not None else ()
+    out = dict(_named_params(getattr(args, "param", []) or []))
+    if getattr(args, "players", None) is not None:
+        out["players"] = args.players
+    return tuple(sorted(out.items()))
+
+
+def _named_params(items: list[str]) -> list[tuple[str, int]]:
+    out = []
+    for it in items:
+        name, eq, val = it.partition("=")
+        try:
+            out.append((name.strip(), int(val)))
+        except ValueError:
+            raise InputError(f"--param {it}: expected NAME=N (a whole number)") from None
+        if not eq or not name.strip():
+            raise InputError(f"--param {it}: expected NAME=N")
+    return out
 
 
 def _load(args):

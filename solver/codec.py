@@ -2,7 +2,9 @@
 
 enum -> its name; record -> a list of its fields in order (an object by field name is accepted
 too); seq -> a list; bag -> a list of its elements (repeated); set -> a list; map with enum or
-bool keys -> an object by key name, other maps -> a list indexed by key."""
+bool keys -> an object by key name; a map of scalars keyed by a record of two integers (a board)
+-> a list of rows, row y a list by x; other maps -> a list indexed by key.  An enum member may
+declare its JSON spelling (`empty = null`)."""
 from __future__ import annotations
 
 from .errors import InputError
@@ -14,8 +16,8 @@ def to_json(t: Type, v):
     match t:
         case BoolT() | IntT() | TextT():
             return v
-        case EnumT(members=m):
-            return m[v]
+        case EnumT(members=m, json=spelt):
+            return spelt[v] if spelt else m[v]
         case RecordT(fields=fields):
             return [to_json(ft, x) for (_, ft), x in zip(fields, v)]
         case SeqT(elem=et):
@@ -30,6 +32,10 @@ def to_json(t: Type, v):
             vals = finite(kt).values
             if isinstance(kt, (EnumT, BoolT)):
                 return {_key_name(kt, k): to_json(vt, x) for k, x in zip(vals, v)}
+            if grid_axes(t) is not None:
+                xs, ys = grid_axes(t)
+                index = finite(kt).index
+                return [[to_json(vt, v[index[(x, y)]]) for x in xs] for y in ys]
             return [to_json(vt, x) for x in v]
     raise TypeError(t)
 
@@ -53,7 +59,13 @@ def from_json(t: Type, j, where: str):
             if not lo <= j <= hi:
                 raise InputError(f"{where}: {j} is outside {lo}..{hi}")
             return j
-        case EnumT(name=n, members=m):
+        case EnumT(name=n, members=m, json=spelt):
+            if spelt:
+                for i, s in enumerate(spelt):
+                    if type(s) is type(j) and s == j:
+                        return i
+                raise InputError(f"{where}: unknown {n} {_show(j)} (one of "
+                                 f"{', '.join(_show(s) for s in spelt)})")
             if not isinstance(j, str) or j not in m:
                 raise InputError(f"{where}: unknown {n} {_show(j)} (one of {', '.join(m)})")
             return m.index(j)
@@ -106,6 +118,20 @@ def from_json(t: Type, j, where: str):
                                   f"{where} key")
                     out[finite(kt).index[k]] = from_json(vt, x, f"{where}.{name}")
                 return tuple(out)
+            axes = grid_axes(t)
+            if axes is not None and isinstance(j, list) and all(isinstance(r, list) for r in j):
+                xs, ys = axes
+                if len(j) != len(ys):
+                    raise InputError(f"{where}: {len(j)} rows, expected {len(ys)}")
+                index = finite(kt).index
+                out = [default(vt)] * len(keys)
+                for yi, (y, row) in enumerate(zip(ys, j)):
+                    if len(row) != len(xs):
+                        raise InputError(f"{where}[{yi}]: {len(row)} columns, expected "
+                                         f"{len(xs)}")
+                    for xi, (x, cell) in enumerate(zip(xs, row)):
+                        out[index[(x, y)]] = from_json(vt, cell, f"{where}[{yi}][{xi}]")
+                return tuple(out)
             if isinstance(j, list):
                 if len(j) > len(keys):
                     raise InputError(f"{where}: {len(j)} entries, at most {len(keys)}")
@@ -115,6 +141,20 @@ def from_json(t: Type, j, where: str):
                 return tuple(out)
             raise InputError(f"{where}: expected an object or a list, found {_show(j)}")
     raise TypeError(t)
+
+
+def grid_axes(t: Type):
+    """For a map of scalars keyed by a record of two integer fields (a board), the values of
+    its first and second field; such a map is written as rows (one per second-field value),
+    each a list by first-field value.  None for any other type."""
+    if not isinstance(t, MapT) or not isinstance(t.val, (BoolT, IntT, EnumT)):
+        return None
+    kt = t.key
+    if not (isinstance(kt, RecordT) and len(kt.fields) == 2
+            and all(isinstance(ft, IntT) for _, ft in kt.fields)):
+        return None
+    (_, fx), (_, fy) = kt.fields
+    return list(range(fx.lo, fx.hi + 1)), list(range(fy.lo, fy.hi + 1))
 
 
 def _show(j) -> str:

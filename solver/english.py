@@ -190,6 +190,10 @@ class English:
                         return f"the minimum of {self.noun(b)} over {over}"
                     case "table":
                         return f"{self.noun(b)} for each {over}"
+            case ir.Fix(slot=s, seed=seed, step=step):
+                r = self._binder_name(step, s)
+                return (f"the least {r} that starts as {self.noun(seed)} and is closed under "
+                        f"{r} becoming {self.noun(step)}")
             case ir.Text(value=v):
                 return f'"{v}"'
         return self._fallback(e)

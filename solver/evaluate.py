@@ -11,6 +11,7 @@ previous state in a transition property, slot ``s`` is ``env[s + 1]``).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import Callable, assert_never
 
 import z3
@@ -133,6 +134,8 @@ class Compiler:
                         for (s1, _), v in zip(fargs, vals):
                             env[s1] = v
                         return fb(st, env)
+                if _memoisable(body, slots):
+                    call = _memoised(fb, fargs, self.symbolic)
                 if chk is None or self.symbolic:
                     # Symbolically, the declared type's bounds are asserted by the concrete
                     # replay of every answer, so an out-of-type def cannot go unnoticed.
@@ -179,8 +182,37 @@ class Compiler:
                 return linear.compile_exists(self, e)
             case ir.RealVar():
                 raise AssertionError("f[k] is compiled inside its `exists real` (linear.py)")
+            case ir.Fix():
+                return self._fix(e)
             case _:
                 assert_never(e)
+
+    def _fix(self, e: ir.Fix) -> Fn:
+        fseed, fstep, s1, bound = self.expr(e.seed), self.expr(e.step), e.slot + 1, e.bound
+        if not self.symbolic:
+            def fix(st, env):
+                r = fseed(st, env)
+                for _ in range(bound):
+                    env[s1] = r
+                    nxt = fstep(st, env)
+                    if nxt == r:
+                        break
+                    r = nxt
+                return r
+            return fix
+
+        def sfix(st, env):
+            # Unrolled; a step that is structurally the previous value (after z3's
+            # simplification) is the fixpoint, so concrete or saturated runs stop early.
+            r = _simplified(fseed(st, env))
+            for _ in range(bound):
+                env[s1] = r
+                nxt = _simplified(fstep(st, env))
+                if _identical(nxt, r):
+                    break
+                r = nxt
+            return r
+        return sfix
 
     def _key(self, kt: Type, fk: Fn) -> Fn:
         """Compile a key to its ordinal in the key type."""
@@ -213,6 +245,14 @@ class Compiler:
         kt = ct.key if isinstance(ct, MapT) else ct.elem
         fk = self._key(kt, self.expr(e.key))
         if not self.symbolic:
+            c, k = e.coll, e.key
+            if isinstance(c, ir.Field) and isinstance(c.record, ir.StateRef) and not c.record.old:
+                # A state field indexed (the interpreter's commonest lookup): no inner calls.
+                i = c.index
+                if isinstance(k, ir.Local) and _own_ordinal(kt):
+                    s1 = k.slot + 1
+                    return lambda st, env: st[i][env[s1]]
+                return lambda st, env: st[i][fk(st, env)]
             return lambda st, env: fc(st, env)[fk(st, env)]
         vt = e.type
         return lambda st, env: dz.select(vt, fc(st, env), fk(st, env))
@@ -245,6 +285,11 @@ class Compiler:
         if isinstance(lt, BagT):
             return self._bag_binary(op, fa, fb, lt)
         if op in ("==", "!="):
+            if not sym and isinstance(e.right, ir.Const) and isinstance(lt, (IntT, BoolT, EnumT)):
+                v = e.right.value     # a comparison with a constant: one call less
+                if op == "==":
+                    return lambda st, env: fa(st, env) == v
+                return lambda st, env: fa(st, env) != v
             if isinstance(lt, (IntT, BoolT, EnumT)) or not sym:
                 if op == "==":
                     return lambda st, env: fa(st, env) == fb(st, env)
@@ -488,8 +533,9 @@ class Compiler:
                     return lambda st, env: seq_items(fc(st, env))
                 values = finite(ct.elem).values
                 if not self.symbolic:
-                    return lambda st, env: [(True, values[i]) for i, n in enumerate(fc(st, env))
-                                            if n]
+                    # A member per nonzero count (or true flag), picked at C speed.
+                    pairs = tuple((True, v) for v in values)
+                    return lambda st, env: list(compress(pairs, fc(st, env)))
 
                 def coll(st, env):
                     out = []
@@ -669,12 +715,7 @@ class Compiler:
                 container[:i] + (value,) + container[i + 1:]
 
         if not sym:
-            def assign(st, env, ctx):
-                v = fv(st, env)
-                if bounds is not None and not fits(bounds, v, source):
-                    raise Refused("bounds", f"{target} would leave {bounds}", span)
-                return put(st, 0, v, st, env)
-            return assign
+            return _concrete_assign(fv, getters, bounds, source, target, span)
 
         def sassign(st, ctx):
             env = ctx.env
@@ -686,6 +727,85 @@ class Compiler:
                 v = truncate(bounds, v)
             return [(put(st, 0, v, st, env), ctx)]
         return sassign
+
+
+def _own_ordinal(kt: Type) -> bool:
+    """Whether a key's value is its ordinal (`Compiler._key` passes it through)."""
+    return isinstance(kt, EnumT) or (isinstance(kt, IntT) and kt.lo == 0)
+
+
+def _concrete_assign(fv, getters, bounds, source, target, span):
+    """The interpreter's assignment: one closure per level of the path, built once (the
+    playouts run millions of them), with the bounds check reduced to what the value's static
+    type does not already prove."""
+    if bounds is not None and _proved(bounds, source):
+        bounds = None
+    if isinstance(bounds, IntT):
+        lo, hi = bounds.lo, bounds.hi
+
+        def ok(v):
+            return lo <= v <= hi
+    elif isinstance(bounds, BagT):
+        most = bounds.most
+
+        def ok(v):
+            return not v or (min(v) >= 0 and max(v) <= most)
+    elif bounds is not None:
+        def ok(v):
+            return fits(bounds, v, source)
+
+    def level(depth):
+        kind, a, _, _ = getters[depth]
+        last = depth + 1 == len(getters)
+        inner = None if last else level(depth + 1)
+        if kind == "field":
+            if last:
+                def set_field(c, value, st, env):
+                    out = list(c)
+                    out[a] = value
+                    return tuple(out)
+                return set_field
+
+            def in_field(c, value, st, env):
+                out = list(c)
+                out[a] = inner(c[a], value, st, env)
+                return tuple(out)
+            return in_field
+        if kind == "seq":
+            def in_seq(c, value, st, env):
+                i = a(st, env)
+                if not 0 <= i < len(c):
+                    raise EvalError(f"index {i} is outside a seq of length {len(c)}", span)
+                out = list(c)
+                out[i] = value if last else inner(c[i], value, st, env)
+                return tuple(out)
+            return in_seq
+        if last:
+            def set_key(c, value, st, env):
+                out = list(c)
+                out[a(st, env)] = value
+                return tuple(out)
+            return set_key
+
+        def in_key(c, value, st, env):
+            i = a(st, env)
+            out = list(c)
+            out[i] = inner(c[i], value, st, env)
+            return tuple(out)
+        return in_key
+
+    put = level(0)
+    if bounds is None:
+        def assign(st, env, ctx):
+            return put(st, fv(st, env), st, env)
+        return assign
+
+    def checked(st, env, ctx):
+        v = fv(st, env)
+        if not ok(v):
+            raise Refused("bounds", f"{target} would leave {bounds}", span)
+        return put(st, v, st, env)
+    return checked
 
 
 # ---- concrete quantifiers ----------------------------------------------------------------------
@@ -949,3 +1069,78 @@ def const_value(e: ir.Expr):
     slots = [n.slot for n in nodes(e) if isinstance(getattr(n, "slot", None), int)]
     slots += [s for n in nodes(e) if isinstance(n, ir.Call) for s in n.slots]
     return f(None, [None] * (max(slots, default=0) + 64))
+
+
+# ---- fixpoints and memoised calls ---------------------------------------------------------------
+
+def _simplified(v):
+    if isinstance(v, tuple):
+        return tuple(_simplified(x) for x in v)
+    if dz.is_sym(v):
+        return dz.simplify_bool(z3.simplify(v))
+    return v
+
+
+def _identical(a, b) -> bool:
+    """Structural identity of two values of one type (z3 terms compared as terms)."""
+    if a is b:
+        return True
+    if isinstance(a, tuple):
+        return isinstance(b, tuple) and len(a) == len(b) and all(
+            _identical(x, y) for x, y in zip(a, b))
+    if dz.is_sym(a) or dz.is_sym(b):
+        return dz.is_sym(a) and dz.is_sym(b) and a.eq(b)
+    if isinstance(a, dz.SymSeq) or isinstance(b, dz.SymSeq):
+        return False
+    return type(a) is type(b) and a == b
+
+
+def _memoisable(body: ir.Expr, slots) -> bool:
+    """Worth remembering per state: a def body that loops (a quantifier or a fixpoint) and
+    reads nothing but its arguments and the current state."""
+    from .irwalk import nodes
+    mine = set(slots)
+    bound: set = set()
+    loops = False
+    for n in nodes(body):
+        match n:
+            case ir.Quant(slot=sl) | ir.Let(slot=sl) | ir.Fix(slot=sl):
+                bound.add(sl)
+                loops = loops or not isinstance(n, ir.Let)
+            case ir.Call(slots=ss):
+                bound.update(ss)
+            case ir.RealExists(slot=sl, family=fam):
+                bound.update((sl, fam))
+                loops = True
+            case ir.StateRef(old=True):
+                return False
+    if not loops:
+        return False
+    return all(n.slot in mine or n.slot in bound for n in nodes(body) if isinstance(n, ir.Local))
+
+
+def _memoised(fb: Fn, fargs: list, symbolic: bool) -> Fn:
+    """A def call remembered per state object and argument values: Torres floods a castle once
+    per neighbour, not once per candidate move.  The memo holds only the last state seen, so it
+    never outgrows one state's calls; a symbolic call is remembered only for concrete
+    arguments (z3 terms compare as terms, not as values)."""
+    memo: dict = {}
+    last = [None]
+
+    def mcall(st, env):
+        if st is not last[0]:
+            memo.clear()
+            last[0] = st
+        key = tuple(f(st, env) for _, f in fargs)
+        for (s1, _), v in zip(fargs, key):
+            env[s1] = v
+        if symbolic and not dz.is_concrete(key):
+            return fb(st, env)
+        try:
+            hit = memo.get(key, memo)
+        except TypeError:   # an unhashable argument
+            return fb(st, env)
+        if hit is memo:
+            hit = memo[key] = fb(st, env)
+        return hit
+    return mcall

@@ -5,6 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
+from itertools import compress, repeat
 
 from . import domains as dz
 from . import ir
@@ -14,7 +15,7 @@ from .errors import EvalError, InputError
 from .evaluate import Compiler, Refused, SymCtx
 from .irwalk import nodes
 from .syntax import parse_expr
-from .types import SeqT, Type, default
+from .types import BagT, SeqT, SetT, Type, default, finite
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,23 @@ class CompiledAction:
         self.guard_check = _bool_check(cc, prefix[len(hoist):])
         # The body after that prefix: run once the prefix has passed (its lets are in env).
         self.rest = cc.stmts(a.body[k:])
+        # The same hoisted checks, split for playouts: leading `field == constant` tests on the
+        # state (`gates`, compared inline or dispatched on), leading constant conditions decided
+        # now (`never` when one is false), then the rest in their order (`residual`).
+        self.gates, self.never, residual = _split_gates(cc, hoist, self.frame)
+        self.residual = _bool_check(cc, residual)
+        self._fast_instances = _instances_fn(cc, a, self.seq_domain)
+        self.draw_weights = _weights_fn(cc, a) if self.guard_check is None else None
+        self.slot0 = self.domains[0][0] if len(self.domains) == 1 else None
+
+    def is_open(self, st) -> bool:
+        """Whether the hoisted requires hold in ``st`` (they read no parameter)."""
+        if self.never:
+            return False
+        for i, v in self.gates:
+            if st[i] != v:
+                return False
+        return self.residual is None or bool(self.residual(st, [None] * self.frame))
 
     @cached_property
     def sym(self):
@@ -80,6 +98,8 @@ class CompiledAction:
 
     def instances(self, st) -> list[tuple]:
         """Every parameter tuple from the parameters' domains in state ``st``."""
+        if self._fast_instances is not None:
+            return self._fast_instances(st)
         env = [None] * self.frame
         if not self.domains:
             return [()]
@@ -192,6 +212,10 @@ class Game:
         self._terminal = self.concrete.expr(program.terminal) if program.terminal else None
         self._actor = self.concrete.expr(program.actor) if program.actor else None
         self._exprs: dict = {}
+        self._openers: dict = {}
+        self._compiled: dict = {}
+        gate = _gate(program.terminal) if program.terminal else None
+        self._terminal_gate = gate
 
     def action(self, name: str) -> CompiledAction:
         if name not in self._by_name:
@@ -223,12 +247,32 @@ class Game:
         except Refused as r:
             raise EvalError(f"init fails its own rule {r.rule}: {r.message}", r.span) from None
 
+    def compiled(self, node, symbolic: bool = False):
+        """The closure of an IR expression (or a tuple of statements), compiled once per game:
+        the puzzle runner evaluates the same goal, objective and checks for every puzzle."""
+        key = (id(node), symbolic)
+        hit = self._compiled.get(key)
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        comp = self.symbolic if symbolic else self.concrete
+        fn = comp.stmts(node) if isinstance(node, tuple) else comp.expr(node)
+        self._compiled[key] = (node, fn)     # holds the node: its id is not reused meanwhile
+        return fn
+
     def run_stmts(self, stmts, frame: int, st, env=None):
-        run = self.concrete.stmts(tuple(stmts)) if stmts else (lambda s, e, c: s)
+        if not stmts:
+            run = lambda s, e, c: s  # noqa: E731
+        elif isinstance(stmts, tuple):
+            run = self.compiled(stmts)
+        else:
+            run = self.concrete.stmts(tuple(stmts))
         env = env if env is not None else [None] * (frame + 1)
         return run(st, env, [])
 
     def is_terminal(self, st) -> bool:
+        if self._terminal_gate is not None:
+            i, v = self._terminal_gate
+            return st[i] == v
         return bool(self._terminal(st, [None])) if self._terminal else False
 
     def actor(self, st):
@@ -288,20 +332,20 @@ class Game:
         for a in self.actions:
             if actions is not None and a.name not in actions:
                 continue
-            # The guard prefix first, as a plain bool (no exception per refused candidate):
-            # games with many candidates per state (a block's orientations times the cells
-            # of the building space) refuse most of them there.
-            if a.hoisted is not None and not a.hoisted(st, [None] * a.frame):
+            insts = a.instances(st)
+            # The hoisted requires lead the body: when they fail, every instance is refused.
+            if not insts or not a.is_open(st):
                 continue
-            for params in a.instances(st):
-                env = [None] * a.frame
-                for (slot, _), v in zip(a.domains, params):
+            pre, rest, domains, frame = a.guard_check, a.rest, a.domains, a.frame
+            for params in insts:
+                env = [None] * frame
+                for (slot, _), v in zip(domains, params):
                     env[slot] = v
-                if a.guard_check is not None and not a.guard_check(st, env):
+                if pre is not None and not pre(st, env):
                     continue
                 shows: list = []
                 try:
-                    st2 = a.rest(st, env, shows)
+                    st2 = rest(st, env, shows)
                 except Refused:
                     continue
                 res.append((Move(a.name, params), st2, shows))
@@ -317,27 +361,39 @@ class Game:
         (final state, number of moves)."""
         st = self.initial()
         n = 0
-        chance_actions = [a for a in self.actions if a.chance]
-        player_actions = [a for a in self.actions if not a.chance]
-        while not self.is_terminal(st):
+        chance = self._opener([a for a in self.actions if a.chance])
+        players = self._opener([a for a in self.actions if not a.chance])
+        is_terminal, draw = self.is_terminal, self._draw
+        while not is_terminal(st):
             if n >= max_steps:
                 raise EvalError(f"no end after {max_steps} moves")
-            picked = self._pick(st, rng, chance_actions, True) or \
-                self._pick(st, rng, player_actions, False)
+            picked = draw(st, rng, chance, True) or draw(st, rng, players, False)
             if picked is None:
                 raise EvalError("no legal move in a state that is not terminal "
                                 f"(after {n} moves)")
-            st = picked[1]
+            st = picked[2]
             n += 1
         return st, n
 
-    def _enabled(self, st, actions):
+    def _opener(self, actions) -> "_Opener":
+        key = tuple(actions)
+        op = self._openers.get(key)
+        if op is None:
+            op = self._openers[key] = _Opener(key)
+        return op
+
+    def _enabled(self, st, opener: "_Opener"):
         """Candidates that pass their action's guard prefix: (action, params, weight)."""
         out = []
-        for a in actions:
-            if a.hoisted is not None and not a.hoisted(st, [None] * a.frame):
-                continue
+        for a in opener(st):
             pre = a.guard_check
+            if a.draw_weights is not None:
+                # Drawn from a bag with its counts as weights: the weights are the counts.
+                params = a.instances(st)
+                ws = a.draw_weights(st)
+                if len(ws) == len(params) and (not ws or min(ws) > 0):
+                    out.extend(zip(repeat(a), params, ws))
+                    continue
             env = [None] * a.frame  # reused: each candidate sets its parameters first
             for params in a.instances(st):
                 for (slot, _), v in zip(a.domains, params):
@@ -354,62 +410,186 @@ class Game:
 
     def _pick(self, st, rng: random.Random, actions, weighted: bool):
         """Pick a legal move at random among ``actions``; None when there is none."""
-        if not weighted:
-            return self._pick_uniform(st, rng, actions)
-        opts = self._enabled(st, actions)
-        while opts:
-            if weighted:
-                i = rng.choices(range(len(opts)), weights=[w for _, _, w in opts])[0]
-            else:
-                i = rng.randrange(len(opts))
-            a, params, _ = opts[i]
-            try:
-                st2, _ = a.apply(st, params)
-                return Move(a.name, params), st2
-            except Refused:
+        picked = self._draw(st, rng, self._opener(actions), weighted)
+        return None if picked is None else (Move(picked[0].name, picked[1]), picked[2])
+
+    def _draw(self, st, rng: random.Random, opener: "_Opener", weighted: bool):
+        """``(action, params, successor)`` of a random legal move, or None.  Weighted: by the
+        actions' weights.  Otherwise uniformly, by rejection: draw a candidate among those
+        left, drop it if refused, draw again.  Every legal move is equally likely, as with
+        enumerating them first, and far fewer guards are evaluated."""
+        if opener.field is not None and st[opener.field] not in opener.table:
+            return None     # no action can be open in this phase
+        if weighted or opener.weighted:
+            opts = self._enabled(st, opener)
+            while opts:
+                if weighted:
+                    i = rng.choices(range(len(opts)), weights=[w for _, _, w in opts])[0]
+                else:
+                    i = rng.randrange(len(opts))
+                a, params, _ = opts[i]
+                st2 = _run_rest(a, st, params)
+                if st2 is not None:
+                    return a, params, st2
                 opts.pop(i)
-        return None
-
-
-    def _pick_uniform(self, st, rng: random.Random, actions):
-        """A uniformly random legal move, by rejection: draw a candidate among those left, drop
-        it if refused, draw again.  Every legal move is equally likely, as with enumerating
-        them first, and far fewer guards are evaluated."""
+            return None
         cands = []
-        for a in actions:
-            if a.weight is not None:
-                return self._pick_weighted_fallback(st, rng, actions)
-            if a.hoisted is not None and not a.hoisted(st, [None] * a.frame):
-                continue
-            cands.extend((a, params) for params in a.instances(st))
-        while cands:
-            i = rng.randrange(len(cands))
+        for a in opener(st):
+            cands.extend([(a, params) for params in a.instances(st)])
+        n = len(cands)
+        while n:
+            i = rng.randrange(n)
             a, params = cands[i]
-            cands[i] = cands[-1]
-            cands.pop()
+            n -= 1
+            cands[i] = cands[n]
             env = [None] * a.frame
-            for (slot, _), v in zip(a.domains, params):
-                env[slot] = v
-            if a.guard_check is not None and not a.guard_check(st, env):
+            if a.slot0 is not None:
+                env[a.slot0] = params[0]
+            else:
+                for (slot, _), v in zip(a.domains, params):
+                    env[slot] = v
+            pre = a.guard_check
+            if pre is not None and not pre(st, env):
                 continue
             try:
-                st2 = a.rest(st, env, None)     # nothing shown: no rendering
+                return a, params, a.rest(st, env, None)     # nothing shown: no rendering
             except Refused:
                 continue
-            return Move(a.name, params), st2
         return None
 
-    def _pick_weighted_fallback(self, st, rng, actions):
-        opts = self._enabled(st, actions)
-        while opts:
-            i = rng.randrange(len(opts))
-            a, params, _ = opts[i]
-            try:
-                st2, _ = a.apply(st, params)
-                return Move(a.name, params), st2
-            except Refused:
-                opts.pop(i)
+
+def _run_rest(a: CompiledAction, st, params):
+    """The successor of a candidate whose hoisted checks passed, or None when refused.  The
+    rest of its guard prefix runs first (it sets the prefix's lets), then the body without
+    rendering shown items."""
+    env = [None] * a.frame
+    for (slot, _), v in zip(a.domains, params):
+        env[slot] = v
+    if a.guard_check is not None and not a.guard_check(st, env):
         return None
+    try:
+        return a.rest(st, env, None)
+    except Refused:
+        return None
+
+
+class _Opener:
+    """Which of a list of actions pass their hoisted checks in a state, in their order.  When
+    they all first test the same state field against a constant (the phase, say), one lookup
+    on that field picks the few that can be open."""
+
+    def __init__(self, actions: tuple):
+        self.weighted = any(a.weight is not None for a in actions)
+        acts = [a for a in actions if not a.never]
+        firsts = {a.gates[0][0] for a in acts if a.gates}
+        self.field = None
+        self.all = [(a, a.gates, a.residual) for a in acts]
+        if acts and len(firsts) == 1 and all(a.gates for a in acts):
+            self.field = firsts.pop()
+            self.table: dict = {}
+            for a in acts:
+                self.table.setdefault(a.gates[0][1], []).append((a, a.gates[1:], a.residual))
+
+    def __call__(self, st) -> list:
+        cands = self.table.get(st[self.field], ()) if self.field is not None else self.all
+        out = []
+        for a, gates, residual in cands:
+            for i, v in gates:
+                if st[i] != v:
+                    break
+            else:
+                if residual is None or residual(st, [None] * a.frame):
+                    out.append(a)
+        return out
+
+
+def _gate(e):
+    """``(field index, value)`` when ``e`` is ``state_field == constant`` (either way round)."""
+    if isinstance(e, ir.Binary) and e.op == "==":
+        for f, c in ((e.left, e.right), (e.right, e.left)):
+            if isinstance(f, ir.Field) and isinstance(f.record, ir.StateRef) \
+                    and not f.record.old and isinstance(c, ir.Const) \
+                    and isinstance(c.value, (int, bool)):
+                return f.index, c.value
+    return None
+
+
+def _split_gates(cc: Compiler, hoist: list, frame: int):
+    """Split leading hoisted requires into state gates and constants: (gates, never, rest)."""
+    gates = []
+    k = 0
+    for r in hoist:
+        g = _gate(r.cond)
+        if g is not None:
+            gates.append(g)
+        elif not any(isinstance(n, (ir.StateRef, ir.Local)) for n in nodes(r.cond)):
+            try:
+                v = cc.expr(r.cond)(None, [None] * frame)
+            except Exception:
+                break
+            if not v:
+                return tuple(gates), True, ()
+        else:
+            break
+        k += 1
+    return tuple(gates), False, tuple(hoist[k:])
+
+
+def _instances_fn(cc: Compiler, a: ir.Action, seq_domain: bool):
+    """`instances` for the common shapes, giving the same tuples in the same order: no
+    parameter, or one ranging over a type, a constant range, or the members of a bag or set
+    read from the state.  None for any other shape (the general enumeration serves it)."""
+    if not a.params:
+        return lambda st: [()]
+    if len(a.params) != 1 or seq_domain:
+        return None
+    d = a.params[0].domain
+    if isinstance(d, ir.TypeDomain):
+        singles = tuple((v,) for v in finite(d.elem).values)
+        return lambda st: list(singles)
+    if isinstance(d, ir.RangeDomain) and isinstance(d.lo, ir.Const) \
+            and isinstance(d.hi, ir.Const):
+        singles = tuple((v,) for v in range(d.lo.value, d.hi.value + 1))
+        return lambda st: list(singles)
+    if isinstance(d, ir.CollDomain) and isinstance(d.coll.type, (BagT, SetT)) \
+            and not locals_used(d.coll):
+        singles = tuple((v,) for v in finite(d.coll.type.elem).values)
+        c = d.coll
+        if isinstance(c, ir.Field) and isinstance(c.record, ir.StateRef) and not c.record.old:
+            i = c.index
+            return lambda st: list(compress(singles, st[i]))
+        fc = cc.expr(c)
+        size = a.frame + 1
+        return lambda st: list(compress(singles, fc(st, [None] * size)))
+    return None
+
+
+def _weights_fn(cc: Compiler, a: ir.Action):
+    """For a chance action drawn from a bag with weight its count (``c in bag weight bag[c]``):
+    the weights of its instances, in order, read from the bag at once."""
+    if a.weight is None or len(a.params) != 1:
+        return None
+    b = a.params[0]
+    d, w = b.domain, a.weight
+    if isinstance(d, ir.CollDomain) and isinstance(d.coll.type, BagT) \
+            and isinstance(w, ir.Index) and isinstance(w.key, ir.Local) \
+            and w.key.slot == b.slot and _same(w.coll, d.coll) and not locals_used(d.coll):
+        fc = cc.expr(d.coll)
+        size = a.frame + 1
+        return lambda st: [n for n in fc(st, [None] * size) if n]
+    return None
+
+
+def _same(x, y) -> bool:
+    """Structural equality of IR, spans ignored."""
+    if type(x) is not type(y):
+        return False
+    if isinstance(x, tuple):
+        return len(x) == len(y) and all(_same(p, q) for p, q in zip(x, y))
+    if hasattr(x, "__dataclass_fields__"):
+        return all(f == "span" or _same(getattr(x, f), getattr(y, f))
+                   for f in x.__dataclass_fields__)
+    return x == y
 
 
 def _bool_check(cc: Compiler, stmts):

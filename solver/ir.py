@@ -170,6 +170,19 @@ class Quant:
 
 
 @dataclass(frozen=True)
+class Fix:
+    """``fix r = seed within N: step``: r0 = seed, r(i+1) = step with r = r(i); the value is the
+    first r(i) equal to r(i+1), or r(N).  ``r`` lives in ``slot``."""
+
+    type: Type
+    span: Span
+    slot: int
+    seed: "Expr"
+    bound: int
+    step: "Expr"
+
+
+@dataclass(frozen=True)
 class RealVar:
     """``f[k]``: the real unknown of key ``k`` of the `exists real` whose family is in ``slot``
     (0 when ``k`` fails the family's `where`).  Only `linear.py` compiles it."""
@@ -203,8 +216,8 @@ class Text:
 
 
 Expr: TypeAlias = (Const | Local | StateRef | Field | Index | Unary | Binary | Ite | Let | Call
-                   | Builtin | Member | RecordLit | SeqLit | BagLit | With | Quant | Text | RealVar
-                   | RealExists)
+                   | Builtin | Member | RecordLit | SeqLit | BagLit | With | Quant | Fix | Text
+                   | RealVar | RealExists)
 
 
 # ---- domains of binders -------------------------------------------------------------------

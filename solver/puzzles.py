@@ -19,7 +19,8 @@ from .errors import InputError, RulebookError
 from .evaluate import Refused
 from .game import Game, Move, load_game
 from .irwalk import nodes
-from .symbolic import Unknown, check, make_solver, read_moves, unroll
+from .symbolic import (Unknown, check, encode_runs, explore, make_solver, read_moves, read_run,
+                       unroll)
 from .types import BagT, IntT
 
 BACKENDS = ("search", "z3")
@@ -27,6 +28,9 @@ DEFAULT_BACKEND = "search"
 # Unrolling keeps up to this many concrete successor states apart per step before merging
 # them into symbolic ones (see `symbolic.unroll`).
 EXACT_BUDGET = 256
+# From a wholly concrete start, the states within the bound are listed one by one up to this
+# many (see `symbolic.explore`); past it the layered unrolling above takes over.
+EXPLICIT_BUDGET = 4096
 
 
 class Disagreement(RulebookError):
@@ -61,6 +65,8 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
     pname = obj.get(key, puzzles[0].name)
     if not isinstance(pname, str):
         raise InputError(f"{where}.{key}: expected a puzzle name")
+    # Puzzle names are rules-language names: `block-squares` asks for `block_squares`.
+    pname = pname if any(p.name == pname for p in puzzles) else pname.replace("-", "_")
     decl = next((p for p in puzzles if p.name == pname), None)
     if decl is None:
         raise InputError(f"{where}.{key}: {name} has no puzzle {pname!r} "
@@ -87,7 +93,7 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
             env[inp.slot + 1] = from_json(inp.type, obj[inp.name], f"{where}.{inp.name}")
             present.add(inp.name)
         elif inp.default is not None:
-            env[inp.slot + 1] = game.concrete.expr(inp.default)(st0, env)
+            env[inp.slot + 1] = game.compiled(inp.default)(st0, env)
         else:
             raise InputError(f"{where}.{inp.name}: required")
         for c in inp.checks:
@@ -98,7 +104,7 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
 
 
 def _run_check(game: Game, c: ir.Check, st, env, where: str) -> None:
-    if game.concrete.expr(c.expr)(st, env):
+    if game.compiled(c.expr)(st, env):
         return
     detail = ""
     e = c.expr
@@ -145,22 +151,24 @@ def _start(prep: Prepared, q: ir.Query, chosen=None):
 def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict:
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
-    if any(kind in ("all", "count") for _, kind in q.answers):
+    if any(kind == "all" for _, kind in q.answers):
+        return _all_query(prep, q, backend, timeout_ms)
+    if any(kind in ("runs", "count") for _, kind in q.answers):
         # Every solution: the runs of at most `within` moves that reach the goal (a run stops
-        # at its first goal state), in the order the backend finds them, sorted for output.
-        runs = _search_all(prep, q) if backend == "search" else _z3_all(prep, q, timeout_ms)
+        # at its first goal state), sorted for output.
+        runs = _search_runs(prep, q) if backend == "search" else _z3_runs(prep, q, timeout_ms)
         if runs == "unknown":
-            return {"found": "unknown", "steps": None, "best": None, "all": "unknown",
+            return {"found": "unknown", "steps": None, "best": None, "runs": "unknown",
                     "count": "unknown"}
         runs = sorted(runs, key=lambda r: json.dumps(r))
         return {"found": bool(runs), "steps": runs[0] if runs else None, "best": None,
-                "all": runs, "count": len(runs)}
+                "runs": runs, "count": len(runs)}
     if backend == "search":
         return _search_query(prep, q)
     return _z3_query(prep, q, timeout_ms)
 
 
-def _search_all(prep: Prepared, q: ir.Query) -> list:
+def _search_runs(prep: Prepared, q: ir.Query) -> list:
     game = prep.game
     goal = game.concrete.expr(q.goal)
     within = game.concrete.expr(q.within)
@@ -183,8 +191,8 @@ def _search_all(prep: Prepared, q: ir.Query) -> list:
     return out
 
 
-def _z3_all(prep: Prepared, q: ir.Query, timeout_ms: int):
-    """Every solution from z3: enumerate models, blocking each run's path of choices; every
+def _z3_runs(prep: Prepared, q: ir.Query, timeout_ms: int):
+    """Every solution run from z3: enumerate models, blocking each run's path of choices; every
     run is replayed in the interpreter before it is counted."""
     game = prep.game
     if q.choose is not None:
@@ -255,9 +263,9 @@ def _choices(prep: Prepared, q: ir.Query):
 
 def _search_query(prep: Prepared, q: ir.Query) -> dict:
     game = prep.game
-    goal = game.concrete.expr(q.goal)
-    obj = game.concrete.expr(q.maximize) if q.maximize is not None else None
-    within = game.concrete.expr(q.within)
+    goal = game.compiled(q.goal)
+    obj = game.compiled(q.maximize) if q.maximize is not None else None
+    within = game.compiled(q.within)
     actions = set(q.using) if q.using else None
     choices = _choices(prep, q)
     # An objective that reads no state (say, the size of the chosen bag) ranks the choices up
@@ -326,6 +334,12 @@ def _render(game: Game, m: Move, shows) -> list:
 
 def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
     game = prep.game
+    if q.choose is None:
+        # Nothing chosen: the inputs (from JSON) and so the start are concrete.
+        st0, env = _start(prep, q)
+        res = _z3_explicit(prep, q, st0, env, game.compiled(q.within)(st0, env), timeout_ms)
+        if res is not None:
+            return res
     cons: list = []
     chosen = None
     if q.choose is not None:
@@ -343,23 +357,23 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
                 xs.append(v)
         chosen = tuple(xs)
     st0, env = _start_sym(prep, q, chosen)
-    depth_v = game.symbolic.expr(q.within)(st0, env)
+    depth_v = game.compiled(q.within, True)(st0, env)
     if dz.is_sym(depth_v):
         # The bound depends on the choice: unroll to its largest value.
         depth = q.within.type.hi if isinstance(q.within.type, IntT) else 0
         depth = min(depth, _max_within(prep, q))
     else:
         depth = depth_v
-    u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET)
-    fgoal = game.symbolic.expr(q.goal)
-    # Wholly concrete final states are judged by the interpreter, when the inputs are concrete.
     plain = dz.is_concrete(tuple(env))
-    cgoal = game.concrete.expr(q.goal) if plain else None
+    u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET)
+    fgoal = game.compiled(q.goal, True)
+    # Wholly concrete final states are judged by the interpreter, when the inputs are concrete.
+    cgoal = game.compiled(q.goal) if plain else None
     goal = u.final(lambda st: fgoal(st, env), cgoal and (lambda st: bool(cgoal(st, env))))
     objective = None
     if q.maximize is not None:
-        fobj = game.symbolic.expr(q.maximize)
-        cobj = game.concrete.expr(q.maximize) if plain else None
+        fobj = game.compiled(q.maximize, True)
+        cobj = game.compiled(q.maximize) if plain else None
         objective = u.final(lambda st: fobj(st, env), cobj and (lambda st: cobj(st, env)))
     s = make_solver(timeout_ms)
     s.add(*cons, *u.constraints)
@@ -395,8 +409,71 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
     return {"found": True, "steps": steps, "best": best}
 
 
+def _z3_explicit(prep: Prepared, q: ir.Query, st0, env, depth: int, timeout_ms: int):
+    """The query from a wholly concrete start: the interpreter lists the states within the
+    bound (`symbolic.explore`), z3 finds which goal states a run reaches (`encode_runs`) and
+    maximises the objective over them, raising the bar with one assumption literal per value
+    (one incremental solver, no push/pop).  None when the states exceed the budget (the layered
+    unrolling takes over)."""
+    game = prep.game
+    ex = explore(game, st0, depth, tuple(q.using) or None, EXPLICIT_BUDGET)
+    if ex is None:
+        return None
+    goal = game.compiled(q.goal)
+    ends = [n for n, st in enumerate(ex.states) if goal(st, env)]
+    lines = encode_runs(ex, "r")
+    lines.append(f"(assert {_or_text([f'r{n}' for n in ends])})")
+    obj = game.compiled(q.maximize) if q.maximize is not None else None
+    value = {n: obj(ex.states[n], env) if obj else 0 for n in ends}
+    bars: list = []
+    # bar{k}: a run reaches a goal state whose objective is at least v, the k-th lowest value
+    # (the lowest needs no literal: any goal state reaches it).
+    for k, v in enumerate(sorted(set(value.values()))[1:], 1):
+        lines.append(f"(declare-const bar{k} Bool)")
+        lines.append(f"(assert (= bar{k} {_or_text([f'r{n}' for n in ends if value[n] >= v])}))")
+        bars.append((v, z3.Bool(f"bar{k}")))
+    s = make_solver(timeout_ms, finite=True)
+    s.from_string("\n".join(lines))
+
+    def best_end():
+        """The reached goal state of highest objective in the model."""
+        model = s.model()
+        reached = [n for n in ends
+                   if z3.is_true(model.eval(z3.Bool(f"r{n}"), model_completion=True))]
+        if not reached:
+            raise Disagreement("z3's model reaches no goal state")
+        return model, max(reached, key=lambda n: value[n])
+
+    try:
+        if not check(s):
+            return {"found": False, "steps": None, "best": None}
+        model, end = best_end()
+        while True:
+            bar = next((lit for v, lit in bars if v > value[end]), None)
+            if bar is None or not check(s, bar):
+                break
+            model, end = best_end()
+    except Unknown:
+        return {"found": "unknown", "steps": None, "best": "unknown"}
+    try:
+        moves = read_run(ex, model, "r", end)
+    except ValueError as e:
+        raise Disagreement(f"z3's model is not a run: {e}") from None
+    best = value[end] if obj else None
+    steps, replayed = replay(prep, q, None, moves)
+    if obj and replayed != best:
+        raise Disagreement(f"z3 found {best}, the interpreter replays {replayed}")
+    return {"found": True, "steps": steps, "best": best}
+
+
+def _or_text(lits: list[str]) -> str:
+    if not lits:
+        return "false"
+    return lits[0] if len(lits) == 1 else f"(or {' '.join(lits)})"
+
+
 def _max_within(prep: Prepared, q: ir.Query) -> int:
-    return max(prep.game.concrete.expr(q.within)(*_start(prep, q, c)) for c in _choices(prep, q))
+    return max(prep.game.compiled(q.within)(*_start(prep, q, c)) for c in _choices(prep, q))
 
 
 def _start_sym(prep: Prepared, q: ir.Query, chosen):
@@ -426,7 +503,92 @@ def replay(prep: Prepared, q: ir.Query, chosen, moves: list[Move]):
             raise Disagreement(f"the solver's move {m.label(game)} is refused by the "
                                f"interpreter: {r.rule}") from None
         steps.append(_render(game, m, shows))
-    if not game.concrete.expr(q.goal)(st, env):
+    if not game.compiled(q.goal)(st, env):
         raise Disagreement("the solver's moves do not reach the goal in the interpreter")
-    value = game.concrete.expr(q.maximize)(st, env) if q.maximize is not None else None
+    value = game.compiled(q.maximize)(st, env) if q.maximize is not None else None
     return steps, value
+
+
+# ---- `answer x = all`: every choice for which the goal is reachable ----------------------------
+
+def _all_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict:
+    """The sorted JSON of every value of the query's `choose` for which a solution exists."""
+    if q.choose is None or not isinstance(q.choose.domain, ir.TypeDomain):
+        raise InputError("`answer ... = all` needs a `choose x in T` over a finite type")
+    et = q.choose.domain.elem
+    if backend == "search":
+        game = prep.game
+        goal = game.concrete.expr(q.goal)
+        within = game.concrete.expr(q.within)
+        actions = set(q.using) if q.using else None
+        found = []
+        choices = _choices(prep, q)
+        if _reads_slot(q.setup, q.choose.slot) or _reads_slot(q.within, q.choose.slot):
+            for c in choices:
+                st, env = _start(prep, q, c)
+                if _search_one(game, st, env, goal, None, within(st, env), actions) is not None:
+                    found.append(c)
+        else:
+            # The start does not depend on the choice: explore the runs once, then ask the
+            # goal of every state reached for each choice.
+            st, env = _start(prep, q, choices[0])
+            reached = _reachable(game, st, within(st, env), actions)
+            s1 = q.choose.slot + 1
+            for c in choices:
+                env[s1] = c
+                if any(goal(x, env) for x in reached):
+                    found.append(c)
+    elif backend == "z3":
+        found = _z3_all(prep, q, et, timeout_ms)
+        if found is None:
+            return {"found": "unknown", "steps": None, "best": None, "all": "unknown"}
+    else:
+        raise InputError(f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
+    out = sorted(to_json(et, c) for c in found)
+    return {"found": bool(found), "steps": None, "best": None, "all": out}
+
+
+def _reads_slot(node, slot: int) -> bool:
+    return any(isinstance(n, ir.Local) and n.slot == slot for n in nodes(node))
+
+
+def _reachable(game: Game, st0, depth: int, actions) -> list:
+    """Every state reachable in at most ``depth`` moves (the start included), each once."""
+    seen = {st0}
+    layer = [st0]
+    for _ in range(depth):
+        nxt = []
+        for st in layer:
+            for _, st2, _ in game.legal(st, actions):
+                if st2 not in seen:
+                    seen.add(st2)
+                    nxt.append(st2)
+        layer = nxt
+    return list(seen)
+
+
+def _z3_all(prep: Prepared, q: ir.Query, et, timeout_ms: int):
+    """Enumerate the feasible choices with z3, blocking each one found; every one is replayed
+    in the interpreter before it is reported."""
+    game = prep.game
+    fresh = dz.Fresh("choose_")
+    chosen = fresh.value(et, q.choose.name)
+    st0, env = _start_sym(prep, q, chosen)
+    depth = game.concrete.expr(q.within)(*_start(prep, q, _choices(prep, q)[0]))
+    u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET)
+    fgoal = game.symbolic.expr(q.goal)
+    goal = u.final(lambda st: fgoal(st, env), None)
+    s = make_solver(timeout_ms)
+    s.add(*fresh.constraints, *u.constraints, dz.lift(goal))
+    found = []
+    try:
+        while check(s):
+            model = s.model()
+            c = dz.concretize(et, chosen, model)
+            moves = read_moves(game, u, model)
+            replay(prep, q, c, moves)   # raises Disagreement if the interpreter refuses
+            found.append(c)
+            s.add(dz.not_(dz.lift(dz.eq(et, chosen, c))))
+    except Unknown:
+        return None
+    return found

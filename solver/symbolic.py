@@ -19,9 +19,12 @@ class Unknown(Exception):
     """Z3 gave up (time-out or resource limit): the answer is "unknown", never "impossible"."""
 
 
-def make_solver(timeout_ms: int = DEFAULT_TIMEOUT_MS, optimize: bool = False):
-    """A solver with fixed seeds and a time-out (wall-clock, only softly enforced by z3)."""
-    s = z3.Optimize() if optimize else z3.SolverFor("QF_LIA")
+def make_solver(timeout_ms: int = DEFAULT_TIMEOUT_MS, optimize: bool = False,
+                finite: bool = False):
+    """A solver with fixed seeds and a time-out (wall-clock, only softly enforced by z3).
+    ``finite``: z3's incremental SAT solver (QF_FD), for Boolean formulas checked under
+    assumptions."""
+    s = z3.Optimize() if optimize else z3.SolverFor("QF_FD" if finite else "QF_LIA")
     s.set("timeout", int(timeout_ms))
     if not optimize:
         s.set("random_seed", 0)
@@ -430,3 +433,87 @@ def substitution(t: Type, fresh, other) -> list[tuple]:
             continue
         pairs.append((a, dz.lift(b)))
     return pairs
+
+
+# ---- explicit-state runs: the unrolling from a wholly concrete state ---------------------------
+
+@dataclass
+class Explicit:
+    """Every state reachable from a concrete start in at most ``depth`` moves, each once, at the
+    fewest moves that reach it (its level), with the moves from each state to states of the
+    next level.  Every state within the bound is the end of such a run (a shortest one), and
+    every such run is within the bound: the runs a bounded unrolling covers, without the copies
+    of a state that a layered unrolling makes for each step count."""
+
+    states: list
+    level: list             # level[n]: the fewest moves that reach states[n]
+    into: list              # into[n]: [(predecessor node, Move), ...], all of level[n] - 1
+
+
+def explore(game: Game, st0, depth: int, actions: tuple[str, ...] | None,
+            budget: int) -> Explicit | None:
+    """Breadth-first search by the interpreter; None past ``budget`` states."""
+    index = {st0: 0}
+    states, level, into = [st0], [0], [[]]
+    frontier = [0]
+    for k in range(1, depth + 1):
+        nxt = []
+        for n in frontier:
+            for m, st2, _ in game.legal(states[n], actions):
+                j = index.get(st2)
+                if j is None:
+                    j = index[st2] = len(states)
+                    states.append(st2)
+                    level.append(k)
+                    into.append([])
+                    nxt.append(j)
+                    if len(states) > budget:
+                        return None
+                elif level[j] != k:
+                    continue        # a shorter run reaches it
+                into[j].append((n, m))
+        frontier = nxt
+        if not frontier:
+            break
+    return Explicit(states, level, into)
+
+
+def encode_runs(ex: Explicit, prefix: str) -> list[str]:
+    """SMT-LIB text for "which states a run from node 0 can reach": a Boolean ``{prefix}{n}``
+    per state, the start true, and every other state reached only if one of its predecessors
+    is (each state's level is one more than its predecessors', so the justification ends at the
+    start: a true state is the end of a run, read back by `read_run`).  Written as text and
+    parsed at once, it is a few hundred clauses for z3's SAT solver, and far cheaper to build
+    than through the Python API."""
+    p = prefix
+    lines = [f"(declare-const {p}0 Bool)", f"(assert {p}0)"]
+    for n in range(1, len(ex.states)):
+        ps = list(dict.fromkeys(i for i, _ in ex.into[n]))
+        lines.append(f"(declare-const {p}{n} Bool)")
+        body = f"{p}{ps[0]}" if len(ps) == 1 else "(or " + " ".join(f"{p}{i}" for i in ps) + ")"
+        lines.append(f"(assert (=> {p}{n} {body}))")
+    return lines
+
+
+def read_run(ex: Explicit, model: z3.ModelRef, prefix: str, end: int) -> list[Move]:
+    """The moves of a run from node 0 to ``end`` (true in the model), walking back through
+    predecessors the model makes true."""
+    true: dict = {}
+
+    def holds(n):
+        v = true.get(n)
+        if v is None:
+            v = true[n] = z3.is_true(model.eval(z3.Bool(f"{prefix}{n}"), model_completion=True))
+        return v
+
+    moves = []
+    n = end
+    while n:
+        step = next(((i, m) for i, m in ex.into[n] if holds(i)), None)
+        if step is None:
+            raise ValueError(f"state {n} is true in the model but no predecessor is")
+        n = step[0]
+        moves.append(step[1])
+    moves.reverse()
+    return moves
+

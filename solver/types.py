@@ -31,6 +31,8 @@ class IntT:
 class EnumT:
     name: str
     members: tuple[str, ...]
+    # Each member's JSON spelling when the spec gives one (`empty = null`), else its name.
+    json: tuple = ()
 
     def __str__(self) -> str:
         return self.name

@@ -1,0 +1,148 @@
+"""The bounded fixpoint `fix`, memoised def calls, enum JSON spellings and board-shaped JSON:
+the interpreter and the Z3 terms agree on generated boards, and the values are the ones the
+definitions mean (a castle is the connected built squares; the widest path's bottleneck)."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import z3
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import FIXTURES
+from solver import domains as dz
+from solver.codec import from_json, to_json
+from solver.errors import InputError
+from solver.game import load_path
+from solver.types import finite
+
+
+@pytest.fixture(scope="module")
+def flood():
+    return load_path(FIXTURES / "flood.rules")
+
+
+def _sq(g):
+    return g.p.types["Sq"]
+
+
+def _state(g, heights: dict, pieces: dict | None = None):
+    """A state from {(x, y): height}."""
+    sqs = finite(_sq(g)).values
+    fi = g.field_index
+    S = list(g.initial())
+    S[fi["height"]] = tuple(heights.get(s, 0) for s in sqs)
+    S[fi["piece"]] = tuple((pieces or {}).get(s, 0) for s in sqs)
+    return tuple(S)
+
+
+def _components(heights: dict, s):
+    """The connected built squares around s, by a plain graph search (the oracle)."""
+    if heights.get(s, 0) == 0:
+        return set()
+    seen, todo = {s}, [s]
+    while todo:
+        x, y = todo.pop()
+        for n in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
+            if heights.get(n, 0) > 0 and n not in seen:
+                seen.add(n)
+                todo.append(n)
+    return seen
+
+
+boards = st.dictionaries(st.tuples(st.integers(0, 2), st.integers(0, 2)), st.integers(0, 3))
+
+
+@settings(max_examples=40, deadline=None)
+@given(heights=boards)
+def test_castle_is_the_connected_component(flood, heights):
+    castle = flood.expr("castle(s)", {"s": _sq(flood)})[0]
+    S = _state(flood, heights)
+    sqs = finite(_sq(flood)).values
+    for s in sqs:
+        got = {t for t, b in zip(sqs, castle(S, s)) if b}
+        assert got == _components(heights, s)
+
+
+def _symbolic_agrees(g, text, heights_list):
+    """The Z3 terms of ``text`` over a fresh state equal the interpreter on each board."""
+    sq = _sq(g)
+    fresh = dz.Fresh("f_")
+    Z = fresh.value(g.state_type, "z")
+    fs = g.expr(text, {"s": sq}, symbolic=True)[0]
+    fc = g.expr(text, {"s": sq})[0]
+    zh = Z[g.field_index["height"]]
+    for heights in heights_list:
+        S = _state(g, heights)
+        pairs = [(v, z3.IntVal(n)) for v, n in zip(zh, S[g.field_index["height"]])]
+        for s in finite(sq).values:
+            want = fc(S, s)
+            got = fs(Z, s)
+            flat_w = want if isinstance(want, tuple) else (want,)
+            flat_g = got if isinstance(got, tuple) else (got,)
+            for w, t in zip(flat_w, flat_g):
+                v = z3.simplify(z3.substitute(dz.lift(t), *pairs))
+                v = z3.is_true(v) if z3.is_bool(v) else v.as_long()
+                assert v == w, f"{text} at {s} on {heights}"
+
+
+def test_fix_agrees_with_z3_on_generated_boards(flood):
+    import random
+    rng = random.Random(4)
+    cells = list(itertools.product(range(3), range(3)))
+    boards_ = [{c: rng.choice([0, 0, 1, 2, 3]) for c in cells} for _ in range(12)]
+    boards_.append({})
+    boards_.append({c: 1 for c in cells})
+    for text in ("castle(s)", "area(s)", "widest(s)", "flip(0)"):
+        _symbolic_agrees(flood, text, boards_)
+
+
+def test_fix_stops_early_only_at_a_fixpoint(flood):
+    """`flip` never settles: its value is r(3) (true -> false -> true -> false), on both sides."""
+    f = flood.expr("flip(0)")[0]
+    assert f(_state(flood, {(0, 0): 2})) is False    # starts true, flips three times
+    assert f(_state(flood, {})) is True
+
+
+def test_memoised_calls_follow_the_state(flood):
+    """The memo is per state object: a second state gets its own answers."""
+    area = flood.expr("area(s)", {"s": _sq(flood)})[0]
+    a = _state(flood, {(0, 0): 1, (1, 0): 1})
+    b = _state(flood, {(0, 0): 1})
+    assert area(a, (0, 0)) == 2
+    assert area(b, (0, 0)) == 1
+    assert area(a, (0, 0)) == 2
+
+
+def test_enum_json_spellings_round_trip(flood):
+    piece = flood.p.types["Piece"]
+    assert [from_json(piece, j, "p") for j in (None, "king", 0, 1)] == [0, 1, 2, 3]
+    assert [to_json(piece, i) for i in range(4)] == [None, "king", 0, 1]
+    with pytest.raises(InputError, match=r"p: unknown Piece 2 \(one of null, \"king\", 0, 1\)"):
+        from_json(piece, 2, "p")
+    with pytest.raises(InputError, match="unknown Piece"):
+        from_json(piece, "red", "p")     # the member's name is not its spelling
+
+
+def test_a_board_is_written_as_rows(flood):
+    t = flood.state_type.fields[flood.field_index["height"]][1]
+    rows = [[1, 0, 0], [2, 0, 0], [0, 0, 3]]       # rows are y, columns x
+    v = from_json(t, rows, "height")
+    index = finite(_sq(flood)).index
+    assert v[index[(0, 1)]] == 2 and v[index[(2, 2)]] == 3 and v[index[(1, 0)]] == 0
+    assert to_json(t, v) == rows
+    with pytest.raises(InputError, match=r"height\[1\]: 2 columns, expected 3"):
+        from_json(t, [[0, 0, 0], [0, 0], [0, 0, 0]], "height")
+    with pytest.raises(InputError, match="height: 2 rows, expected 3"):
+        from_json(t, [[0, 0, 0], [0, 0, 0]], "height")
+
+
+@pytest.mark.parametrize("backend", ["search", "z3"])
+def test_answer_all_lists_every_feasible_choice(backend, monkeypatch):
+    from solver.puzzles import solve
+    monkeypatch.setenv("RULEBOOK_SPECS", str(FIXTURES))
+    board = [[1, 1, 0], [0, 0, 0], [0, 0, 3]]
+    out = solve({"game": "flood", "ask": "raisable", "board": board}, backend)
+    # beside the two-square castle (0,0)-(1,0): (0,1), (1,1), (2,0) and the castle itself
+    assert out == {"squares": [[0, 0], [0, 1], [1, 0], [1, 1], [2, 0]]}
