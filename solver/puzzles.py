@@ -592,3 +592,40 @@ def _z3_all(prep: Prepared, q: ir.Query, et, timeout_ms: int):
     except Unknown:
         return None
     return found
+
+
+# ---- pictures: the state a solution reaches --------------------------------------------------
+
+def solution_state(prep: Prepared, q: ir.Query, answer: dict):
+    """The state after the first solution's steps (replayed by matching each shown step among
+    the legal moves), the points (``[x, y, z]`` lists) the last step shows, and the number of
+    steps replayed.  The start state when the query has a choice or no solution."""
+    game = prep.game
+    steps = None
+    for key, kind in q.answers:
+        val = answer.get(key)
+        if kind == "steps" and isinstance(val, list):
+            steps = val
+        elif kind == "runs" and isinstance(val, list) and val:
+            steps = val[0]
+    if q.choose is not None or not steps:
+        return _start(prep, q)[0], frozenset(), 0
+    st, _ = _start(prep, q)
+    actions = set(q.using) if q.using else None
+    for step in steps:
+        for m, st2, shows in game.legal(st, actions):
+            if _render(game, m, shows) == step:
+                st = st2
+                break
+        else:
+            raise Disagreement(f"the step {step} does not replay in the interpreter")
+    return st, frozenset(_points(steps[-1])), len(steps)
+
+
+def _points(j):
+    if isinstance(j, list):
+        if len(j) == 3 and all(isinstance(x, int) and not isinstance(x, bool) for x in j):
+            yield tuple(j)
+        else:
+            for x in j:
+                yield from _points(x)

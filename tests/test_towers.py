@@ -184,3 +184,39 @@ def test_seeded_playouts_are_deterministic_and_keep_the_invariants():
                 assert f(st, [None] * 4096), (seed, n, name)
         finals.append(st)
     assert finals[0] == finals[1]
+
+
+# ---- pictures --------------------------------------------------------------------------------
+
+def test_solve_svg_draws_the_solution_in_space_with_the_new_block_marked(tmp_path):
+    inp = GOLDEN[[g[0] for g in GOLDEN].index("placements_cube_on_cube")][1]
+    src = tmp_path / "p.json"
+    src.write_text(json.dumps(inp))
+    out = tmp_path / "p.svg"
+    r = run_cli("solve", str(src), "--svg", str(out))
+    assert r.returncode == 0, r.stderr
+    svg = out.read_text()
+    first = json.loads(r.stdout)["placements"][0][0]
+    x, y, z = first[2][0]
+    # The placed cube, marked in the tower's picture and in the occupancy's.
+    assert svg.count('class="cube new"') == 2
+    assert f'class="cube new" data-cell="{x},{y},{z}"' in svg
+    assert svg.count('class="cube"') == 2          # the cube that was there, twice
+    assert "after the first solution (1 move)" in svg
+
+
+def test_fallen_blocks_are_drawn_apart(towers):
+    from solver.examples import _move
+    from solver.render import render_svg
+    ex = next(e for e in towers.p.examples if e.name == "whole_cubes_only")
+    env = [None] * (ex.frame + 1)
+    st = towers.run_stmts(ex.setup, ex.frame, towers.initial(), env)
+    call = next(i for i in ex.script if hasattr(i, "args"))
+    st, _ = towers.apply(st, _move(towers, call, st, env))
+    svg = render_svg(towers, st, marks={(1, 1, 1), (2, 1, 1), (3, 1, 1)})
+    fallen = svg[svg.index('data-field="fallen"'):]
+    fallen = fallen[:fallen.index("</g></g>")]
+    # The bar that fell is drawn in its own picture, not in the tower's.
+    assert fallen.count('class="cube new"') == 3
+    tower = svg[svg.index('data-field="tower"'):svg.index('data-field="occ"')]
+    assert 'class="cube new"' not in tower and tower.count('class="cube"') == 1
