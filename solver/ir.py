@@ -453,7 +453,7 @@ class Query:
     goal: Expr
     maximize: Expr | None
     within: Expr
-    answers: tuple[tuple[str, str], ...]  # (json key, found|steps|best)
+    answers: tuple[tuple[str, str], ...]  # (json key, found|steps|best|legal|illegal)
     using: tuple[str, ...]  # the actions a solution may use (all when empty)
     span: Span
 

@@ -80,8 +80,13 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
     params = []
     for inp in decl.inputs:
         if inp.is_param:
-            v = from_json(inp.type, obj[inp.name], f"{where}.{inp.name}") if inp.name in obj \
-                else base.p.param_values[inp.name]
+            if inp.name in obj:
+                v = from_json(inp.type, obj[inp.name], f"{where}.{inp.name}")
+            elif isinstance(inp.default, ir.Const):
+                # The puzzle's own default for the parameter (`input players: 1..5 = 1`).
+                v = inp.default.value
+            else:
+                v = base.p.param_values[inp.name]
             params.append((inp.name, v))
     game = load_game(name, tuple(variants), tuple(params))
     decl = next(p for p in game.p.puzzles if p.name == pname)
@@ -148,6 +153,9 @@ def _start(prep: Prepared, q: ir.Query, chosen=None):
     return st, env
 
 
+LISTING = ("legal", "illegal")
+
+
 def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict:
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
@@ -163,9 +171,16 @@ def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dic
         runs = sorted(runs, key=lambda r: json.dumps(r))
         return {"found": bool(runs), "steps": runs[0] if runs else None, "best": None,
                 "runs": runs, "count": len(runs)}
-    if backend == "search":
-        return _search_query(prep, q)
-    return _z3_query(prep, q, timeout_ms)
+    kinds = {k for _, k in q.answers}
+    res: dict = {}
+    if kinds & set(LISTING):
+        res.update(_listing(prep, q, backend, timeout_ms))
+    if not kinds or kinds - set(LISTING):
+        if backend == "search":
+            res.update(_search_query(prep, q))
+        else:
+            res.update(_z3_query(prep, q, timeout_ms))
+    return res
 
 
 def _search_runs(prep: Prepared, q: ir.Query) -> list:
@@ -238,6 +253,16 @@ def _z3_runs(prep: Prepared, q: ir.Query, timeout_ms: int):
     except Unknown:
         return "unknown"
     return runs
+
+
+def _listing(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict:
+    """Every move of the query's actions from its `from` state: legal, or the rule refusing it."""
+    from .listing import search_listing, z3_listing
+    st, _ = _start(prep, q)
+    actions = set(q.using) if q.using else None
+    if backend == "search":
+        return search_listing(prep.game, st, actions)
+    return z3_listing(prep.game, st, actions, timeout_ms)
 
 
 # ---- the interpreter backend: exhaustive search with memoisation -------------------------------
