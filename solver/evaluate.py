@@ -46,10 +46,11 @@ class SymCtx:
     env: list = field(default_factory=list)
     guards: list = field(default_factory=list)   # (rule name, condition)
     shows: list = field(default_factory=list)    # shown items
+    dead: bool = False      # a `requires` failed outright: the rest is not run
 
     def fork(self, cond) -> "SymCtx":
         return SymCtx(dz.and_(self.pc, cond), list(self.env), list(self.guards),
-                      list(self.shows))
+                      list(self.shows), self.dead)
 
 
 class Compiler:
@@ -587,7 +588,10 @@ class Compiler:
                 for r in runs:
                     nxt = []
                     for st_, ctx_ in paths:
-                        nxt.extend(r(st_, ctx_))
+                        if ctx_.dead:
+                            nxt.append((st_, ctx_))
+                        else:
+                            nxt.extend(r(st_, ctx_))
                     paths = nxt
                 return paths
             return srun
@@ -615,9 +619,12 @@ class Compiler:
                 def sreq(st, ctx):
                     g = fc(st, ctx.env)
                     if g is False:
-                        # A rule that fails outright ends the path: what follows may assume
-                        # it (a cell inside the building space) and need not be evaluated.
-                        return []
+                        # A rule that fails outright ends the path (it is kept, refused by this
+                        # rule): what follows may assume it (a cell inside the building space)
+                        # and is not evaluated.
+                        ctx.guards.append((name, False))
+                        ctx.dead = True
+                        return [(st, ctx)]
                     if g is not True:
                         ctx.guards.append((name, g))
                     return [(st, ctx)]
