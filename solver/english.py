@@ -98,7 +98,7 @@ class English:
     def noun(self, e) -> str:
         """A value as a noun phrase."""
         if isinstance(e.type if hasattr(e, "type") else None, BoolT) and not isinstance(
-                e, (ir.Const, ir.Local, ir.Field)):
+                e, (ir.Const, ir.Local, ir.Field, ir.Index)):
             return f"whether {self.clause(e)}"
         match e:
             case ir.Const(type=t, value=v):
@@ -196,6 +196,8 @@ class English:
                         f"{r} becoming {self.noun(step)}")
             case ir.Text(value=v):
                 return f'"{v}"'
+            case ir.RealVar(name=n, key=k):
+                return f"the unknown {n} of {self.noun(k)}"
         return self._fallback(e)
 
     @staticmethod

@@ -191,6 +191,7 @@ class RealVar:
     span: Span
     slot: int
     key: "Expr"
+    name: str = ""          # the family's name, for the documentation
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ class RealChecks:
             return None
         kt = loc.type.key
         key = self.coerce(self.expr(t.children[1], sc, kt), kt, t.children[1])
-        return ir.RealVar(REAL, self._span(t), loc.slot, key)
+        return ir.RealVar(REAL, self._span(t), loc.slot, key, loc.name)
 
     def has_real(self, e) -> bool:
         return self.real_depth > 0 and has_real(e)
