@@ -174,6 +174,7 @@ class Checker(RealChecks):
             "action_decl": "action", "invariant_decl": "invariant",
             "transition_decl": "invariant", "example_decl": "example", "puzzle_decl": "puzzle",
             "terminal_decl": "terminal", "actor_decl": "actor", "extend_decl": "extend",
+            "extend_puzzle_decl": "extend",
         }
         for f in self.files:
             for item in f.tree.children[1:]:
@@ -213,11 +214,36 @@ class Checker(RealChecks):
 
     def _extend(self, it: Item) -> None:
         name = it.name
-        key = ("init", "init") if name == "init" else ("action", name)
-        if key not in self.items:
-            raise self.err(it.tree, f"`extend {name}`: no action or init named {name!r}",
+        if it.tree.data == "extend_puzzle_decl":
+            if ("puzzle", name) not in self.items:
+                raise self.err(it.tree, f"`extend puzzle {name}`: no puzzle named {name!r}",
+                               it.file, it.text)
+            self.items[("puzzle", name)].extra.append(it)
+            return
+        if name == "init":
+            if it.tree.children[1] is not None:
+                raise self.err(it.tree.children[1], "`extend init` only appends (no "
+                               "`before`/`after`)", it.file, it.text)
+            keys = [("init", "init")]
+        else:
+            keys = [k for k in (("action", name), ("proc", name)) if k in self.items]
+        if not keys or keys[0] not in self.items:
+            raise self.err(it.tree, f"`extend {name}`: no action, proc or init named {name!r}",
                            it.file, it.text)
-        self.items[key].extra.append(it)
+        if len(keys) > 1:
+            raise self.err(it.tree, f"`extend {name}`: {name!r} names both an action and a "
+                           f"proc", it.file, it.text)
+        self.items[keys[0]].extra.append(it)
+
+    @staticmethod
+    def _ext_before(ext: Item) -> bool:
+        """Whether an `extend` block runs ahead of the body it extends (`before`)."""
+        w = ext.tree.children[1] if ext.tree.data == "extend_decl" else None
+        return w is not None and str(w.children[0]) == "before"
+
+    @staticmethod
+    def _ext_block(ext: Item):
+        return ext.tree.children[-1]
 
     def _decl_name(self, decl: Tree, kind: str) -> str:
         if kind in ("state", "init", "terminal", "actor"):
@@ -936,9 +962,17 @@ class Checker(RealChecks):
             inner = inner.bind(str(p.children[0]), ir.Local(pt, self._span(a), str(p.children[0]),
                                                             slot))
         self.inlining.append(name)
-        self._enter(it)
+        body: list[ir.Stmt] = []
         try:
-            body, _ = self.stmts(d.children[2].children, inner, allow_assign)
+            # A proc's `extend ... before` blocks run ahead of its body, the others after it;
+            # all see the proc's parameters.
+            parts = ([x for x in it.extra if self._ext_before(x)] + [it]
+                     + [x for x in it.extra if not self._ext_before(x)])
+            for part in parts:
+                self._enter(part)
+                block = d.children[2] if part is it else self._ext_block(part)
+                more, inner = self.stmts(block.children, inner, allow_assign)
+                body.extend(more)
         finally:
             self.inlining.pop()
             self._file, self._text = saved
@@ -1085,7 +1119,8 @@ class Checker(RealChecks):
             return out, 0
         for part in [it, *it.extra]:
             self._enter(part)
-            body, _ = self.stmts(part.tree.children[0].children, Scope({}, frame))
+            block = part.tree.children[0] if part is it else self._ext_block(part)
+            body, _ = self.stmts(block.children, Scope({}, frame))
             out.extend(body)
         return out, frame.size
 
@@ -1115,11 +1150,24 @@ class Checker(RealChecks):
             if kind != "chance":
                 raise self.err(t.children[3], "only a `chance` action has a weight")
             weight = self.int_expr(t.children[3], sc)
-        body, sc2 = self.stmts(t.children[4].children, sc)
-        source = self._source(it)
-        for ext in it.extra:
+        # `extend a before` blocks run first, in file order, and their lets are visible to the
+        # body; the other `extend` blocks are appended after it.
+        body: list[ir.Stmt] = []
+        sc2 = sc
+        before = [x for x in it.extra if self._ext_before(x)]
+        for ext in before:
             self._enter(ext)
-            more, sc2 = self.stmts(ext.tree.children[1].children, sc2)
+            more, sc2 = self.stmts(self._ext_block(ext).children, sc2)
+            body.extend(more)
+        self._enter(it)
+        more, sc2 = self.stmts(t.children[4].children, sc2)
+        body.extend(more)
+        source = "\n".join([self._source(x) for x in before] + [self._source(it)])
+        for ext in it.extra:
+            if self._ext_before(ext):
+                continue
+            self._enter(ext)
+            more, sc2 = self.stmts(self._ext_block(ext).children, sc2)
             body.extend(more)
             source += "\n" + self._source(ext)
         return ir.Action(name, kind == "chance", tuple(binders), weight, tuple(body), frame.size,
@@ -1168,11 +1216,26 @@ class Checker(RealChecks):
         setup: list[ir.Stmt] = []
         script: list = []
         with_ = it.tree.children[1]
-        settings = tuple((str(ps.children[0]), int(ps.children[1]))
-                         for ps in (with_.children if with_ is not None else []))
-        for ps, (pname, _) in zip(with_.children if with_ is not None else [], settings):
-            if pname not in self.param_values:
-                raise self.err(ps, f"{pname!r} is not a parameter of the game")
+        settings_l: list[tuple[str, int]] = []
+        chosen: list[tuple[str, str]] = []
+        for ps in (with_.children if with_ is not None else []):
+            pname, val = str(ps.children[0]), ps.children[1]
+            if val.type == "INT":
+                if pname not in self.param_values:
+                    raise self.err(ps, f"{pname!r} is not a parameter of the game")
+                settings_l.append((pname, int(val)))
+                continue
+            # `with reading = option`: the example runs under that reading.
+            self.static_value(pname, ps)
+            r = self.readings.get(pname)
+            if r is None:
+                raise self.err(ps, f"{pname!r} is not a reading of the game (`with` sets a "
+                               f"parameter to a number or a reading to one of its options)")
+            if str(val) not in [o for o, _ in r.options]:
+                raise self.err(val, f"reading {pname} has no option {str(val)!r} (options: "
+                               f"{', '.join(o for o, _ in r.options)})")
+            chosen.append((pname, str(val)))
+        settings = tuple(settings_l)
         for c in it.tree.children[2:]:
             self._enter(it)
             match c.data:
@@ -1193,7 +1256,7 @@ class Checker(RealChecks):
                                              self._action_call(c.children[0], sc), because,
                                              self._span(c), self._slice(c)))
         return ir.Example(it.name, tuple(setup), tuple(script), frame.size, settings, it.doc,
-                          self._span(it.tree))
+                          self._span(it.tree), tuple(chosen))
 
     def _slice(self, node) -> str:
         m = node.meta
@@ -1206,7 +1269,33 @@ class Checker(RealChecks):
         inputs: list[ir.PuzzleInput] = []
         checks: list[ir.Check] = []
         queries: list[ir.Query] = []
-        for c in it.tree.children[1:]:
+        # `extend puzzle` adds inputs and checks, and `using`/`from` items to every query.  The
+        # queries are compiled last so that they see every input, the extension's included.
+        clauses = [(it, c) for c in it.tree.children[1:]]
+        clauses += [(x, c) for x in it.extra for c in x.tree.children[1:]
+                    if c.data in ("input_clause", "puzzle_check")]
+        extra_items = [(x, c, None) for x in it.extra for c in x.tree.children[1:]
+                       if c.data in ("using_item", "from_clause")]
+        base_whens = {str(c.children[0]) if c.children[0] is not None else None
+                      for c in it.tree.children[1:] if c.data == "query_clause"}
+        for x in it.extra:
+            for c in x.tree.children[1:]:
+                if c.data != "query_clause":
+                    continue
+                when = str(c.children[0]) if c.children[0] is not None else None
+                if when not in base_whens:
+                    self._enter(x)
+                    raise self.err(c, f"`extend puzzle {it.name}`: the puzzle has no query "
+                                   + (f"`when {when}`" if when else "without `when`"))
+                for q in c.children[1:]:
+                    if q.data not in ("using_item", "from_clause"):
+                        self._enter(x)
+                        raise self.err(q, "an `extend puzzle` query adds only `using` and "
+                                       "`from` items")
+                    extra_items.append((x, q, ("when", when)))
+        clauses.sort(key=lambda pc: pc[1].data == "query_clause")
+        for part, c in clauses:
+            self._enter(part)
             match c.data:
                 case "input_clause":
                     name = str(c.children[0])
@@ -1225,7 +1314,10 @@ class Checker(RealChecks):
                 case "puzzle_check":
                     checks.append(self._check(c.children[0], sc))
                 case "query_clause":
-                    queries.append(self._query(c, sc, inputs))
+                    when = str(c.children[0]) if c.children[0] is not None else None
+                    mine = [(x, q) for x, q, w in extra_items if w is None or w == ("when", when)]
+                    queries.append(self._query(c, sc, inputs, mine))
+                    self._enter(it)
         return ir.Puzzle(it.name, tuple(inputs), tuple(checks), tuple(queries), frame.size,
                          it.doc, self._span(it.tree))
 
@@ -1233,16 +1325,22 @@ class Checker(RealChecks):
         return ir.Check(str(c.children[0]), _string(c.children[1]),
                         self.bool_expr(c.children[2], sc), self._span(c))
 
-    def _query(self, c, sc: Scope, inputs) -> ir.Query:
+    def _query(self, c, sc: Scope, inputs, extra_items=()) -> ir.Query:
         when = str(c.children[0]) if c.children[0] is not None else None
         if when is not None and when not in {i.name for i in inputs if i.optional}:
             raise self.err(c, f"`when {when}` must name an optional input (declared with ?=)")
         choose = None
         setup: list[ir.Stmt] = []
-        goal = maximize = within = None
+        goal = maximize = within = bound = None
         answers: list[tuple[str, str]] = []
         using: list[str] = []
-        for q in c.children[1:]:
+        owner = self._cur()
+        items = [(None, q) for q in c.children[1:]] + list(extra_items)
+        for part, q in items:
+            if part is not None:
+                self._enter(part)
+            else:
+                self._file, self._text = owner
             match q.data:
                 case "choose_item":
                     dom = self.domain(q.children[1], sc, allow_subbags=True)
@@ -1257,6 +1355,8 @@ class Checker(RealChecks):
                     goal = self.bool_expr(q.children[0], sc)
                 case "maximize_item":
                     maximize = self.int_expr(q.children[0], sc)
+                case "bound_item":
+                    bound = (self.int_expr(q.children[0], sc), q)
                 case "within_item":
                     within = self.int_expr(q.children[0], sc)
                 case "answer_item":
@@ -1268,8 +1368,10 @@ class Checker(RealChecks):
                         using.append(str(n))
         if goal is None or within is None:
             raise self.err(c, "a query needs `goal:` and `within:`")
+        if bound is not None and maximize is None:
+            raise self.err(bound[1], "`bound:` bounds the objective: it needs `maximize:`")
         return ir.Query(when, choose, tuple(setup), goal, maximize, within, tuple(answers),
-                        tuple(using), self._span(c))
+                        tuple(using), self._span(c), bound[0] if bound else None)
 
 
 def _json_spellings(ck: "Checker", members) -> tuple:

@@ -182,8 +182,10 @@ def cmd_check(args) -> int:
         g = load_path(args.game, tuple(v for v in args.variant if ":" in v))
         results = []
         for ex in g.p.examples:
-            eg = load_path(args.game, tuple(v for v in args.variant if ":" in v),
-                           tuple(sorted(ex.params))) if ex.params else g
+            own = dict(ex.readings)
+            vs = tuple(v for v in args.variant if ":" in v and v.partition(":")[0] not in own)
+            eg = load_path(args.game, vs + tuple(f"{r}:{o}" for r, o in ex.readings),
+                           tuple(sorted(ex.params))) if ex.params or ex.readings else g
             results.append(run_example(eg, next(e for e in eg.p.examples if e.name == ex.name)))
         bad = [r.name for r in results if not r.confirmed]
         _emit({"file": args.game, "ok": True, "examples": len(results), "contradicted": bad},

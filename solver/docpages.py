@@ -156,12 +156,27 @@ def _calls(node) -> list[str]:
 
 # ---- a game page --------------------------------------------------------------------------
 
+def page_game(name: str) -> Game:
+    """The game a page shows.  An expansion's page (tours-de-pouvoir) shows its base game with
+    it, under the expansion's own name and title: its targets must not clash with the base
+    page's, and its witnesses are replayed by loading it, expansion included."""
+    import copy
+    import dataclasses
+    g = load_game(name)
+    if g.name == name:
+        return g
+    g = copy.copy(g)          # a copy: `load_game` results are shared
+    g.name = name
+    g.p = dataclasses.replace(g.p, title=g.checker.files[-1].title)
+    return g
+
+
 def game_page(name: str, witness_dir: Path, proof_dir: Path) -> Page:
     """The page of one game: set-up, turn structure, rules, examples, readings, invariants."""
     from .check import find_spec
     from .examples import run_examples
     from .render import render_svg
-    g = load_game(name)
+    g = page_game(name)
     page = Page("")
     page.depends.update(str(Path(find_spec(Path(f).stem)).resolve()) for f in g.p.files)
     src = _sources(g)
@@ -480,17 +495,20 @@ def replay_witness(game_name: str, w: dict, params: dict) -> tuple[bool, str, ob
                 st, ga
         say = lambda r: "legal" if r[0] == "legal" else f"illegal (rule {r[1]})"  # noqa: E731
         return True, f"{w['a']}: {say(ra)}; {w['b']}: {say(rb)}", st, ga
-    if not ga.has_def("score"):
-        return False, "a score disagreement, but the game has no score", st, ga
+    # A disagreement about the end: the score, or (a tie-break) who wins.
+    fn = "winner" if w.get("disagree_on") == "winner" else "score"
+    if not ga.has_def(fn):
+        return False, f"a {fn} disagreement, but the game has no {fn}", st, ga
     from .types import finite
     pt = ga.p.types.get("Player")
-    sa = ga.expr("score(p)", {"p": pt})[0]
-    sb = gb.expr("score(p)", {"p": pt})[0]
+    sa = ga.expr(f"{fn}(p)", {"p": pt})[0]
+    sb = gb.expr(f"{fn}(p)", {"p": pt})[0]
+    verb = "scores" if fn == "score" else "wins:"
     for p in finite(pt).values:
         if sa(st, p) != sb(st, p):
-            return True, (f"{w['a']}: player {p} scores {sa(st, p)}; "
-                          f"{w['b']}: player {p} scores {sb(st, p)}"), st, ga
-    return False, "the scores now agree under both readings", st, ga
+            return True, (f"{w['a']}: player {p} {verb} {sa(st, p)}; "
+                          f"{w['b']}: player {p} {verb} {sb(st, p)}"), st, ga
+    return False, f"the {fn}s now agree under both readings", st, ga
 
 
 def _fields_read(node) -> set[str]:

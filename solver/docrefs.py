@@ -180,6 +180,13 @@ def grammar_reference(grammar_path: Path, spec_files: list[Path]) -> str:
 
 # ---- the cookbook ---------------------------------------------------------------------------
 
+def _owner(puzzle: dict) -> str | None:
+    """The game page a puzzle belongs to: its last expansion variant, else its game."""
+    vs = puzzle.get("variants") or []
+    ext = [v for v in vs if isinstance(v, str) and ":" not in v]
+    return ext[-1] if ext else puzzle.get("game")
+
+
 def puzzle_files(root: Path, game: str) -> list[Path]:
     out = []
     for p in sorted((root / "examples" / "puzzles").glob("*.json")):
@@ -188,7 +195,7 @@ def puzzle_files(root: Path, game: str) -> list[Path]:
         except (OSError, json.JSONDecodeError):
             continue
         items = data if isinstance(data, list) else [data]
-        if any(isinstance(o, dict) and o.get("game") == game for o in items):
+        if any(isinstance(o, dict) and _owner(o) == game for o in items):
             out.append(p)
     return out
 
@@ -198,7 +205,8 @@ def cookbook(root: Path, games: list[str]) -> Page:
     page = Page("")
     out = []
     for name in games:
-        g = load_game(name)
+        from .docpages import page_game
+        g = page_game(name)
         out.append(_title(g.p.title, "-"))
         out.append(f"Game page: {_ref('game', name, g.p.title)}.\n\n")
         files = puzzle_files(root, name)

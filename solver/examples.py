@@ -49,7 +49,14 @@ def run_examples(name: str, variants: tuple[str, ...] = (), only: str | None = N
     for ex in base.p.examples:
         if only is not None and ex.name != only:
             continue
-        game = load_game(name, tuple(variants), tuple(sorted(ex.params))) if ex.params else base
+        # An example's own `with` settings (parameters, readings) win over the command's.
+        if ex.params or ex.readings:
+            chosen = dict(ex.readings)
+            vs = tuple(v for v in variants if v.partition(":")[0] not in chosen)
+            vs += tuple(f"{r}:{o}" for r, o in ex.readings)
+            game = load_game(name, vs, tuple(sorted(ex.params)))
+        else:
+            game = base
         ex = next(e for e in game.p.examples if e.name == ex.name)
         out.append(run_example(game, ex))
     return out

@@ -422,6 +422,7 @@ class Example:
     params: tuple[tuple[str, int], ...]
     doc: Doc
     span: Span
+    readings: tuple[tuple[str, str], ...] = ()   # `with reading = option`
 
 
 @dataclass(frozen=True)
@@ -457,6 +458,8 @@ class Query:
     answers: tuple[tuple[str, str], ...]  # (json key, found|steps|best|legal|illegal)
     using: tuple[str, ...]  # the actions a solution may use (all when empty)
     span: Span
+    # An upper bound of the objective over every run from a state (branch and bound).
+    bound: Expr | None = None
 
 
 @dataclass(frozen=True)

@@ -40,8 +40,8 @@ def test_english_of_rules(game2):
     # A reading folded to a constant by the checker is still named as the reading.
     assert _english(game2, "bid", "zero_is_pass") == \
         "You may bid n only if n is more than 0, unless the reading zero_bid is nothing."
-    # Negation is pushed inwards: `not stackable(...)` under a forall.
-    assert "for every c in hand, stackable does not hold for" in _english(game2, "undo", "stuck")
+    # Negation is pushed inwards: `not placeable(c)` under a forall.
+    assert "for every c in hand, c is not placeable" in _english(game2, "undo", "stuck")
 
 
 def test_english_keeps_grouping_and_names(game2):
