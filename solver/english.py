@@ -198,6 +198,8 @@ class English:
                         f"{r} becoming {self.noun(step)}")
             case ir.Text(value=v):
                 return f'"{v}"'
+            case ir.RealVar(name=n, key=k):
+                return f"the unknown {n} of {self.noun(k)}"
         return self._fallback(e)
 
     @staticmethod
@@ -273,6 +275,13 @@ class English:
                 return f"for {'every' if every else 'some'} {over}, {self.clause(b, neg)}"
             case ir.Let(slot=s, value=v, body=b):
                 return f"{self.clause(b, neg)}, where {self._binder_name(b, s)} is {self.noun(v)}"
+            case ir.RealExists(name=n, slot=s, domain=d, where=w, body=b):
+                k = self._binder_name(w, s) if w is not None else "k"
+                over = self.domain(d, k)
+                if w is not None:
+                    over += f" such that {self.clause(w)}"
+                return (f"there are {'no ' if neg else ''}real numbers {n}[{k}], one for each "
+                        f"{over}, such that {self.clause(b)}")
             case ir.Local() | ir.Field():
                 return f"{self.noun(e)} is {'false' if neg else 'true'}"
             case ir.Index() | ir.Builtin():
