@@ -404,22 +404,24 @@ def bench_legal(args, table: Table) -> dict:
         log(f"legal {players}p: {len(states)} states sampled from {pool} of {n_play} playouts")
         n_moves = sum(len(game.legal(st)) for st in states)     # warm-up and count
         n_cands = sum(len(game.moves(st)) for st in states)
-        t_legal, t_moves = [], []
+        t_legal, t_moves, c_legal = [], [], []
         for _ in range(reps):
-            t0 = now()
+            t0, c0 = now(), time.process_time()
             for st in states:
                 game.legal(st)
             t_legal.append(now() - t0)
+            c_legal.append(time.process_time() - c0)
             t0 = now()
             for st in states:
                 game.moves(st)
             t_moves.append(now() - t0)
-        tl, tm = median(t_legal), median(t_moves)
+        tl, tm, cl = median(t_legal), median(t_moves), median(c_legal)
         row = {"states": len(states), "from_playouts": n_play, "states_in_playouts": pool,
                "legal_moves": n_moves, "moves_per_state": rnd(n_moves / len(states), 2),
                "legal_seconds": rnd(tl, 4), "legal_lists_per_s": rnd(len(states) / tl, 1),
                "legal_moves_per_s": rnd(n_moves / tl, 1),
                "us_per_legal_call": rnd(tl / len(states) * 1e6, 1),
+               "legal_lists_per_cpu_s": rnd(len(states) / max(cl, 1e-9), 1),
                "candidates": n_cands, "moves_seconds": rnd(tm, 4),
                "moves_lists_per_s": rnd(len(states) / tm, 1),
                "trajectory_matches_playout": matches,
@@ -429,7 +431,8 @@ def bench_legal(args, table: Table) -> dict:
         table.add(sec, f"{players}p Game.legal: states sampled", len(states), "states",
                   note=f"{row['moves_per_state']} legal moves per state on average")
         table.add(sec, f"{players}p Game.legal: legal-move lists", len(states) / tl, "lists/s",
-                  note=f"{row['us_per_legal_call']} us per call")
+                  note=f"{row['us_per_legal_call']} us per call; "
+                       f"{row['legal_lists_per_cpu_s']:,.0f} lists per CPU second")
         table.add(sec, f"{players}p Game.legal: legal moves", n_moves / tl, "moves/s")
         table.add(sec, f"{players}p Game.moves (legal + refused)", len(states) / tm, "lists/s",
                   note=f"{n_cands / len(states):.1f} candidates per state")

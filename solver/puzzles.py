@@ -28,8 +28,10 @@ DEFAULT_BACKEND = "search"
 # them into symbolic ones (see `symbolic.unroll`).
 EXACT_BUDGET = 256
 # From a wholly concrete start, the states within the bound are listed one by one up to this
-# many (see `symbolic.explore`); past it the layered unrolling above takes over.
-EXPLICIT_BUDGET = 4096
+# many (see `symbolic.explore`); past it the layered unrolling above takes over.  The same
+# number: the explicit states serve exactly where the unrolling would keep every state apart,
+# and a larger space is left to its symbolic merging, not enumerated first.
+EXPLICIT_BUDGET = EXACT_BUDGET
 
 
 class Disagreement(RulebookError):
