@@ -1279,7 +1279,7 @@ class Checker:
             raise self.err(c, f"`when {when}` must name an optional input (declared with ?=)")
         choose = None
         setup: list[ir.Stmt] = []
-        goal = maximize = within = None
+        goal = maximize = within = bound = None
         answers: list[tuple[str, str]] = []
         using: list[str] = []
         owner = self._cur()
@@ -1303,6 +1303,8 @@ class Checker:
                     goal = self.bool_expr(q.children[0], sc)
                 case "maximize_item":
                     maximize = self.int_expr(q.children[0], sc)
+                case "bound_item":
+                    bound = (self.int_expr(q.children[0], sc), q)
                 case "within_item":
                     within = self.int_expr(q.children[0], sc)
                 case "answer_item":
@@ -1314,8 +1316,10 @@ class Checker:
                         using.append(str(n))
         if goal is None or within is None:
             raise self.err(c, "a query needs `goal:` and `within:`")
+        if bound is not None and maximize is None:
+            raise self.err(bound[1], "`bound:` bounds the objective: it needs `maximize:`")
         return ir.Query(when, choose, tuple(setup), goal, maximize, within, tuple(answers),
-                        tuple(using), self._span(c))
+                        tuple(using), self._span(c), bound[0] if bound else None)
 
 
 def _json_spellings(ck: "Checker", members) -> tuple:

@@ -495,17 +495,20 @@ def replay_witness(game_name: str, w: dict, params: dict) -> tuple[bool, str, ob
                 st, ga
         say = lambda r: "legal" if r[0] == "legal" else f"illegal (rule {r[1]})"  # noqa: E731
         return True, f"{w['a']}: {say(ra)}; {w['b']}: {say(rb)}", st, ga
-    if not ga.has_def("score"):
-        return False, "a score disagreement, but the game has no score", st, ga
+    # A disagreement about the end: the score, or (a tie-break) who wins.
+    fn = "winner" if w.get("disagree_on") == "winner" else "score"
+    if not ga.has_def(fn):
+        return False, f"a {fn} disagreement, but the game has no {fn}", st, ga
     from .types import finite
     pt = ga.p.types.get("Player")
-    sa = ga.expr("score(p)", {"p": pt})[0]
-    sb = gb.expr("score(p)", {"p": pt})[0]
+    sa = ga.expr(f"{fn}(p)", {"p": pt})[0]
+    sb = gb.expr(f"{fn}(p)", {"p": pt})[0]
+    verb = "scores" if fn == "score" else "wins:"
     for p in finite(pt).values:
         if sa(st, p) != sb(st, p):
-            return True, (f"{w['a']}: player {p} scores {sa(st, p)}; "
-                          f"{w['b']}: player {p} scores {sb(st, p)}"), st, ga
-    return False, "the scores now agree under both readings", st, ga
+            return True, (f"{w['a']}: player {p} {verb} {sa(st, p)}; "
+                          f"{w['b']}: player {p} {verb} {sb(st, p)}"), st, ga
+    return False, f"the {fn}s now agree under both readings", st, ga
 
 
 def _fields_read(node) -> set[str]:

@@ -430,6 +430,8 @@ class Query:
     answers: tuple[tuple[str, str], ...]  # (json key, found|steps|best|legal|illegal)
     using: tuple[str, ...]  # the actions a solution may use (all when empty)
     span: Span
+    # An upper bound of the objective over every run from a state (branch and bound).
+    bound: Expr | None = None
 
 
 @dataclass(frozen=True)

@@ -14,7 +14,7 @@ import z3
 from . import domains as dz
 from . import ir
 from .codec import from_json, to_json
-from .errors import InputError, RulebookError
+from .errors import EvalError, InputError, RulebookError
 from .evaluate import Refused
 from .game import Game, Move, load_game
 from .irwalk import nodes
@@ -221,9 +221,13 @@ def _search_query(prep: Prepared, q: ir.Query) -> dict:
         ranked.append((obj(st, env) if static_obj else 0, c, st, env))
     if static_obj:
         ranked.sort(key=lambda r: -r[0])
+    bound = game.compiled(q.bound) if q.bound is not None and obj is not None else None
     best = None
     for _, c, st, env in ranked:
-        res = _search_one(game, st, env, goal, obj, within(st, env), actions)
+        if bound is not None and not static_obj:
+            res = _search_bb(game, st, env, goal, obj, bound, within(st, env), actions)
+        else:
+            res = _search_one(game, st, env, goal, obj, within(st, env), actions)
         if res is None:
             continue
         if best is None or (obj is not None and res[0] > best[0]):
@@ -267,6 +271,43 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions):
     if res is None:
         return None
     return res[0], [_render(game, m, shows) for m, shows in res[1]]
+
+
+def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions):
+    """Branch and bound, for a query that declares `bound:` (an upper bound of the objective
+    over every run from a state): depth first, keeping the best goal state met so far and
+    skipping a state whose bound cannot beat it, or that was already explored with at least as
+    many moves left.  The bound is checked against the objective wherever both are known."""
+    best: list = [None, None]
+    explored: dict = {}
+    path: list = []
+
+    def visit(st, d, b):
+        if goal(st, env):
+            v = obj(st, env)
+            if b < v:
+                raise EvalError(f"the query's bound ({b}) is below its objective ({v}) in a "
+                                f"state reached: the bound is wrong")
+            if best[0] is None or v > best[0]:
+                best[0], best[1] = v, list(path)
+        if d == 0 or explored.get(st, -1) >= d:
+            return
+        explored[st] = d
+        # The most promising moves first, so that a good plan is found early and prunes more.
+        kids = sorted(((bound(st2, env), i, m, st2, shows)
+                       for i, (m, st2, shows) in enumerate(game.legal(st, actions))),
+                      key=lambda k: (-k[0], k[1]))
+        for cb, _, m, st2, shows in kids:
+            if best[0] is not None and cb <= best[0]:
+                break
+            path.append((m, shows))
+            visit(st2, d - 1, cb)
+            path.pop()
+
+    visit(st0, depth, bound(st0, env))
+    if best[0] is None:
+        return None
+    return best[0], [_render(game, m, shows) for m, shows in best[1]]
 
 
 def _render(game: Game, m: Move, shows) -> list:

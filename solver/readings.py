@@ -109,10 +109,13 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
             if d is not False:
                 cases.append((acta.name, pa, d))
     score_terms = []
-    if ga.has_def("score") and not _same_ir(_score_ir(ga), _score_ir(gb)):
+    # The end of the game: who scores what, and who wins (a tie-break may be all that differs).
+    for fn in OUTCOME_DEFS:
+        if not ga.has_def(fn) or _same_ir(_score_ir(ga, fn), _score_ir(gb, fn)):
+            continue
         pt = ga.p.types.get("Player", IntT(0, 0))
-        fa = ga.expr("score(p)", {"p": pt}, symbolic=True)[0]
-        fb = gb.expr("score(p)", {"p": pt}, symbolic=True)[0]
+        fa = ga.expr(f"{fn}(p)", {"p": pt}, symbolic=True)[0]
+        fb = gb.expr(f"{fn}(p)", {"p": pt}, symbolic=True)[0]
         from .types import finite
         for p in finite(pt).values:
             va, vb = fa(S, p), fb(S, p)
@@ -164,13 +167,16 @@ def _player(g: Game):
     return g.p.types.get("Player", IntT(0, 0))
 
 
-def _score_ir(g: Game):
-    """The checked IR of `score(p)` (for comparing two readings' scores)."""
+OUTCOME_DEFS = ("score", "winner")
+
+
+def _score_ir(g: Game, fn: str = "score"):
+    """The checked IR of `score(p)` or `winner(p)` (for comparing two readings' outcomes)."""
     from .check import Frame, Scope
     from . import ir as _ir
     from .syntax import parse_expr
     sc = Scope({}, Frame()).bind("p", _ir.Local(_player(g), None, "p", 0))
-    return g.checker.expr(parse_expr("score(p)"), sc)
+    return g.checker.expr(parse_expr(f"{fn}(p)"), sc)
 
 
 def _noise(t, S):
@@ -228,17 +234,25 @@ def _explain(ga: Game, gb: Game, amb: Ambiguity, st, model, cases, minimal: bool
         amb.fields = changed
         break
     else:
-        sa = ga.expr("score(p)", {"p": ga.p.types.get("Player")})[0]
-        sb = gb.expr("score(p)", {"p": gb.p.types.get("Player")})[0]
         from .types import finite
-        for p in finite(ga.p.types.get("Player")).values:
-            if sa(st, p) != sb(st, p):
-                amb.what = "score"
-                amb.move = None
-                amb.under_a = f"player {p} scores {sa(st, p)}"
-                amb.under_b = f"player {p} scores {sb(st, p)}"
+        said = False
+        for fn in OUTCOME_DEFS:
+            if not ga.has_def(fn):
+                continue
+            sa = ga.expr(f"{fn}(p)", {"p": ga.p.types.get("Player")})[0]
+            sb = gb.expr(f"{fn}(p)", {"p": gb.p.types.get("Player")})[0]
+            for p in finite(ga.p.types.get("Player")).values:
+                if sa(st, p) != sb(st, p):
+                    amb.what = fn
+                    amb.move = None
+                    verb = "scores" if fn == "score" else "wins:"
+                    amb.under_a = f"player {p} {verb} {_fmt(sa(st, p))}"
+                    amb.under_b = f"player {p} {verb} {_fmt(sb(st, p))}"
+                    said = True
+                    break
+            if said:
                 break
-        else:
+        if not said:
             raise RulebookError(f"{amb.reading}: the solver's witness does not replay as a "
                                 f"disagreement in the interpreter")
     amb.state_text = render_text(ga, st, highlight=set(amb.fields) or None)
@@ -248,6 +262,10 @@ def _explain(ga: Game, gb: Game, amb: Ambiguity, st, model, cases, minimal: bool
                          title=f"{ga.name}: where {amb.reading} readings disagree", note=note)
     amb.state_json = {f.name: to_json(f.type, v) for f, v in zip(ga.p.state, st)}
     return amb
+
+
+def _fmt(v) -> str:
+    return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 
 def _outcome(g: Game, st, m: Move):

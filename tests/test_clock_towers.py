@@ -292,3 +292,73 @@ def test_differential_by_hand(sym):
                                "hands")
     c = compare(sym, tuple(S))
     assert c["legal"] == 7 and c["refused"] > 10
+
+
+# ---- the plan's branch and bound ------------------------------------------------------------------
+
+def _plan_prep(name: str, **changes):
+    import dataclasses
+
+    from solver.puzzles import prepare
+    inp = {**next(i for n, i, _ in GOLDEN if n == name), **changes}
+    inp.pop("target", None)
+    prep = prepare(inp)
+    q = prep.puzzle.queries[0]
+    assert q.bound is not None
+    return prep, q, dataclasses.replace
+
+
+@pytest.mark.parametrize("turns", [1, 2, 3, 4])
+def test_bound_prunes_nothing_that_matters(turns):
+    """The declared bound only skips what cannot beat the best plan: the optimum is the one of
+    the exhaustive search without it."""
+    from solver.puzzles import run_query
+    prep, q, replace = _plan_prep("plan_two_floor_target", turns=turns)
+    with_bound = run_query(prep, q, "search", 1000)
+    without = run_query(prep, replace(q, bound=None), "search", 1000)
+    assert with_bound["best"] == without["best"]
+    g, st = _replay_plan({**prep_input("plan_two_floor_target"), "turns": turns},
+                         with_bound["steps"])
+    assert g.expr("score(0)")[0](st) == with_bound["best"]
+
+
+def prep_input(name: str) -> dict:
+    return next(i for n, i, _ in GOLDEN if n == name)
+
+
+def test_a_wrong_bound_is_reported():
+    from solver import ir
+    from solver.errors import EvalError
+    from solver.puzzles import run_query
+    prep, q, replace = _plan_prep("plan_three_turns")
+    low = ir.Const(q.maximize.type, q.maximize.span, 1)
+    with pytest.raises(EvalError, match="bound is wrong"):
+        run_query(prep, replace(q, bound=low), "search", 1000)
+
+
+def test_bound_needs_an_objective(tmp_path):
+    p = tmp_path / "b.rules"
+    p.write_text('game "b";\nstate { n: 0..3; }\naction inc() { n += 1; }\n'
+                 'puzzle p {\n  query {\n    goal: true;\n    within: 2;\n    bound: 3;\n'
+                 '    answer ok = found;\n  }\n}\n')
+    r = run_cli("check", str(p))
+    assert r.returncode == 2
+    assert f"{p}:8:5: `bound:` bounds the objective: it needs `maximize:`" in r.stderr
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 4])
+def test_bound_on_positions_of_real_games(seed):
+    """Mid-game positions (towers with animals, a ready tower, a bare one...): the plan's optimum
+    over 3 turns is the same with the bound and without it."""
+    import dataclasses
+    import sys
+    sys.path.insert(0, str(ROOT / "bench"))
+    from clock_towers import positions
+
+    from solver.puzzles import prepare, run_query
+    pos = positions(seed, 1)[0]
+    prep = prepare({"game": CT, "ask": "plan", "turns": 3, **pos})
+    q = prep.puzzle.queries[0]
+    a = run_query(prep, q, "search", 1000)
+    b = run_query(prep, dataclasses.replace(q, bound=None), "search", 1000)
+    assert a["best"] == b["best"]
