@@ -520,7 +520,7 @@ def draw(rng: random.Random, pool: list, k: int) -> list:
     return out
 
 
-def make_puzzles(seed: int, n: int) -> list[dict]:
+def make_puzzles(seed: int, n: int, variants: tuple = ()) -> list[dict]:
     """Build puzzles from mid-game states: player 0's towers and pile at a random point of a
     seeded playout, a hand of 1..5 cards (cycling, so the buckets are balanced and any prefix
     covers the small hands first) and a market of 1..5 cards, both drawn from the deck's cards
@@ -530,7 +530,7 @@ def make_puzzles(seed: int, n: int) -> list[dict]:
     out = []
     for i in range(n):
         players = rng.randint(2, 5)
-        game = game_for(GAME, (), players)
+        game = game_for(GAME, variants, players)
         fi = game.field_index
         traj = trajectory(game, sub_rng(seed, "puzzle-game", i))
         at = rng.randint(len(traj) // 10, (9 * len(traj)) // 10)
@@ -546,6 +546,14 @@ def make_puzzles(seed: int, n: int) -> list[dict]:
         puz = {"game": GAME, "players": players, "towers": towers,
                "demolished": [list(c) for c in sorted(tuple(c) for c in pile)],
                "hand": [list(c) for c in hand], "market": [list(c) for c in market]}
+        if variants:
+            puz["variants"] = list(variants)
+            # With the tree power, every other puzzle asks for a build after a higher bid when
+            # the tree tower can pay the difference (and the hand holds no tree card to forbid it).
+            tree = towers.get("tree", [])
+            if i % 2 and tree and 0 not in tree and all(c[0] != "tree" for c in hand) \
+                    and "bid" in {x.name for p_ in game.p.puzzles for x in p_.inputs}:
+                puz["bid"] = len(hand) + rng.randint(1, min(2, len(tree)))
         meta = {"id": i, "players": players, "move": at, "of_moves": len(traj) - 1,
                 "hand": len(hand), "market": len(market), "bucket": bucket_of(len(hand))}
         try:
@@ -558,9 +566,10 @@ def make_puzzles(seed: int, n: int) -> list[dict]:
     return out
 
 
-def _warm_up_puzzle(players: int) -> dict:
+def _warm_up_puzzle(players: int, variants: tuple = ()) -> dict:
     """A small fixed puzzle for the warm-up, not one of the timed ones."""
-    return {"game": GAME, "players": players, "towers": {"sand": [10, 6]},
+    return {"game": GAME, "variants": list(variants), "players": players,
+            "towers": {"sand": [10, 6]},
             "hand": [["sand", 3]], "market": [["tree", 4], ["sand", 2]]}
 
 
@@ -597,7 +606,7 @@ def bench_puzzles(args, table: Table) -> dict:
         n_search = 0
     n_all = max(n_search, n_z3)
     log(f"puzzles: generating {n_all} from seeded playouts (seed {args.seed})")
-    puzzles = make_puzzles(args.seed, n_all)
+    puzzles = make_puzzles(args.seed, n_all, args.variants)
     invalid = [p["meta"] for p in puzzles if not p["meta"]["valid"]]
     for m in invalid:
         log(f"  puzzle {m['id']} rejected: {m['error']}")
@@ -606,11 +615,12 @@ def bench_puzzles(args, table: Table) -> dict:
     # actions and the puzzle's queries (cached on the game), and let z3 set itself up, as the
     # first puzzle of a batch file does.  The z3 worker is forked after this and inherits it.
     for players in sorted({p["meta"]["players"] for p in puzzles}):
-        solve({"game": GAME, "players": players}, backend="search")
-        for a in game_for(GAME, (), players).actions:
+        solve({"game": GAME, "variants": list(args.variants), "players": players},
+              backend="search")
+        for a in game_for(GAME, args.variants, players).actions:
             a.sym
         if "z3" in args.backends:
-            solve(_warm_up_puzzle(players), backend="z3")
+            solve(_warm_up_puzzle(players, args.variants), backend="z3")
     rows = {p["meta"]["id"]: {**p["meta"], "answers": {}, "ms": {}} for p in puzzles}
     errors = 0
 
@@ -876,6 +886,7 @@ def meta(args) -> dict:
     except Exception:
         z3v = None
     return {"seed": args.seed, "quick": args.quick, "sections": args.sections,
+            "variants": list(args.variants),
             "date": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "python": platform.python_version(),
             "implementation": platform.python_implementation(), "machine": platform.machine(),
             "platform": platform.platform(), "cpus": os.cpu_count(), "z3": z3v,
@@ -909,6 +920,8 @@ def main(argv=None) -> int:
                     help="z3 limit, s (120)")
     ap.add_argument("--ambiguities-wall", type=float, default=1200.0,
                     help="wall-clock limit per reading, s (1200)")
+    ap.add_argument("--variant", action="append", default=[],
+                    help="puzzles section: puzzles with this expansion (e.g. tours-de-pouvoir)")
     ap.add_argument("--out", default=str(REPO / "bench" / "results.json"),
                     help="where to write the JSON (bench/results.json)")
     args = ap.parse_args(argv)
@@ -920,6 +933,7 @@ def main(argv=None) -> int:
         if getattr(args, opt) is not None:
             args.sizes[key] = getattr(args, opt)
     args.backends = tuple(args.backend or ("search", "z3"))
+    args.variants = tuple(args.variant)
     if args.only:
         wanted = [s.strip() for s in args.only.split(",") if s.strip()]
         bad = [s for s in wanted if s not in SECTIONS]

@@ -89,6 +89,13 @@ class CompiledAction:
         # state (`gates`, compared inline or dispatched on), leading constant conditions decided
         # now (`never` when one is false), then the rest in their order (`residual`).
         self.gates, self.never, residual = _split_gates(cc, hoist, self.frame)
+        # A `field == constant` test anywhere in the prefix, alone or as a conjunct of a
+        # requires that reads no parameter (after an `extend a before` rule, say), is a gate
+        # too: a necessary condition that cannot fail to evaluate, so testing it first changes
+        # no verdict; the requires it came from is still checked in full.
+        more = tuple(g for r in prefix if isinstance(r, ir.Requires) and not locals_used(r.cond)
+                     for g in _conjunct_gates(r.cond))
+        self.gates += tuple(g for g in dict.fromkeys(more) if g not in self.gates)
         self.residual = _bool_check(cc, residual)
         self._fast_instances = _instances_fn(cc, a, self.seq_domain)
         self.draw_weights = _weights_fn(cc, a) if self.guard_check is None else None
@@ -554,6 +561,14 @@ def _gate(e):
                     and isinstance(c.value, (int, bool)):
                 return f.index, c.value
     return None
+
+
+def _conjunct_gates(e) -> list:
+    """The gates among the top-level conjuncts of ``e``."""
+    if isinstance(e, ir.Binary) and e.op == "and":
+        return _conjunct_gates(e.left) + _conjunct_gates(e.right)
+    g = _gate(e)
+    return [g] if g is not None else []
 
 
 def _split_gates(cc: Compiler, hoist: list, frame: int):
