@@ -478,7 +478,7 @@ def bench_playouts(args, table: Table) -> dict:
                    "moves_fingerprint": fingerprint(lengths)}
             res[tag] = row
             target = ok = None
-            if sp["name"] == GAME and players == 4:
+            if sp["name"] == GAME and not sp["variants"] and players == 4:
                 target, ok = f">= {TARGETS['playouts_4p_per_s']:.0f}", \
                     gps >= TARGETS["playouts_4p_per_s"]
             table.add("playouts", f"{tag} ({n} games)", gps, "games/s", target, ok,
