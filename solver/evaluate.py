@@ -131,6 +131,17 @@ class Compiler:
                     # replay of every answer, so an out-of-type def cannot go unnoticed.
                     return call
 
+                if isinstance(chk, IntT):
+                    lo, hi = chk.lo, chk.hi     # the common case, without `fits`' dispatch
+
+                    def checked_int(st, env):
+                        v = call(st, env)
+                        if not lo <= v <= hi:
+                            raise EvalError(f"{name} returned {v!r}, outside its declared "
+                                            f"type {chk}", span)
+                        return v
+                    return checked_int
+
                 def checked(st, env):
                     v = call(st, env)
                     if not fits(chk, v):
