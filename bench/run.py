@@ -9,6 +9,8 @@ Sections (run all by default, or pick some with --only a,b):
   playouts     seeded full random playouts per second, per game and player count
   puzzles      build-puzzle solve time per backend (search, z3) on a seeded set of puzzles cut
                from mid-game states; both backends must agree
+  towers       Towers `placements` (a 6-cube block on 10-block towers from seeded playouts),
+               median per backend; both must agree
   clock        Clock Towers' puzzles (plan over 6 turns, legal-plays, score) on positions cut
                from seeded games, per backend; both backends must agree (bench/clock_towers.py)
   prove        (only with --prove) proof time of each invariant, one `prove(only=NAME)` each
@@ -49,7 +51,8 @@ from solver.resources import spec_dir  # noqa: E402
 from clock_towers import bench_clock  # noqa: E402  (bench/clock_towers.py)
 
 GAME = "les-5-tours"
-SECTIONS = ("compile", "legal", "playouts", "puzzles", "clock", "prove", "ambiguities")
+SECTIONS = ("compile", "legal", "playouts", "puzzles", "towers", "clock", "prove",
+            "ambiguities")
 OPTIONAL = ("prove", "ambiguities")
 BUCKETS = (("1-2", 1, 2), ("3-4", 3, 4), ("5", 5, 5))
 ANSWER_KEYS = ("feasible", "best_score", "max_take")
@@ -60,6 +63,8 @@ TARGETS = {
     "puzzle_search_ms": 5.0,         # build puzzle (<= 5 cards) median, default backend, under
     "puzzle_z3_ms": 50.0,            # same with --backend z3, under
     "playouts_4p_per_s": 20.0,       # seeded 4-player random games per second, at least
+    "towers_placements_ms": 1000.0,  # Towers: every stable placement of a 6-cube block on a
+                                     # 10-block tower, median, under
 }
 
 # Sizes of the sets: (full, --quick).
@@ -75,6 +80,7 @@ SIZES = {
     "z3_puzzles": (40, 10),
     "z3_timeout_s": (30.0, 20.0),    # z3's own limit per check
     "z3_wall_s": (120.0, 40.0),      # hard wall-clock limit per puzzle (child process killed)
+    "towers_towers": (5, 2),         # 10-block towers (from seeded playouts) for `placements`
 }
 
 
@@ -719,6 +725,56 @@ def bench_puzzles(args, table: Table) -> dict:
 
 # ---- (5) optional: proofs and ambiguities ------------------------------------------------------
 
+def _ten_block_towers(seed: int, n: int) -> list[list]:
+    """Towers of 10 standing blocks, the first tower to reach 10 in each seeded playout."""
+    game = load_game("towers", (), (("rounds", 30),))
+    fi = game.field_index
+    shapes = game.p.types["Shape"].members
+    out = []
+    i = 0
+    while len(out) < n:
+        rng = sub_rng(seed, "towers", i)
+        i += 1
+        st = game.initial()
+        while not game.is_terminal(st):
+            pick = game._pick(st, rng, [a for a in game.actions if a.chance], True) or \
+                game._pick(st, rng, [a for a in game.actions if not a.chance], False)
+            st = pick[1]
+            hit = [t for t in st[fi["tower"]] if sum(1 for b in t if b[1]) >= 10]
+            if hit:
+                out.append([{"shape": shapes[b[0]], "cells": [list(c) for c in b[1]]}
+                            for b in hit[0] if b[1]])
+                break
+    return out
+
+
+def bench_towers(args, table: Table) -> dict:
+    from solver.puzzles import solve
+    towers = _ten_block_towers(args.seed, args.sizes["towers_towers"])
+    res = {}
+    for backend in args.backends:
+        times, counts = [], []
+        for k, blocks in enumerate(towers):
+            shape = ("hex_rect", "hex_chair")[k % 2]
+            puz = {"game": "towers", "ask": "placements", "shape": shape, "blocks": blocks}
+            solve(puz, backend)           # warm: the game is compiled once per process
+            t0 = now()
+            a = solve(puz, backend)
+            times.append(now() - t0)
+            counts.append(a["count"])
+        res[backend] = {"median_ms": rnd(median(times) * 1000, 1),
+                        "p95_ms": rnd(p95(times) * 1000, 1), "counts": counts}
+        table.add("towers", f"placements, 6-cube block on 10 blocks ({backend}, "
+                  f"{len(towers)} towers)", median(times) * 1000, "ms",
+                  f"< {TARGETS['towers_placements_ms']:.0f}",
+                  median(times) * 1000 < TARGETS["towers_placements_ms"],
+                  f"p95 {p95(times) * 1000:,.0f} ms; stable placements {counts}")
+    if len(res) == 2:
+        table.check("towers", "placements: backends disagree", sum(
+            a != b for a, b in zip(res["search"]["counts"], res["z3"]["counts"])), "towers")
+    return res
+
+
 def _prove_one(name: str, depth: int, timeout_ms: int):
     from solver.prove import prove
     game = load_game(GAME)
@@ -864,8 +920,8 @@ def main(argv=None) -> int:
     table = Table()
     results: dict = {"meta": meta(args), "targets": TARGETS, "sizes": args.sizes}
     runners = {"compile": bench_compile, "legal": bench_legal, "playouts": bench_playouts,
-               "puzzles": bench_puzzles, "prove": bench_prove, "ambiguities": bench_ambiguities,
-               "clock": bench_clock}
+               "puzzles": bench_puzzles, "towers": bench_towers, "prove": bench_prove,
+               "ambiguities": bench_ambiguities, "clock": bench_clock}
     t_start = now()
     for s in args.sections:
         log(f"== {s}")

@@ -11,9 +11,10 @@ from lark import Token, Tree
 from . import ir
 from .errors import Span, SpecError
 from .resources import spec_dir
+from .realcheck import REAL, RealChecks
 from .syntax import parse
-from .types import (BOOL, BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type,
-                    cardinality, default, finite, is_finite)
+from .types import (BOOL, BagT, BoolT, EnumT, IntT, MapT, RealFamilyT, RealT, RecordT, SeqT,
+                    SetT, TextT, Type, cardinality, default, finite, is_finite)
 
 BUILTIN_TYPES = {"bool"}
 
@@ -144,7 +145,7 @@ def compile_program(game: str, variants: tuple[str, ...] = (), params: dict | No
     return Checker(files, params or {}, readings).program()
 
 
-class Checker:
+class Checker(RealChecks):
     def __init__(self, files: list[SourceFile], params: dict, readings: dict[str, str]):
         self.files = files
         self.param_overrides = dict(params)
@@ -469,7 +470,11 @@ class Checker:
                     ups.append((i, self.coerce(self.expr(u.children[1], sc, ft), ft, u)))
                 return ir.With(rec.type, sp, rec, tuple(ups))
             case "neg":
-                a = self.int_expr(t.children[0], sc)
+                a = self.expr(t.children[0], sc)
+                if isinstance(a.type, RealT):
+                    return ir.Unary(REAL, sp, "neg", a)
+                if not isinstance(a.type, IntT):
+                    raise self.err(t.children[0], f"expected a number, found {a.type}")
                 return ir.Unary(IntT(-a.type.hi, -a.type.lo), sp, "neg", a)
             case "arith":
                 return self._arith(t, sc, want)
@@ -486,17 +491,28 @@ class Checker:
                 m = ir.Member(BOOL, sp, elem, coll)
                 return ir.Unary(BOOL, sp, "not", m) if t.data == "not_member" else m
             case "not_":
-                return ir.Unary(BOOL, sp, "not", self.bool_expr(t.children[0], sc))
+                a = self.bool_expr(t.children[0], sc)
+                self.no_real(a, t, "`not` over real constraints: the body of `exists real` is "
+                             "a conjunction of linear comparisons")
+                return ir.Unary(BOOL, sp, "not", a)
             case "and_" | "or_":
                 op = "and" if t.data == "and_" else "or"
-                return ir.Binary(BOOL, sp, op, self.bool_expr(t.children[0], sc),
-                                 self.bool_expr(t.children[1], sc))
+                a = self.bool_expr(t.children[0], sc)
+                b = self.bool_expr(t.children[1], sc)
+                if op == "or" and (self.has_real(a) or self.has_real(b)):
+                    raise self.err(t, "`or` over real constraints: the body of `exists real` "
+                                   "must be a conjunction (use `if` or `implies` on a "
+                                   "condition free of unknowns)")
+                return ir.Binary(BOOL, sp, op, a, b)
             case "implies_":
                 a = self.bool_expr(t.children[0], sc)
+                self.no_real(a, t.children[0], "the condition of `implies` cannot use real "
+                             "unknowns")
                 b = self.bool_expr(t.children[1], sc)
                 return ir.Binary(BOOL, sp, "or", ir.Unary(BOOL, sp, "not", a), b)
             case "ite":
                 c = self.bool_expr(t.children[0], sc)
+                self.no_real(c, t.children[0], "the condition of `if` cannot use real unknowns")
                 a = self.expr(t.children[1], sc, want)
                 b = self.expr(t.children[2], sc, want or a.type)
                 typ = self.join(a.type, b.type, t)
@@ -510,6 +526,8 @@ class Checker:
                 return ir.Let(body.type, sp, slot, v, body)
             case "quant":
                 return self._quant(t, sc, want)
+            case "real_exists":
+                return self.real_exists(t, sc)
             case "fix_expr":
                 return self._fix(t, sc, want)
         raise self.err(t, f"unsupported expression {t.data}")
@@ -564,6 +582,8 @@ class Checker:
         sp = self._span(t)
         if name in sc.names:
             loc = sc.names[name]
+            if isinstance(loc.type, RealFamilyT):
+                raise self.err(t, f"the unknowns {name} are read one at a time, as {name}[k]")
             return ir.Local(loc.type, sp, name, loc.slot)
         if sc.allow_state and self.state_type is not None:
             i = self.state_type.index(name)
@@ -592,6 +612,9 @@ class Checker:
         return any(str(f.children[1]) == name for x in [it, *it.extra] for f in x.tree.children)
 
     def _index(self, t, sc: Scope) -> ir.Expr:
+        rv = self.real_var(t, sc) if self.real_depth else None
+        if rv is not None:
+            return rv
         coll = self.expr(t.children[0], sc)
         sp = self._span(t)
         ct = coll.type
@@ -620,9 +643,15 @@ class Checker:
             most = a.type.most + (bt.most if isinstance(bt, BagT) else
                                   bt.val.hi if isinstance(bt, MapT) else 0)
             return ir.Binary(BagT(a.type.elem, most if op == "+" else a.type.most), sp, op, a, b)
+        if isinstance(a.type, RealT):
+            return self.real_arith(t, op, a, self.expr(t.children[2], sc))
         if not isinstance(a.type, IntT):
             raise self.err(t.children[0], f"expected a number, found {a.type}")
-        b = self.int_expr(t.children[2], sc)
+        b = self.expr(t.children[2], sc)
+        if isinstance(b.type, RealT):
+            return self.real_arith(t, op, a, b)
+        if not isinstance(b.type, IntT):
+            raise self.err(t.children[2], f"expected a number, found {b.type}")
         x, y = a.type, b.type
         match op:
             case "+":
@@ -649,6 +678,8 @@ class Checker:
         a = self.expr(t.children[0], sc)
         b = self.expr(t.children[2], sc, a.type)
         sp = self._span(t)
+        if isinstance(a.type, RealT) or isinstance(b.type, RealT):
+            return self.real_compare(t, op, a, b)
         if op in ("==", "!="):
             if not _comparable(a.type, b.type):
                 raise self.err(t, f"cannot compare {a.type} with {b.type}")
@@ -795,16 +826,33 @@ class Checker:
         where = self.bool_expr(where_t, inner) if where_t is not None else None
         sp = self._span(t)
         n = _domain_size(dom)
+        if where is not None:
+            self.no_real(where, where_t, "a `where` cannot use real unknowns")
         if kind in ("forall", "exists"):
-            return ir.Quant(BOOL, sp, kind, slot, dom, where, self.bool_expr(body_t, inner))
+            body = self.bool_expr(body_t, inner)
+            if kind == "exists":
+                self.no_real(body, t, "`exists` over real constraints is a disjunction: only "
+                             "`exists real` introduces unknowns, and only `forall` and `and` "
+                             "combine their constraints")
+            return ir.Quant(BOOL, sp, kind, slot, dom, where, body)
         if kind == "count":
-            return ir.Quant(IntT(0, n), sp, kind, slot, dom, where, self.bool_expr(body_t, inner))
+            body = self.bool_expr(body_t, inner)
+            self.no_real(body, t, "real constraints cannot escape into `count`")
+            return ir.Quant(IntT(0, n), sp, kind, slot, dom, where, body)
         if kind == "table":
             if not isinstance(dom, ir.TypeDomain):
                 raise self.err(binder, "`table` ranges over a type")
             body = self.expr(body_t, inner)
+            self.no_real(body, t, "real terms cannot escape into a `table`")
             return ir.Quant(MapT(dom.elem, body.type), sp, kind, slot, dom, where, body)
-        body = self.int_expr(body_t, inner)
+        body = self.expr(body_t, inner)
+        if isinstance(body.type, RealT):
+            if kind != "sum":
+                raise self.err(t, f"real terms cannot escape into `{kind}` (only `sum` adds "
+                               f"them)")
+            return ir.Quant(REAL, sp, kind, slot, dom, where, body)
+        if not isinstance(body.type, IntT):
+            raise self.err(body_t, f"expected a number, found {body.type}")
         bt = body.type
         if kind == "sum":
             typ = IntT(min(0, n * bt.lo), max(0, n * bt.hi))
@@ -815,6 +863,8 @@ class Checker:
     # ---- typing helpers ------------------------------------------------------------------
 
     def join(self, a: Type, b: Type, node) -> Type:
+        if isinstance(a, (IntT, RealT)) and isinstance(b, (IntT, RealT)) and REAL in (a, b):
+            return REAL
         if isinstance(a, IntT) and isinstance(b, IntT):
             return IntT(min(a.lo, b.lo), max(a.hi, b.hi))
         if isinstance(a, SeqT) and isinstance(b, SeqT):
@@ -829,6 +879,8 @@ class Checker:
 
     def coerce(self, e: ir.Expr, want: Type, node) -> ir.Expr:
         """Check that ``e`` may be stored where a ``want`` is expected."""
+        if isinstance(e.type, RealT) and not isinstance(want, RealT):
+            raise self.err(node, f"a real term cannot leave its `exists real` (expected {want})")
         if not _assignable(e.type, want):
             raise self.err(node, f"expected {want}, found {e.type}")
         return e

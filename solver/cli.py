@@ -67,7 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="search: exhaustive interpreter search (default, faster on these "
                    "sizes); z3: the Z3 backend")
     p.add_argument("--timeout", type=float, default=60.0, help="z3 time limit, seconds")
-    p.add_argument("--svg", metavar="FILE", help="draw the start state of the (first) puzzle")
+    p.add_argument("--svg", metavar="FILE", help="draw the state the (first) puzzle's first "
+                   "solution reaches (the start state when there is none); the cells the last "
+                   "move shows are highlighted")
     p.add_argument("--json", action="store_true", help="print compact JSON (default: indented)")
 
     p = sub.add_parser("prove", help="prove the spec's invariants",
@@ -282,9 +284,11 @@ def cmd_solve(args) -> int:
         from .render import render_svg
         prep = prepare(items[0], args.file)
         q = prep.puzzle.queries[0]
-        from .puzzles import _start
-        st, _ = _start(prep, q)
-        Path(args.svg).write_text(render_svg(prep.game, st, title=f"{args.file}: start"),
+        from .puzzles import solution_state
+        st, marks, n = solution_state(prep, q, answers[0])
+        title = f"{args.file}: start" if n == 0 else \
+            f"{args.file}: after the first solution ({n} move{'s' if n > 1 else ''})"
+        Path(args.svg).write_text(render_svg(prep.game, st, title=title, marks=marks),
                                   encoding="utf-8")
     result = answers if many else answers[0]
     print(json.dumps(result, ensure_ascii=False, indent=None if args.json else 2))

@@ -596,7 +596,7 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
                            "exists.\n\n")
                 continue
             try:
-                ok, why, st, ga = replay_witness(g.name, w, params)
+                ok, why, st, ga = replay_witness(g.name, w, w.get("params", params))
             except (RulebookError, KeyError, TypeError, ValueError) as e:
                 ok, why, st, ga = False, f"cannot be replayed: {e}", None, None
             if not ok:

@@ -98,7 +98,7 @@ class English:
     def noun(self, e) -> str:
         """A value as a noun phrase."""
         if isinstance(e.type if hasattr(e, "type") else None, BoolT) and not isinstance(
-                e, (ir.Const, ir.Local, ir.Field)):
+                e, (ir.Const, ir.Local, ir.Field, ir.Index)):
             return f"whether {self.clause(e)}"
         match e:
             case ir.Const(type=t, value=v):
@@ -196,6 +196,8 @@ class English:
                         f"{r} becoming {self.noun(step)}")
             case ir.Text(value=v):
                 return f'"{v}"'
+            case ir.RealVar(name=n, key=k):
+                return f"the unknown {n} of {self.noun(k)}"
         return self._fallback(e)
 
     @staticmethod
@@ -271,6 +273,13 @@ class English:
                 return f"for {'every' if every else 'some'} {over}, {self.clause(b, neg)}"
             case ir.Let(slot=s, value=v, body=b):
                 return f"{self.clause(b, neg)}, where {self._binder_name(b, s)} is {self.noun(v)}"
+            case ir.RealExists(name=n, slot=s, domain=d, where=w, body=b):
+                k = self._binder_name(w, s) if w is not None else "k"
+                over = self.domain(d, k)
+                if w is not None:
+                    over += f" such that {self.clause(w)}"
+                return (f"there are {'no ' if neg else ''}real numbers {n}[{k}], one for each "
+                        f"{over}, such that {self.clause(b)}")
             case ir.Local() | ir.Field():
                 return f"{self.noun(e)} is {'false' if neg else 'true'}"
             case ir.Index() | ir.Builtin():

@@ -18,7 +18,9 @@ import z3
 
 from . import domains as dz
 from . import ir
+from . import linear
 from .errors import EvalError
+from .irwalk import nodes
 from .types import (BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, Type, default,
                     finite)
 
@@ -44,10 +46,11 @@ class SymCtx:
     env: list = field(default_factory=list)
     guards: list = field(default_factory=list)   # (rule name, condition)
     shows: list = field(default_factory=list)    # shown items
+    dead: bool = False      # a `requires` failed outright: the rest is not run
 
     def fork(self, cond) -> "SymCtx":
         return SymCtx(dz.and_(self.pc, cond), list(self.env), list(self.guards),
-                      list(self.shows))
+                      list(self.shows), self.dead)
 
 
 class Compiler:
@@ -117,6 +120,14 @@ class Compiler:
                     def call(st, env):
                         env[s1] = f1(st, env)
                         return fb(st, env)
+                elif len(fargs) == 2:
+                    (s1, f1), (s2, f2) = fargs
+
+                    def call(st, env):
+                        a1, a2 = f1(st, env), f2(st, env)
+                        env[s1] = a1
+                        env[s2] = a2
+                        return fb(st, env)
                 else:
                     def call(st, env):
                         # All arguments first: an argument may read a slot another one sets.
@@ -155,6 +166,10 @@ class Compiler:
                 return self._member(e)
             case ir.RecordLit(items=items):
                 fs = [self.expr(x) for x in items]
+                if len(fs) == 3:
+                    # Cells and offsets: three fields, built in the hot loops of 3-D specs.
+                    f0, f1, f2 = fs
+                    return lambda st, env: (f0(st, env), f1(st, env), f2(st, env))
                 return lambda st, env: tuple(f(st, env) for f in fs)
             case ir.SeqLit(items=items):
                 fs = [self.expr(x) for x in items]
@@ -173,6 +188,12 @@ class Compiler:
                 return with_
             case ir.Quant():
                 return self._quant(e)
+            case ir.RealExists():
+                # Both domains: the body is lowered to linear rows, decided by an LP or by
+                # z3's linear real arithmetic (see linear.py).
+                return linear.compile_exists(self, e)
+            case ir.RealVar():
+                raise AssertionError("f[k] is compiled inside its `exists real` (linear.py)")
             case ir.Fix():
                 return self._fix(e)
             case _:
@@ -578,7 +599,10 @@ class Compiler:
                 for r in runs:
                     nxt = []
                     for st_, ctx_ in paths:
-                        nxt.extend(r(st_, ctx_))
+                        if ctx_.dead:
+                            nxt.append((st_, ctx_))
+                        else:
+                            nxt.extend(r(st_, ctx_))
                     paths = nxt
                 return paths
             return srun
@@ -605,6 +629,13 @@ class Compiler:
 
                 def sreq(st, ctx):
                     g = fc(st, ctx.env)
+                    if g is False:
+                        # A rule that fails outright ends the path (it is kept, refused by this
+                        # rule): what follows may assume it (a cell inside the building space)
+                        # and is not evaluated.
+                        ctx.guards.append((name, False))
+                        ctx.dead = True
+                        return [(st, ctx)]
                     if g is not True:
                         ctx.guards.append((name, g))
                     return [(st, ctx)]
@@ -1052,7 +1083,10 @@ def truncate(t: Type, v):
 def const_value(e: ir.Expr):
     """Evaluate a constant expression (no state) concretely."""
     f = Compiler(False).expr(e)
-    return f(None, [None] * 64)
+    # A constant table may inline many defs: give it every slot its IR names.
+    slots = [n.slot for n in nodes(e) if isinstance(getattr(n, "slot", None), int)]
+    slots += [s for n in nodes(e) if isinstance(n, ir.Call) for s in n.slots]
+    return f(None, [None] * (max(slots, default=0) + 64))
 
 
 # ---- fixpoints and memoised calls ---------------------------------------------------------------
@@ -1093,6 +1127,9 @@ def _memoisable(body: ir.Expr, slots) -> bool:
                 loops = loops or not isinstance(n, ir.Let)
             case ir.Call(slots=ss):
                 bound.update(ss)
+            case ir.RealExists(slot=sl, family=fam):
+                bound.update((sl, fam))
+                loops = True
             case ir.StateRef(old=True):
                 return False
     if not loops:

@@ -183,6 +183,33 @@ class Fix:
 
 
 @dataclass(frozen=True)
+class RealVar:
+    """``f[k]``: the real unknown of key ``k`` of the `exists real` whose family is in ``slot``
+    (0 when ``k`` fails the family's `where`).  Only `linear.py` compiles it."""
+
+    type: Type
+    span: Span
+    slot: int
+    key: "Expr"
+    name: str = ""          # the family's name, for the documentation
+
+
+@dataclass(frozen=True)
+class RealExists:
+    """``exists real f[k in K where g]: body``: are there reals ``f[k]`` (one per ``k`` of the
+    finite type ``K`` with ``g``) satisfying the conjunction of linear comparisons ``body``?"""
+
+    type: Type
+    span: Span
+    name: str
+    slot: int               # the binder ``k`` (while the `where` is evaluated)
+    family: int             # the slot that names the family inside ``body``
+    domain: "Domain"
+    where: "Expr | None"
+    body: "Expr"
+
+
+@dataclass(frozen=True)
 class Text:
     type: Type
     span: Span
@@ -190,7 +217,8 @@ class Text:
 
 
 Expr: TypeAlias = (Const | Local | StateRef | Field | Index | Unary | Binary | Ite | Let | Call
-                   | Builtin | Member | RecordLit | SeqLit | BagLit | With | Quant | Fix | Text)
+                   | Builtin | Member | RecordLit | SeqLit | BagLit | With | Quant | Fix | Text
+                   | RealVar | RealExists)
 
 
 # ---- domains of binders -------------------------------------------------------------------

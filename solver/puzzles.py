@@ -7,6 +7,7 @@ bool), ``steps`` (the shown items of each move of one best solution) and ``best`
 from __future__ import annotations
 
 import itertools
+import json
 from dataclasses import dataclass
 
 import z3
@@ -162,6 +163,16 @@ def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dic
         raise InputError(f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
     if any(kind == "all" for _, kind in q.answers):
         return _all_query(prep, q, backend, timeout_ms)
+    if any(kind in ("runs", "count") for _, kind in q.answers):
+        # Every solution: the runs of at most `within` moves that reach the goal (a run stops
+        # at its first goal state), sorted for output.
+        runs = _search_runs(prep, q) if backend == "search" else _z3_runs(prep, q, timeout_ms)
+        if runs == "unknown":
+            return {"found": "unknown", "steps": None, "best": None, "runs": "unknown",
+                    "count": "unknown"}
+        runs = sorted(runs, key=lambda r: json.dumps(r))
+        return {"found": bool(runs), "steps": runs[0] if runs else None, "best": None,
+                "runs": runs, "count": len(runs)}
     kinds = {k for _, k in q.answers}
     res: dict = {}
     if kinds & set(LISTING):
@@ -172,6 +183,78 @@ def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dic
         else:
             res.update(_z3_query(prep, q, timeout_ms))
     return res
+
+
+def _search_runs(prep: Prepared, q: ir.Query) -> list:
+    game = prep.game
+    goal = game.concrete.expr(q.goal)
+    within = game.concrete.expr(q.within)
+    actions = set(q.using) if q.using else None
+    out = []
+    for c in _choices(prep, q):
+        st0, env = _start(prep, q, c)
+
+        def walk(st, d, path):
+            if goal(st, env):
+                out.append(list(path))
+                return
+            if d == 0:
+                return
+            for m, st2, shows in game.legal(st, actions):
+                path.append(_render(game, m, shows))
+                walk(st2, d - 1, path)
+                path.pop()
+        walk(st0, within(st0, env), [])
+    return out
+
+
+def _z3_runs(prep: Prepared, q: ir.Query, timeout_ms: int):
+    """Every solution run from z3: enumerate models, blocking each run's path of choices; every
+    run is replayed in the interpreter before it is counted."""
+    game = prep.game
+    if q.choose is not None:
+        raise InputError("the z3 backend enumerates solutions only for queries without choose")
+    st0, env = _start_sym(prep, q, None)
+    depth = game.symbolic.expr(q.within)(st0, env)
+    if dz.is_sym(depth):
+        raise InputError("the z3 backend enumerates solutions only for a fixed `within`")
+    u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET)
+    fgoal = game.symbolic.expr(q.goal)
+    plain = dz.is_concrete(tuple(env))
+    cgoal = game.concrete.expr(q.goal) if plain else None
+    # A run stops at its first goal state: the goal must not hold earlier on the path.
+    s = make_solver(timeout_ms)
+    s.add(*u.constraints)
+    reached = []
+    for k, layer in enumerate(u.layers):
+        vals = [bool(cgoal(n.state, env)) if cgoal and n.concrete else
+                fgoal(n.state, env) for n in layer]
+        reached.append(vals)
+    for k, layer in enumerate(u.layers[:-1]):
+        for n, g in zip(layer, reached[k]):
+            # At a goal state the run stops (the `stop` choice is the last one).
+            if g is not False:
+                s.add(z3.Implies(dz.lift(dz.and_(n.active, g)),
+                                 n.choice == len(n.branches)))
+    s.add(dz.lift(dz.any_(dz.and_(n.active, g) for n, g in zip(u.layers[-1], reached[-1]))))
+    runs = []
+    try:
+        while check(s):
+            model = s.model()
+            moves = read_moves(game, u, model)
+            steps, _ = replay(prep, q, None, moves)
+            runs.append(steps)
+            path = []
+            ni = 0
+            for layer in u.layers[:-1]:
+                node = layer[ni]
+                i = model.eval(node.choice, model_completion=True).as_long()
+                path.append(node.choice == i)
+                ni = node.succ[i]
+            s.add(z3.Not(z3.And(path)))
+    except Unknown:
+        return "unknown"
+    return runs
 
 
 def _listing(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict:
@@ -577,3 +660,40 @@ def _z3_all(prep: Prepared, q: ir.Query, et, timeout_ms: int):
     except Unknown:
         return None
     return found
+
+
+# ---- pictures: the state a solution reaches --------------------------------------------------
+
+def solution_state(prep: Prepared, q: ir.Query, answer: dict):
+    """The state after the first solution's steps (replayed by matching each shown step among
+    the legal moves), the points (``[x, y, z]`` lists) the last step shows, and the number of
+    steps replayed.  The start state when the query has a choice or no solution."""
+    game = prep.game
+    steps = None
+    for key, kind in q.answers:
+        val = answer.get(key)
+        if kind == "steps" and isinstance(val, list):
+            steps = val
+        elif kind == "runs" and isinstance(val, list) and val:
+            steps = val[0]
+    if q.choose is not None or not steps:
+        return _start(prep, q)[0], frozenset(), 0
+    st, _ = _start(prep, q)
+    actions = set(q.using) if q.using else None
+    for step in steps:
+        for m, st2, shows in game.legal(st, actions):
+            if _render(game, m, shows) == step:
+                st = st2
+                break
+        else:
+            raise Disagreement(f"the step {step} does not replay in the interpreter")
+    return st, frozenset(_points(steps[-1])), len(steps)
+
+
+def _points(j):
+    if isinstance(j, list):
+        if len(j) == 3 and all(isinstance(x, int) and not isinstance(x, bool) for x in j):
+            yield tuple(j)
+        else:
+            for x in j:
+                yield from _points(x)

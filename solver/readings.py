@@ -10,11 +10,15 @@ from dataclasses import dataclass, field
 import z3
 
 from . import domains as dz
+from . import ir
 from .errors import RulebookError
 from .evaluate import Refused
 from .game import Game, Move, load_game
 from .symbolic import Unknown, check, leaves, make_solver, state_size
 from .types import IntT
+
+
+EXAMPLES_FIRST = 1000
 
 
 @dataclass
@@ -34,6 +38,7 @@ class Ambiguity:
     svg: str = ""
     fields: list = field(default_factory=list)
     state_json: dict | None = None
+    params: dict | None = None    # the parameters the witness holds under, when not the game's
 
     def text(self) -> str:
         head = f"{self.reading}: {self.a} vs {self.b} — {self.question}"
@@ -54,7 +59,8 @@ class Ambiguity:
         return {"reading": self.reading, "question": self.question, "a": self.a, "b": self.b,
                 "found": self.found, "move": self.move, "disagree_on": self.what,
                 "under_a": self.under_a, "under_b": self.under_b, "size": self.size,
-                "minimal": self.minimal, "fields": self.fields, "state": self.state_json}
+                "minimal": self.minimal, "fields": self.fields, "state": self.state_json,
+                **({"params": self.params} if self.params is not None else {})}
 
 
 def find_ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_000,
@@ -66,15 +72,99 @@ def find_ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_
                             f"{', '.join(r.name for r in game.p.readings)})")
     variants = tuple(v for v in _variants_of(game) if ":" not in v)
     params = tuple(sorted(game.p.param_values.items()))
+    # The symbolic comparison builds every action instance over a symbolic state; past a
+    # thousand instances (a block's orientations times the cells of a 3-D building space) it
+    # is out of reach, and the states of the spec's own examples are searched first.
+    first = sum(len(a.instances(game.initial())) for a in game.actions) > EXAMPLES_FIRST
     out = []
     for r in readings:
         names = [o for o, _ in r.options]
         for a, b in itertools.combinations(names, 2):
             say(f"{r.name}: {a} vs {b}")
-            ga = load_game(game.name, variants + (f"{r.name}:{a}",), params)
-            gb = load_game(game.name, variants + (f"{r.name}:{b}",), params)
-            out.append(compare(ga, gb, r.name, r.doc.text, a, b, timeout_ms))
+            amb = from_examples(game, variants, r.name, r.doc.text, a, b) if first else None
+            if amb is None:
+                ga = load_game(game.name, variants + (f"{r.name}:{a}",), params)
+                gb = load_game(game.name, variants + (f"{r.name}:{b}",), params)
+                amb = compare(ga, gb, r.name, r.doc.text, a, b, timeout_ms)
+            out.append(amb)
     return out
+
+
+def from_examples(game: Game, variants: tuple, reading: str, question: str, a: str, b: str
+                  ) -> Ambiguity | None:
+    """A witness among the states of the spec's own examples, before any solving: every state
+    an example passes through (under reading ``a``), with every move the example plays or
+    judges there, and the scores.  The rulebook's illustrated cases are where readings matter
+    first, and for games whose states are too large for a symbolic search (a 3-D occupancy,
+    statics) they are the only practical candidates.  Not claimed smallest."""
+    from .examples import _move
+    for ex0 in game.p.examples:
+        params = tuple(sorted({**game.p.param_values, **dict(ex0.params)}.items()))
+        ga = load_game(game.name, variants + (f"{reading}:{a}",), params)
+        gb = load_game(game.name, variants + (f"{reading}:{b}",), params)
+        ex = next(e for e in ga.p.examples if e.name == ex0.name)
+        env = [None] * (ex.frame + 1)
+        try:
+            st = ga.run_stmts(ex.setup, ex.frame, ga.initial(), env)
+        except Exception:
+            continue
+        for item in list(ex.script) + [None]:
+            call = item if isinstance(item, ir.ActionCall) else \
+                (item.call if isinstance(item, ir.Expect) and item.call is not None else None)
+            if call is not None:
+                m = _move(ga, call, st, env)
+                ra, rb = _outcome(ga, st, m), _outcome(gb, st, m)
+                if ra != rb:
+                    return _explained(ga, gb, Ambiguity(reading, question, a, b, True), st,
+                                      m, ra, rb, dict(params))
+            if item is None or not _score_differs(ga, gb, st):
+                if isinstance(item, ir.ActionCall):
+                    try:
+                        st, _ = ga.apply(st, _move(ga, item, st, env))
+                    except Refused:
+                        break
+                continue
+            return _explained(ga, gb, Ambiguity(reading, question, a, b, True), st, None,
+                              None, None, dict(params))
+    return None
+
+
+def _score_differs(ga: Game, gb: Game, st) -> bool:
+    if not ga.has_def("score"):
+        return False
+    from .types import finite
+    pt = _player(ga)
+    sa, sb = ga.expr("score(p)", {"p": pt})[0], gb.expr("score(p)", {"p": pt})[0]
+    return any(sa(st, p) != sb(st, p) for p in finite(pt).values)
+
+
+def _explained(ga: Game, gb: Game, amb: Ambiguity, st, m, ra, rb, params: dict) -> Ambiguity:
+    from .codec import to_json
+    from .render import render_svg, render_text
+    amb.size = _concrete_size(ga, st)
+    amb.minimal = False
+    amb.params = params
+    if m is not None:
+        amb.move = m.to_json(ga)
+        amb.what = "legality" if (ra[0] == "illegal") != (rb[0] == "illegal") else "outcome"
+        amb.under_a, amb.under_b = _say(ga, st, ra), _say(gb, st, rb)
+        if ra[0] == "legal" and rb[0] == "legal":
+            amb.fields = [f.name for f, x, y in zip(ga.p.state, ra[1], rb[1]) if x != y]
+    else:
+        from .types import finite
+        pt = _player(ga)
+        sa, sb = ga.expr("score(p)", {"p": pt})[0], gb.expr("score(p)", {"p": pt})[0]
+        p = next(p for p in finite(pt).values if sa(st, p) != sb(st, p))
+        amb.what = "score"
+        amb.under_a = f"player {p} scores {sa(st, p)}"
+        amb.under_b = f"player {p} scores {sb(st, p)}"
+    amb.state_text = render_text(ga, st, highlight=set(amb.fields) or None)
+    note = f"{amb.reading}: {amb.a} vs {amb.b}; move {amb.move}\n" \
+           f"{amb.a}: {amb.under_a}\n{amb.b}: {amb.under_b}"
+    amb.svg = render_svg(ga, st, highlight=set(amb.fields) or None,
+                         title=f"{ga.name}: where {amb.reading} readings disagree", note=note)
+    amb.state_json = {f.name: to_json(f.type, v) for f, v in zip(ga.p.state, st)}
+    return amb
 
 
 def _variants_of(game: Game) -> tuple[str, ...]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from . import iso
 from .codec import to_json
 from .types import (BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type, default,
                     finite)
@@ -158,6 +159,7 @@ class _Pen:
     stroke: str
     fill: str
     text: str           # extra attributes of text elements
+    marks: frozenset = frozenset()   # points drawn in the highlight colour (iso pictures)
 
     @staticmethod
     def of(hl: bool) -> "_Pen":
@@ -287,7 +289,19 @@ def _map(t: MapT, v, path: str, sty: _Pen) -> _Block:
     return _labelled(path, inner, sty)
 
 
+def _iso(t: Type, v, path: str, sty: _Pen) -> _Block:
+    w, h, body = iso.picture(t, v, sty.marks)
+    return _labelled(path, _Block(w, h, body), sty)
+
+
 def _block(t: Type, v, path: str, sty: _Pen) -> _Block:
+    # Solids (records with a seq of x/y/z points) are drawn in space, one picture per key.
+    if iso.is_groups(t):
+        keys = finite(t.key).values
+        return _labelled(path, _row([_iso(t.val, x, f"{path}[{_inline(t.key, k)}]", sty)
+                                     for k, x in zip(keys, v)]), sty)
+    if iso.is_group(t):
+        return _iso(t, v, path, sty)
     match t:
         case SeqT(elem=et) if _stackable(et):
             return _stack(t, v, path, sty)
@@ -299,7 +313,7 @@ def _block(t: Type, v, path: str, sty: _Pen) -> _Block:
 
 
 def render_svg(game, state, highlight: set[str] | None = None, title: str = "",
-               note: str = "") -> str:
+               note: str = "", marks=frozenset()) -> str:
     """Render the non-default (and the highlighted) fields of ``state`` as a standalone SVG.
 
     Each field is a ``<g class="field" data-field="name">``; stack boxes are ``rect.cell``, bag
@@ -321,7 +335,9 @@ def render_svg(game, state, highlight: set[str] | None = None, title: str = "",
         if not hl and v == default(t):
             omitted += 1
             continue
-        b = _block(t, v, name, _Pen.of(hl))
+        pen = _Pen.of(hl)
+        pen.marks = frozenset(marks)
+        b = _block(t, v, name, pen)
         parts.append(_place(b, _MARGIN, y, f' class="field" data-field="{_esc(name)}"'))
         y += b.h + _GAP * 2
         width = max(width, b.w + 2 * _MARGIN)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 import z3
 
 from . import domains as dz
+from . import linear
 from .evaluate import seq_len, sum_terms
 from .game import Game, Move
 from .types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type
@@ -33,6 +34,10 @@ def make_solver(timeout_ms: int = DEFAULT_TIMEOUT_MS, optimize: bool = False,
 
 
 def check(solver, *assumptions) -> bool:
+    # `exists real` literals are defined by side conditions, added for those the query uses.
+    side = linear.side_conditions(solver, assumptions)
+    if side:
+        solver.add(*side)
     r = solver.check(*assumptions)
     if r == z3.sat:
         return True

@@ -96,7 +96,27 @@ class TextT:
         return "text"
 
 
-Type: TypeAlias = BoolT | IntT | EnumT | RecordT | SeqT | BagT | MapT | SetT | TextT
+@dataclass(frozen=True)
+class RealT:
+    """A linear term over the real unknowns of an `exists real` (never a value: reals do not
+    escape their body, so no state field, def or puzzle input has this type)."""
+
+    def __str__(self) -> str:
+        return "real"
+
+
+@dataclass(frozen=True)
+class RealFamilyT:
+    """The unknowns ``f`` of an `exists real f[k in K]`: read only as ``f[k]``."""
+
+    key: "Type"
+
+    def __str__(self) -> str:
+        return f"real[{self.key}]"
+
+
+Type: TypeAlias = (BoolT | IntT | EnumT | RecordT | SeqT | BagT | MapT | SetT | TextT | RealT
+                   | RealFamilyT)
 BOOL = BoolT()
 
 KEYED = (BagT, MapT, SetT)

@@ -1,0 +1,617 @@
+"""`exists real f[k in K where g]: body` — real unknowns under linear constraints, in both
+value domains of the one evaluator.
+
+The body is lowered, for one state, to *rows*: ``(guard, kind, term)`` meaning "if guard then
+term ≤ 0 / = 0 / < 0", where a term is a sum of monomials ``coef · f[var]`` (``var`` = -1 for
+the constant).  The lowering is written once; a `Lin` domain says how terms are held:
+
+* concretely (`Conc`), guards are Python bools and a term is a dict ``var -> Fraction-free
+  int coefficient``; the rows go to HiGHS (SciPy's `linprog`), and the answer is confirmed
+  exactly: a feasible point is rationalised and checked in `Fraction`s, anything else is
+  decided by Z3's exact simplex;
+* symbolically (`Sym`), a guard or coefficient may depend on the state, so a term is a list of
+  guarded monomials with integer coefficients (a symbolic integer is split over its interval,
+  as `int * int` is), which keeps every product of a coefficient and an unknown linear.  The
+  result is a fresh Bool ``c`` with the side condition ``(c → primal(x)) ∧ (¬c → dual(y))``:
+  the dual is the Farkas (Motzkin) certificate of infeasibility, so exactly one side is
+  satisfiable and ``c`` is the truth of the `exists`, in any polarity, with no quantifier.
+  Side conditions are added to a solver by `symbolic.check` for the ``c`` its formula uses.
+"""
+from __future__ import annotations
+
+import itertools
+from fractions import Fraction
+from math import gcd
+from typing import Callable
+
+import z3
+
+from . import domains as dz
+from . import ir
+from .types import IntT, RealT, finite
+
+Fn = Callable
+
+# ---- which IR reads real unknowns ---------------------------------------------------------
+
+_MEMO: dict = {}
+
+
+def has_real(e) -> bool:
+    """Whether ``e`` contains a real term (a nested `exists real` is a plain bool)."""
+    key = id(e)
+    hit = _MEMO.get(key)
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    if isinstance(e, ir.RealVar) or isinstance(getattr(e, "type", None), RealT):
+        r = True
+    elif isinstance(e, (ir.RealExists, ir.Call, ir.Const, ir.Text, ir.StateRef)):
+        r = False
+    else:
+        r = any(has_real(c) for c in _children(e))
+    _MEMO[key] = (e, r)
+    return r
+
+
+def _children(e):
+    for f in e.__dataclass_fields__:
+        if f in ("type", "span"):
+            continue
+        v = getattr(e, f)
+        if isinstance(v, tuple):
+            for x in v:
+                if isinstance(x, tuple):
+                    yield from (y for y in x if hasattr(y, "__dataclass_fields__"))
+                elif hasattr(x, "__dataclass_fields__"):
+                    yield x
+        elif hasattr(v, "__dataclass_fields__"):
+            yield v
+
+
+# ---- the two term domains ---------------------------------------------------------------------
+
+class Conc:
+    """Concrete terms: ``{var: coef}``, var -1 the constant; guards are bools."""
+
+    symbolic = False
+
+    @staticmethod
+    def const(v, t):
+        return {-1: v} if v else {}
+
+    @staticmethod
+    def var(active, o):
+        return {o: 1} if active[o] else {}
+
+    @staticmethod
+    def add(a, b, sign=1):
+        out = dict(a)
+        for k, c in b.items():
+            out[k] = out.get(k, 0) + sign * c
+        return out
+
+    @staticmethod
+    def accumulate(acc, b):
+        """``acc + b``, reusing ``acc`` (a sum's own accumulator, never shared)."""
+        for k, c in b.items():
+            acc[k] = acc.get(k, 0) + c
+        return acc
+
+    @staticmethod
+    def scale(a, c, t):
+        if c == 0:
+            return {}
+        return {k: c * v for k, v in a.items()}
+
+    @staticmethod
+    def guard(a, g):
+        return a if g else {}
+
+
+class Sym:
+    """Symbolic terms: a list of ``(guard, int coef, var)``; guards are bools or z3 Bools."""
+
+    symbolic = True
+
+    @staticmethod
+    def const(v, t):
+        if not dz.is_sym(v):
+            return [(True, v, -1)] if v else []
+        lo, hi = (t.lo, t.hi) if isinstance(t, IntT) else (0, 0)
+        return [(v == k, k, -1) for k in range(lo, hi + 1) if k]
+
+    @staticmethod
+    def var(active, o):
+        if not dz.is_sym(o):
+            a = active[o]
+            return [] if a is False else [(a, 1, o)]
+        return [(dz.and_(o == i, a), 1, i) for i, a in enumerate(active) if a is not False]
+
+    @staticmethod
+    def add(a, b, sign=1):
+        if sign == 1:
+            return a + b
+        return a + [(g, -c, v) for g, c, v in b]
+
+    @staticmethod
+    def accumulate(acc, b):
+        acc.extend(b)
+        return acc
+
+    @staticmethod
+    def scale(a, c, t):
+        if not dz.is_sym(c):
+            return [(g, c * k, v) for g, k, v in a] if c else []
+        lo, hi = (t.lo, t.hi) if isinstance(t, IntT) else (0, 0)
+        return [(dz.and_(g, c == m), m * k, v) for m in range(lo, hi + 1) if m
+                for g, k, v in a]
+
+    @staticmethod
+    def guard(a, g):
+        if g is True:
+            return a
+        if g is False:
+            return []
+        return [(dz.and_(g, h), c, v) for h, c, v in a]
+
+
+# ---- lowering the body to rows ------------------------------------------------------------------
+
+def compile_exists(comp, e: ir.RealExists) -> Fn:
+    """Compile an `exists real` with the evaluator ``comp`` (either domain)."""
+    D = Sym if comp.symbolic else Conc
+    fd = comp.domain(e.domain)
+    fw = comp.expr(e.where) if e.where is not None else None
+    s1, fam1 = e.slot + 1, e.family + 1
+    rows_f = _rows(comp, D, e.body)
+    n = finite(e.domain.elem).size
+    name = e.name
+
+    def run(st, env):
+        active = []
+        for g, v in fd(st, env):
+            if fw is not None:
+                env[s1] = v
+                g = dz.and_(g, fw(st, env)) if comp.symbolic else (g and fw(st, env))
+            active.append(g)
+        assert len(active) == n
+        env[fam1] = active
+        rows = rows_f(st, env, True)
+        if comp.symbolic:
+            return decide_symbolic(rows, active, name)
+        return decide(rows)
+    return run
+
+
+def _and(D, a, b):
+    return dz.and_(a, b) if D.symbolic else (a and b)
+
+
+def _not(D, a):
+    return dz.not_(a) if D.symbolic else (not a)
+
+
+def _rows(comp, D, e) -> Fn:
+    """``f(st, env, guard) -> [(guard, kind, term)]`` for a bool in the body."""
+    if not has_real(e):
+        fc = comp.expr(e)
+        one = D.const(1, IntT(1, 1))
+
+        def plain(st, env, g):
+            b = fc(st, env)
+            if b is True:
+                return []
+            # A false condition is the row 1 ≤ 0 (under its guard).
+            h = _and(D, g, _not(D, b))
+            return [] if h is False else [(h, "le", one)]
+        return plain
+    match e:
+        case ir.Binary(op="and", left=l, right=r):
+            fl, fr = _rows(comp, D, l), _rows(comp, D, r)
+            return lambda st, env, g: fl(st, env, g) + fr(st, env, g)
+        case ir.Binary(op="or", left=l, right=r):
+            # Only `a implies b` (checked as `not a or b`) reaches here with a real-free side.
+            cond, body = (l, r) if not has_real(l) else (r, l)
+            fc, fb = comp.expr(cond), _rows(comp, D, body)
+
+            def implies(st, env, g):
+                c = fc(st, env)
+                if c is True:
+                    return []
+                return fb(st, env, _and(D, g, _not(D, c)))
+            return implies
+        case ir.Binary(op=op, left=l, right=r) if op in ("<=", ">=", "<", ">", "=="):
+            fl, fr = _term(comp, D, l), _term(comp, D, r)
+            kind = {"<=": "le", ">=": "le", "<": "lt", ">": "lt", "==": "eq"}[op]
+            flip = op in (">=", ">")
+
+            def cmp(st, env, g):
+                a, b = fl(st, env), fr(st, env)
+                t = D.add(b, a, -1) if flip else D.add(a, b, -1)
+                return [(g, kind, t)]
+            return cmp
+        case ir.Quant(kind="forall", slot=s, domain=d, where=w, body=b):
+            fd = comp.domain(d)
+            fw = comp.expr(w) if w is not None else None
+            fb = _rows(comp, D, b)
+            s1 = s + 1
+
+            def forall(st, env, g):
+                out = []
+                for dg, v in fd(st, env):
+                    env[s1] = v
+                    h = _and(D, g, dg)
+                    if fw is not None:
+                        h = _and(D, h, fw(st, env))
+                    if h is False:
+                        continue
+                    out += fb(st, env, h)
+                return out
+            return forall
+        case ir.Ite(cond=c, then=a, other=b):
+            fc, fa, fb = comp.expr(c), _rows(comp, D, a), _rows(comp, D, b)
+
+            def ite(st, env, g):
+                cv = fc(st, env)
+                if cv is True:
+                    return fa(st, env, g)
+                if cv is False:
+                    return fb(st, env, g)
+                return fa(st, env, _and(D, g, cv)) + fb(st, env, _and(D, g, _not(D, cv)))
+            return ite
+        case ir.Let(slot=s, value=v, body=b):
+            fv = _term(comp, D, v) if has_real(v) else comp.expr(v)
+            fb, s1 = _rows(comp, D, b), s + 1
+
+            def let(st, env, g):
+                env[s1] = fv(st, env)
+                return fb(st, env, g)
+            return let
+    raise AssertionError(f"the checker lets no {type(e).__name__} over reals through")
+
+
+def _term(comp, D, e) -> Fn:
+    """``f(st, env) -> term`` for a real (or integer) term of the body."""
+    if not has_real(e):
+        fc, t = comp.expr(e), e.type
+        return lambda st, env: D.const(fc(st, env), t)
+    match e:
+        case ir.RealVar(slot=s, key=k):
+            fk = comp._key(e.key.type, comp.expr(k))
+            s1 = s + 1
+            return lambda st, env: D.var(env[s1], fk(st, env))
+        case ir.Local(slot=s):
+            s1 = s + 1
+            return lambda st, env: env[s1]
+        case ir.Unary(op="neg", arg=a):
+            fa = _term(comp, D, a)
+            return lambda st, env: D.add({} if not D.symbolic else [], fa(st, env), -1)
+        case ir.Binary(op="+" | "-", left=l, right=r):
+            fl, fr = _term(comp, D, l), _term(comp, D, r)
+            sign = 1 if e.op == "+" else -1
+            return lambda st, env: D.add(fl(st, env), fr(st, env), sign)
+        case ir.Binary(op="*", left=l, right=r):
+            real, coef = (l, r) if has_real(l) else (r, l)
+            fr, fc, ct = _term(comp, D, real), comp.expr(coef), coef.type
+            return lambda st, env: D.scale(fr(st, env), fc(st, env), ct)
+        case ir.Quant(kind="sum", slot=s, domain=d, where=w, body=b):
+            fd = comp.domain(d)
+            fw = comp.expr(w) if w is not None else None
+            fb = _term(comp, D, b)
+            s1 = s + 1
+
+            def total(st, env):
+                acc = [] if D.symbolic else {}
+                for dg, v in fd(st, env):
+                    env[s1] = v
+                    if fw is not None:
+                        dg = _and(D, dg, fw(st, env))
+                    if dg is False:
+                        continue
+                    acc = D.accumulate(acc, D.guard(fb(st, env), dg))
+                return acc
+            return total
+        case ir.Ite(cond=c, then=a, other=b):
+            fc, fa, fb = comp.expr(c), _term(comp, D, a), _term(comp, D, b)
+
+            def ite(st, env):
+                cv = fc(st, env)
+                if cv is True:
+                    return fa(st, env)
+                if cv is False:
+                    return fb(st, env)
+                return D.add(D.guard(fa(st, env), cv), D.guard(fb(st, env), dz.not_(cv)))
+            return ite
+        case ir.Let(slot=s, value=v, body=b):
+            fv = _term(comp, D, v) if has_real(v) else comp.expr(v)
+            fb, s1 = _term(comp, D, b), s + 1
+
+            def let(st, env):
+                env[s1] = fv(st, env)
+                return fb(st, env)
+            return let
+    raise AssertionError(f"the checker lets no {type(e).__name__} into a real term")
+
+
+# ---- the concrete decision: HiGHS, confirmed exactly ----------------------------------------------
+
+_DECIDED: dict = {}
+_DECIDED_CAP = 4096
+STATS = {"lp": 0, "cached": 0, "exact_point": 0, "farkas": 0, "z3": 0}
+
+
+def decide(rows) -> bool:
+    """Whether the (concrete) rows have a real solution."""
+    live = []
+    for g, kind, t in rows:
+        if not g:
+            continue
+        t = {v: c for v, c in t.items() if c}
+        if len(t) == 0 or (len(t) == 1 and -1 in t):
+            c0 = t.get(-1, 0)
+            if (kind == "le" and c0 > 0) or (kind == "lt" and c0 >= 0) or \
+                    (kind == "eq" and c0 != 0):
+                return False
+            continue
+        live.append((kind, tuple(sorted(t.items()))))
+    if not live:
+        return True
+    key = tuple(sorted(live))
+    hit = _DECIDED.get(key)
+    if hit is not None:
+        STATS["cached"] += 1
+        return hit
+    res = _decide_lp(key)
+    if len(_DECIDED) >= _DECIDED_CAP:
+        _DECIDED.clear()
+    _DECIDED[key] = res
+    return res
+
+
+def _decide_lp(rows) -> bool:
+    import numpy as np
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix
+    STATS["lp"] += 1
+    vars_ = sorted({v for _, t in rows for v, _ in t if v != -1})
+    col = {v: i for i, v in enumerate(vars_)}
+    strict = any(k == "lt" for k, _ in rows)
+    n = len(vars_) + (1 if strict else 0)
+    lo = [None] * n
+    hi = [None] * n
+    ub = ([], [], [])   # data, row, column
+    eq = ([], [], [])
+    bub, beq = [], []
+    for kind, t in rows:
+        c0 = 0
+        terms = []
+        for v, c in t:
+            if v == -1:
+                c0 = c
+            else:
+                terms.append((col[v], c))
+        if kind == "le" and len(terms) == 1:
+            # c·x + c0 ≤ 0 is a bound on x: HiGHS keeps bounds out of the matrix.
+            j, c = terms[0]
+            b = Fraction(-c0, c)
+            if c > 0:
+                hi[j] = b if hi[j] is None else min(hi[j], b)
+            else:
+                lo[j] = b if lo[j] is None else max(lo[j], b)
+            continue
+        if kind == "eq":
+            m, rhs, r = eq, beq, len(beq)
+        else:
+            m, rhs, r = ub, bub, len(bub)
+            if kind == "lt":
+                terms.append((n - 1, 1))   # a·x + s ≤ -c0 with the margin s maximised
+        for j, c in terms:
+            m[0].append(float(c))
+            m[1].append(r)
+            m[2].append(j)
+        rhs.append(float(-c0))
+    for j in range(len(vars_)):
+        if lo[j] is not None and hi[j] is not None and lo[j] > hi[j]:
+            return _decide_z3(rows)
+    bounds = [(None if a is None else float(a), None if b is None else float(b))
+              for a, b in zip(lo, hi)]
+    cost = np.zeros(n)
+    if strict:
+        cost[-1] = -1.0
+        bounds[-1] = (0, 1)
+    a_ub = csr_matrix((ub[0], (ub[1], ub[2])), shape=(len(bub), n)) if bub else None
+    a_eq = csr_matrix((eq[0], (eq[1], eq[2])), shape=(len(beq), n)) if beq else None
+    res = linprog(cost, A_ub=a_ub, b_ub=bub or None, A_eq=a_eq, b_eq=beq or None,
+                  bounds=bounds, method="highs")
+    if res.status == 0 and (not strict or res.x[-1] > 1e-9):
+        point = [Fraction(x).limit_denominator(10 ** 6) for x in res.x[:len(vars_)]]
+        if _holds(rows, col, point):
+            STATS["exact_point"] += 1
+            return True
+    if res.status == 2 and not strict and _farkas(rows, col):
+        STATS["farkas"] += 1
+        return False
+    # A point or a certificate that does not survive exact arithmetic: z3's exact simplex
+    # decides.
+    return _decide_z3(rows)
+
+
+def _farkas(rows, col) -> bool:
+    """Confirm infeasibility exactly: find y (≥ 0 on ≤ rows) with Σ y_r a_r = 0 and
+    Σ y_r β_r < 0 (β_r = -const_r) by a second LP over the box |y| ≤ 1, then check the
+    rationalised y in integers."""
+    import numpy as np
+    from scipy.optimize import linprog
+    from scipy.sparse import csr_matrix
+    data, ri, ci = [], [], []
+    beta = []
+    bounds = []
+    for r, (kind, t) in enumerate(rows):
+        c0 = 0
+        for v, c in t:
+            if v == -1:
+                c0 = c
+            else:
+                data.append(float(c))
+                ri.append(col[v])
+                ci.append(r)
+        beta.append(float(-c0))
+        bounds.append((0, 1) if kind == "le" else (-1, 1))
+    a = csr_matrix((data, (ri, ci)), shape=(len(col), len(rows)))
+    res = linprog(np.array(beta), A_eq=a, b_eq=np.zeros(len(col)), bounds=bounds,
+                  method="highs")
+    if res.status != 0 or res.fun >= -1e-9:
+        return False
+    y = [Fraction(v).limit_denominator(10 ** 6) for v in res.x]
+    den = 1
+    for v in y:
+        den = den * v.denominator // gcd(den, v.denominator)
+    yn = [v.numerator * (den // v.denominator) for v in y]
+    sums = [0] * len(col)
+    total = 0
+    for (kind, t), w in zip(rows, yn):
+        if kind == "le" and w < 0:
+            return False
+        for v, c in t:
+            if v == -1:
+                total -= c * w
+            else:
+                sums[col[v]] += c * w
+    return total < 0 and not any(sums)
+
+
+def _holds(rows, col, point) -> bool:
+    """Check the rows exactly at a rational point, in integers over a common denominator."""
+    den = 1
+    for x in point:
+        den = den * x.denominator // gcd(den, x.denominator)
+    num = [x.numerator * (den // x.denominator) for x in point]
+    for kind, t in rows:
+        s = 0
+        for v, c in t:
+            s += c * den if v == -1 else c * num[col[v]]
+        if (kind == "le" and s > 0) or (kind == "lt" and s >= 0) or (kind == "eq" and s != 0):
+            return False
+    return True
+
+
+def _decide_z3(rows) -> bool:
+    STATS["z3"] += 1
+    xs: dict = {}
+    s = z3.SolverFor("QF_LRA")
+    s.set("random_seed", 0)
+    for kind, t in rows:
+        terms = []
+        for v, c in t:
+            if v == -1:
+                terms.append(z3.RealVal(c))
+            else:
+                x = xs.get(v)
+                if x is None:
+                    x = xs[v] = z3.Real(f"x{v}")
+                terms.append(c * x)
+        lhs = z3.Sum(terms) if len(terms) > 1 else terms[0]
+        s.add(lhs <= 0 if kind == "le" else lhs < 0 if kind == "lt" else lhs == 0)
+    r = s.check()
+    if r == z3.unknown:
+        raise RuntimeError(f"z3 could not decide a linear system: {s.reason_unknown()}")
+    return r == z3.sat
+
+
+# ---- the symbolic decision: primal or Farkas dual, chosen by a fresh Bool ---------------------------
+
+_SIDE: dict = {}        # z3 ast id of c -> (c, side condition)
+_COUNTER = itertools.count()
+
+
+def _lin_real(mons, xs):
+    """The real term of guarded monomials over the unknowns ``xs``."""
+    out = []
+    for g, c, v in mons:
+        base = z3.RealVal(1) if v == -1 else xs[v]
+        term = c * base if c != 1 else base
+        out.append(term if g is True else z3.If(g, term, z3.RealVal(0)))
+    if not out:
+        return z3.RealVal(0)
+    return z3.Sum(out) if len(out) > 1 else out[0]
+
+
+def decide_symbolic(rows, active, name: str):
+    k = next(_COUNTER)
+    rows = [(g, kind, t) for g, kind, t in rows if g is not False]
+    # Primal: the unknowns themselves.
+    xs = {i: z3.Real(f"{name}!{k}[{i}]") for i, a in enumerate(active) if a is not False}
+    primal = []
+    for g, kind, t in rows:
+        lhs = _lin_real(t, xs)
+        atom = lhs <= 0 if kind == "le" else lhs < 0 if kind == "lt" else lhs == 0
+        primal.append(atom if g is True else z3.Implies(g, atom))
+    # Dual (Motzkin's transposition theorem): y ≥ 0 on inequalities, free on equalities,
+    # Σ y_r a_r = 0 and (Σ y_r β_r < 0, or = 0 with some strict row weighted), β_r = -const_r.
+    ys = [z3.Real(f"{name}!{k}~y{r}") for r in range(len(rows))]
+    dual = []
+    per_var: dict = {}
+    consts = []
+    strict = []
+    for (g, kind, t), y in zip(rows, ys):
+        if kind != "eq":
+            dual.append(y >= 0)
+        if g is not True:
+            dual.append(z3.Implies(dz.not_(g), y == 0))
+        for h, c, v in t:
+            term = c * y if c != 1 else y
+            term = term if h is True else z3.If(h, term, z3.RealVal(0))
+            if v == -1:
+                consts.append(term)
+            else:
+                per_var.setdefault(v, []).append(term)
+        if kind == "lt":
+            strict.append(y)
+    for v, terms in per_var.items():
+        dual.append((z3.Sum(terms) if len(terms) > 1 else terms[0]) == 0)
+    # Σ y_r const_r > 0  ⇔  Σ y_r β_r < 0.
+    cy = z3.Sum(consts) if len(consts) > 1 else (consts[0] if consts else z3.RealVal(0))
+    sy = z3.Sum(strict) if len(strict) > 1 else (strict[0] if strict else z3.RealVal(0))
+    dual.append(z3.Or(cy > 0, z3.And(cy == 0, sy > 0)) if strict else cy > 0)
+    c = z3.Bool(f"{name}!{k}?")
+    side = z3.And(z3.Implies(c, z3.And(primal) if primal else z3.BoolVal(True)),
+                  z3.Implies(z3.Not(c), z3.And(dual)))
+    _SIDE[c.get_id()] = (c, side)
+    return c
+
+
+def side_conditions(solver, assumptions=()) -> list:
+    """The side conditions of every `exists real` literal that the solver's formula (or the
+    assumptions) mentions, not yet added to it."""
+    if not _SIDE:
+        return []
+    done = getattr(solver, "_rulebook_side", None)
+    if done is None:
+        done = set()
+        try:
+            solver._rulebook_side = done
+        except AttributeError:
+            pass
+    out = []
+    todo = list(solver.assertions()) + [a for a in assumptions if dz.is_sym(a)]
+    seen: set = set()
+    while todo:
+        found = []
+        stack = list(todo)
+        todo = []
+        while stack:
+            a = stack.pop()
+            i = a.get_id()
+            if i in seen:
+                continue
+            seen.add(i)
+            if i in _SIDE and i not in done:
+                found.append(i)
+            if z3.is_app(a):
+                stack.extend(a.children())
+        for i in found:
+            done.add(i)
+            side = _SIDE[i][1]
+            out.append(side)
+            todo.append(side)   # a side condition may mention another literal (nesting)
+    return out
