@@ -283,6 +283,14 @@ class _AllActive:
 
 _ALL = _AllActive()
 _LET_CAP = 4096
+_LET_MEMOS: list = []
+
+
+def forget() -> None:
+    """Drop every remembered answer and row (benchmarks measure a cold decision)."""
+    _DECIDED.clear()
+    for m in _LET_MEMOS:
+        m.clear()
 
 
 def _pure_reads(body):
@@ -318,6 +326,7 @@ def _remembered_let(fv, fb, s1, reads, fams):
     actual families.  Between two candidate placements only the blocks near the new one
     change, so the rows of every other block are found here instead of being rebuilt."""
     memo: dict = {}
+    _LET_MEMOS.append(memo)
     slots = tuple(r + 1 for r in reads)
     fslots = tuple(f + 1 for f in fams)
 
