@@ -66,19 +66,32 @@ def _param_flags(game: str, params: dict) -> str:
     return "".join(f" --param {k}={v}" for k, v in sorted(params.items()) if dflt.get(k) != v)
 
 
-def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None) -> None:
+def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None,
+                      reading: str | None = None) -> None:
+    """Store the witnesses of every reading, or only of ``reading`` (the others are kept as
+    stored: the docs build replays each of them against the current spec)."""
     path = HERE / "witnesses" / f"{game}.json"
     params = params if params else _stored_params(path)
     g = load_game(game, (), tuple(sorted(params.items())))
     t0 = time.perf_counter()
-    res = find_ambiguities(g, None, int(timeout_s * 1000),
-                           lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True))
+    res = [r.as_json() for r in find_ambiguities(
+        g, reading, int(timeout_s * 1000),
+        lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True))]
+    command = f"rulebook ambiguities {game}{_param_flags(game, params)} --json"
+    if reading is not None:
+        old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+        kept = [w for w in old.get("ambiguities", []) if w.get("reading") != reading]
+        order = [r.name for r in g.p.readings]
+        res = sorted(kept + res, key=lambda w: order.index(w["reading"])
+                     if w.get("reading") in order else len(order))
+        command = f"{command} (reading {reading} refreshed alone; the others as of " \
+                  f"{old.get('generated', '?')})"
     _write(path, {
         "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
-        "command": f"rulebook ambiguities {game}{_param_flags(game, params)} --json",
+        "command": command,
         "spec_sha256": spec_digest(g),
         "params": dict(g.p.param_values),
-        "ambiguities": [r.as_json() for r in res]})
+        "ambiguities": res})
 
 
 def refresh_proofs(game: str, depth: int, timeout_s: float) -> None:
@@ -100,6 +113,7 @@ def main(argv=None) -> int:
     ap.add_argument("--only", choices=["witnesses", "proofs"])
     ap.add_argument("--depth", type=int, default=2, help="bounded model checking depth")
     ap.add_argument("--timeout", type=float, default=300.0, help="z3 time limit per query, s")
+    ap.add_argument("--reading", help="refresh the witnesses of this reading only")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=N",
                     help="search witnesses with this game parameter (e.g. a smaller board, "
                     "w=4); by default the parameters of the stored witnesses are reused")
@@ -110,7 +124,7 @@ def main(argv=None) -> int:
         params[name.strip()] = int(val)
     for game in args.games or spec_games():
         if args.only in (None, "witnesses"):
-            refresh_witnesses(game, args.timeout, params)
+            refresh_witnesses(game, args.timeout, params, args.reading)
         if args.only in (None, "proofs"):
             refresh_proofs(game, args.depth, args.timeout)
     return 0
