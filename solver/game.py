@@ -398,9 +398,19 @@ class Game:
                 except Refused:
                     continue
                 res.append((Move(a.name, params), st2, shows))
+        # The successors of the last state asked about are kept: a solver's answer is replayed
+        # move by move from a state whose moves were just listed, and a move can be costly (an
+        # `exists real` per placement).
+        self._succ = (st, {m: (st2, shows) for m, st2, shows in res})
         return res
 
+    _succ: tuple = (None, {})
+
     def apply(self, st, move: Move, check_domain: bool = True):
+        seen, succ = self._succ
+        if seen is not None and move in succ and (seen is st or seen == st):
+            st2, shows = succ[move]
+            return st2, list(shows)
         return self.action(move.action).apply(st, move.params, check_domain=check_domain)
 
     # ---- playouts -----------------------------------------------------------------------

@@ -262,12 +262,99 @@ def _rows(comp, D, e) -> Fn:
         case ir.Let(slot=s, value=v, body=b):
             fv = _term(comp, D, v) if has_real(v) else comp.expr(v)
             fb, s1 = _rows(comp, D, b), s + 1
+            reads = None if D.symbolic or has_real(v) else _pure_reads(b)
+            if reads is not None:
+                return _remembered_let(fv, fb, s1, *reads)
 
             def let(st, env, g):
                 env[s1] = fv(st, env)
                 return fb(st, env, g)
             return let
     raise AssertionError(f"the checker lets no {type(e).__name__} over reals through")
+
+
+class _AllActive:
+    """A family in which every unknown is active: rows remembered with it are filtered by the
+    real family afterwards (an inactive unknown only drops out of its monomials)."""
+
+    def __getitem__(self, i):
+        return True
+
+
+_ALL = _AllActive()
+_LET_CAP = 4096
+_LET_MEMOS: list = []
+
+
+def forget() -> None:
+    """Drop every remembered answer and row (benchmarks measure a cold decision)."""
+    _DECIDED.clear()
+    for m in _LET_MEMOS:
+        m.clear()
+
+
+def _pure_reads(body):
+    """``(locals, families)``: the outer slots that the rows of ``body`` read, when it reads
+    no state (then its rows are a function of those values alone), else None."""
+    from .irwalk import nodes
+    bound: set = set()
+    used: set = set()
+    fams: set = set()
+    for n in nodes(body):
+        match n:
+            case ir.StateRef():
+                return None
+            case ir.Quant(slot=sl) | ir.Let(slot=sl) | ir.Fix(slot=sl):
+                bound.add(sl)
+            case ir.Call(slots=ss):
+                bound.update(ss)
+            case ir.RealExists(slot=sl, family=fam):
+                bound.update((sl, fam))
+            case ir.Local(slot=sl):
+                used.add(sl)
+            case ir.RealVar(slot=sl):
+                fams.add(sl)
+    fams -= bound
+    if len(fams) != 1:
+        return None
+    return tuple(sorted(used - bound)), tuple(fams)
+
+
+def _remembered_let(fv, fb, s1, reads, fams):
+    """A `let` whose body's rows depend only on the values of the locals it reads: its rows
+    are remembered per those values, built with every unknown active, and filtered by the
+    actual families.  Between two candidate placements only the blocks near the new one
+    change, so the rows of every other block are found here instead of being rebuilt."""
+    memo: dict = {}
+    _LET_MEMOS.append(memo)
+    slots = tuple(r + 1 for r in reads)
+    fslots = tuple(f + 1 for f in fams)
+
+    def let(st, env, g):
+        env[s1] = fv(st, env)
+        try:
+            key = tuple(env[x] for x in slots)
+            hit = memo.get(key)
+        except TypeError:   # an unhashable value
+            return fb(st, env, g)
+        if hit is None:
+            saved = [env[x] for x in fslots]
+            for x in fslots:
+                env[x] = _ALL
+            try:
+                hit = fb(st, env, True)
+            finally:
+                for x, a in zip(fslots, saved):
+                    env[x] = a
+            if len(memo) >= _LET_CAP:
+                memo.clear()
+            memo[key] = hit
+        if not g:
+            return []
+        active = env[fslots[0]]
+        return [(True, kind, {v: c for v, c in t.items() if v == -1 or active[v]})
+                for _, kind, t in hit]
+    return let
 
 
 def _term(comp, D, e) -> Fn:
@@ -369,6 +456,148 @@ def decide(rows) -> bool:
 
 
 def _decide_lp(rows) -> bool:
+    if _highs() is not None and not any(k == "lt" for k, _ in rows):
+        res = _decide_highs(rows)
+        if res is not None:
+            return res
+    return _decide_linprog(rows)
+
+
+_HIGHS: list = []
+
+
+def _highs():
+    """One reused `highspy.Highs` (None without highspy): SciPy's `linprog` wraps the same
+    solver, but its checks and conversions cost more than the small LPs themselves, and it
+    gives no dual ray, so an infeasibility needed a second LP to be certified."""
+    if not _HIGHS:
+        try:
+            import highspy
+        except ImportError:
+            _HIGHS.append(None)
+        else:
+            h = highspy.Highs()
+            h.setOptionValue("output_flag", False)
+            # Presolve can settle infeasibility without a ray; these LPs are small.
+            h.setOptionValue("presolve", "off")
+            _HIGHS.append((highspy, h))
+    return _HIGHS[0]
+
+
+def _decide_highs(rows):
+    """Decide non-strict rows with HiGHS; confirm a point exactly, or an infeasibility by the
+    dual ray as a Farkas certificate, exactly.  None when neither survives exact arithmetic."""
+    import numpy as np
+    highspy, h = _highs()
+    vars_ = sorted({v for _, t in rows for v, _ in t if v != -1})
+    col = {v: i for i, v in enumerate(vars_)}
+    n = len(vars_)
+    lo: list = [None] * n
+    hi: list = [None] * n
+    bound_rows: list = [[] for _ in range(n)]   # (c, c0): c·x_j + c0 ≤ 0
+    mrows = []                                   # (kind, [(j, c)], c0)
+    for kind, t in rows:
+        c0 = 0
+        terms = []
+        for v, c in t:
+            if v == -1:
+                c0 = c
+            else:
+                terms.append((col[v], c))
+        if kind == "le" and len(terms) == 1:
+            j, c = terms[0]
+            bound_rows[j].append((c, c0))
+            b = Fraction(-c0, c)
+            if c > 0:
+                hi[j] = b if hi[j] is None else min(hi[j], b)
+            else:
+                lo[j] = b if lo[j] is None else max(lo[j], b)
+            continue
+        mrows.append((kind, terms, c0))
+    for j in range(n):
+        if lo[j] is not None and hi[j] is not None and lo[j] > hi[j]:
+            return None
+    inf = highspy.kHighsInf
+    start, index, value = [0], [], []
+    rlo, rhi = [], []
+    for kind, terms, c0 in mrows:
+        for j, c in terms:
+            index.append(j)
+            value.append(float(c))
+        start.append(len(index))
+        rhi.append(float(-c0))
+        rlo.append(float(-c0) if kind == "eq" else -inf)
+    lp = highspy.HighsLp()
+    lp.num_col_ = n
+    lp.num_row_ = len(mrows)
+    lp.col_cost_ = np.zeros(n)
+    lp.col_lower_ = np.array([-inf if a is None else float(a) for a in lo])
+    lp.col_upper_ = np.array([inf if b is None else float(b) for b in hi])
+    lp.row_lower_ = np.array(rlo)
+    lp.row_upper_ = np.array(rhi)
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.start_ = np.array(start, dtype=np.int32)
+    lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
+    lp.a_matrix_.value_ = np.array(value)
+    h.clearModel()
+    h.passModel(lp)
+    h.run()
+    status = h.getModelStatus()
+    STATS["lp"] += 1
+    if status == highspy.HighsModelStatus.kOptimal:
+        point = [Fraction(x).limit_denominator(10 ** 6) for x in h.getSolution().col_value]
+        if _holds(rows, col, point):
+            STATS["exact_point"] += 1
+            return True
+        return None
+    if status == highspy.HighsModelStatus.kInfeasible:
+        _, has_ray, ray = h.getDualRay()
+        if has_ray and _ray_certifies(mrows, bound_rows, ray):
+            STATS["farkas"] += 1
+            return False
+    return None
+
+
+def _ray_certifies(mrows, bound_rows, ray) -> bool:
+    """Whether the dual ray (either sign: HiGHS's convention is not ours), rationalised and
+    completed by the column bounds, is a Farkas certificate: y ≥ 0 on ≤ rows, Σ y_r a_r = 0,
+    Σ y_r β_r < 0 (β_r = -const_r), checked in Fractions."""
+    big = max((abs(v) for v in ray), default=0.0)
+    if big == 0:
+        return False
+    ys = [Fraction(v / big).limit_denominator(10 ** 6) for v in ray]
+    for sign in (1, -1):
+        y = [sign * v for v in ys]
+        if any(kind != "eq" and w < 0 for (kind, _, _), w in zip(mrows, y)):
+            continue
+        s = [Fraction(0)] * len(bound_rows)
+        total = Fraction(0)
+        for (kind, terms, c0), w in zip(mrows, y):
+            if w:
+                total -= c0 * w
+                for j, c in terms:
+                    s[j] += c * w
+        ok = True
+        for j, sj in enumerate(s):
+            if sj == 0:
+                continue
+            # A bound row c·x_j + c0 ≤ 0 with weight w = -s_j / c ≥ 0 cancels s_j; take the
+            # one that lowers Σ y β most.
+            best = None
+            for c, c0 in bound_rows[j]:
+                if (c > 0) == (sj < 0):
+                    gain = -(-sj / c) * c0
+                    best = gain if best is None else min(best, gain)
+            if best is None:
+                ok = False
+                break
+            total += best
+        if ok and total < 0:
+            return True
+    return False
+
+
+def _decide_linprog(rows) -> bool:
     import numpy as np
     from scipy.optimize import linprog
     from scipy.sparse import csr_matrix

@@ -148,10 +148,22 @@ def solve(obj: dict, backend: str = DEFAULT_BACKEND, timeout_ms: int = 60_000,
 
 
 def _start(prep: Prepared, q: ir.Query, chosen=None):
+    # Remembered per query and choice: every z3 solution is replayed from the same start, and
+    # a `from` block can be costly (a tower's occupancy is a table over the building space).
+    cache = prep.__dict__.setdefault("_starts", {})
+    try:
+        key = (id(q), chosen)
+        hit = cache.get(key)
+    except TypeError:   # an unhashable choice
+        key, hit = None, None
+    if hit is not None and hit[0] is q:
+        return hit[1], list(hit[2])
     env = list(prep.env)
     if q.choose is not None:
         env[q.choose.slot + 1] = chosen
     st = prep.game.run_stmts(q.setup, 0, prep.game.initial(), env)
+    if key is not None:
+        cache[key] = (q, st, list(env))
     return st, env
 
 
