@@ -94,14 +94,16 @@ def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None,
         "ambiguities": res})
 
 
-def refresh_proofs(game: str, depth: int, timeout_s: float) -> None:
+def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: float = 5.0) -> None:
     g = load_game(game)
     t0 = time.perf_counter()
     res = prove(g, depth, int(timeout_s * 1000), None,
-                lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True))
+                lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True),
+                int(step_timeout_s * 1000))
+    step = f" --step-timeout {step_timeout_s:g}" if step_timeout_s != 5.0 else ""
     _write(HERE / "proofs" / f"{game}.json", {
         "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
-        "command": f"rulebook prove {game} --depth {depth} --json", "depth": depth,
+        "command": f"rulebook prove {game} --depth {depth}{step} --json", "depth": depth,
         "spec_sha256": spec_digest(g),
         "params": dict(g.p.param_values),
         "results": [r.as_json() for r in res]})
@@ -114,6 +116,8 @@ def main(argv=None) -> int:
     ap.add_argument("--depth", type=int, default=2, help="bounded model checking depth")
     ap.add_argument("--timeout", type=float, default=300.0, help="z3 time limit per query, s")
     ap.add_argument("--reading", help="refresh the witnesses of this reading only")
+    ap.add_argument("--step-timeout", type=float, default=5.0,
+                    help="z3 time limit per query of the inductive step, s (5)")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=N",
                     help="search witnesses with this game parameter (e.g. a smaller board, "
                     "w=4); by default the parameters of the stored witnesses are reused")
@@ -126,7 +130,7 @@ def main(argv=None) -> int:
         if args.only in (None, "witnesses"):
             refresh_witnesses(game, args.timeout, params, args.reading)
         if args.only in (None, "proofs"):
-            refresh_proofs(game, args.depth, args.timeout)
+            refresh_proofs(game, args.depth, args.timeout, args.step_timeout)
     return 0
 
 

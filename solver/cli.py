@@ -80,6 +80,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--depth", type=int, default=4, help="bounded model checking depth")
     p.add_argument("--invariant", help="only this invariant")
     p.add_argument("--timeout", type=float, default=300.0, help="z3 time limit, seconds")
+    p.add_argument("--step-timeout", type=float, default=5.0,
+                   help="z3 time limit per query of the inductive step, seconds (5); a query "
+                   "over it leaves its invariant to bounded model checking, never 'proved'")
 
     p = sub.add_parser("examples", help="check the rulebook's worked examples",
                        description="Run the spec's examples: for each, 'confirmed' or "
@@ -300,7 +303,7 @@ def cmd_prove(args) -> int:
     g = _load(args)
     t0 = time.perf_counter()
     res = prove(g, args.depth, int(args.timeout * 1000), args.invariant,
-                None if args.json else _progress)
+                None if args.json else _progress, int(args.step_timeout * 1000))
     if args.json:
         print(json.dumps({"game": g.name, "seconds": round(time.perf_counter() - t0, 2),
                           "results": [r.as_json() for r in res]}))

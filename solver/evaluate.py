@@ -136,7 +136,10 @@ class Compiler:
                             env[s1] = v
                         return fb(st, env)
                 if _memoisable(body, slots):
-                    call = _memoised(fb, fargs, self.symbolic)
+                    if not self.symbolic and _stateless(body):
+                        call = _memoised_pure(fb, fargs)
+                    else:
+                        call = _memoised(fb, fargs, self.symbolic)
                 if chk is None or self.symbolic:
                     # Symbolically, the declared type's bounds are asserted by the concrete
                     # replay of every answer, so an out-of-type def cannot go unnoticed.
@@ -424,6 +427,10 @@ class Compiler:
         if isinstance(e.coll, ir.BagLit) and isinstance(ct, SetT):
             # `x in {a, b, c}`: a disjunction of equalities, no table needed.
             fs = [self.expr(x) for x in e.coll.items]
+            if not self.symbolic and all(isinstance(x, ir.Const) for x in e.coll.items):
+                # A set of constants (`c in {floor1, floor2}`): built once, not per call.
+                consts = frozenset(x.value for x in e.coll.items)
+                return lambda st, env: fe(st, env) in consts
             if not self.symbolic:
                 return lambda st, env: fe(st, env) in {f(st, env) for f in fs}
             et = ct.elem
@@ -502,6 +509,9 @@ class Compiler:
             case "least" | "most":
                 f1 = fs[1]
                 pick_lo = name == "least"
+                if not sym:
+                    pick = min if pick_lo else max
+                    return lambda st, env: pick(f0(st, env), f1(st, env))
 
                 def mm(st, env):
                     a, b = f0(st, env), f1(st, env)
@@ -1153,6 +1163,37 @@ def _memoisable(body: ir.Expr, slots) -> bool:
     if not loops:
         return False
     return all(n.slot in mine or n.slot in bound for n in nodes(body) if isinstance(n, ir.Local))
+
+
+def _stateless(body: ir.Expr) -> bool:
+    """A def body that reads no state (only its arguments): a function of them alone."""
+    from .irwalk import nodes
+    return not any(isinstance(n, ir.StateRef) for n in nodes(body))
+
+
+PURE_MEMO_SIZE = 1 << 16
+
+
+def _memoised_pure(fb: Fn, fargs: list) -> Fn:
+    """A stateless def call remembered across states, by argument values: a search meets the
+    same tower or hand in many states (the score of a tower that no move touched is computed
+    once, not once per state).  The memo is emptied when full, so it stays bounded."""
+    memo: dict = {}
+
+    def pcall(st, env):
+        key = tuple(f(st, env) for _, f in fargs)
+        for (s1, _), v in zip(fargs, key):
+            env[s1] = v
+        try:
+            hit = memo.get(key, memo)
+        except TypeError:   # an unhashable argument
+            return fb(st, env)
+        if hit is memo:
+            if len(memo) >= PURE_MEMO_SIZE:
+                memo.clear()
+            hit = memo[key] = fb(st, env)
+        return hit
+    return pcall
 
 
 def _memoised(fb: Fn, fargs: list, symbolic: bool) -> Fn:

@@ -376,6 +376,14 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions):
     best: list = [None, None]
     explored: dict = {}
     path: list = []
+    bounds: dict = {}
+
+    def bound_of(st):
+        # Many move orders reach one state: its bound is computed once.
+        b = bounds.get(st)
+        if b is None:
+            b = bounds[st] = bound(st, env)
+        return b
 
     def visit(st, d, b):
         if goal(st, env):
@@ -389,8 +397,11 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions):
             return
         explored[st] = d
         # The most promising moves first, so that a good plan is found early and prunes more.
-        kids = sorted(((bound(st2, env), i, m, st2, shows)
-                       for i, (m, st2, shows) in enumerate(game.legal(st, actions))),
+        # A successor already explored with as many moves left adds nothing (its goal value
+        # was met then): it is skipped before its bound is computed.
+        kids = sorted(((bound_of(st2), i, m, st2, shows)
+                       for i, (m, st2, shows) in enumerate(game.legal(st, actions))
+                       if explored.get(st2, -1) < d - 1),
                       key=lambda k: (-k[0], k[1]))
         for cb, _, m, st2, shows in kids:
             if best[0] is not None and cb <= best[0]:
@@ -399,7 +410,7 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions):
             visit(st2, d - 1, cb)
             path.pop()
 
-    visit(st0, depth, bound(st0, env))
+    visit(st0, depth, bound_of(st0))
     if best[0] is None:
         return None
     return best[0], [_render(game, m, shows) for m, shows in best[1]]

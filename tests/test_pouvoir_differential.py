@@ -47,7 +47,7 @@ def power_states(draw, game):
     if draw(st.booleans()):
         piles = list(S[fi["pile"]])
         cards = draw(st.lists(st.tuples(st.sampled_from(["candy", "scrap", "sand", "tree"]),
-                                        st.integers(1, 15)), max_size=3))
+                                        st.integers(1, 15)), max_size=3, unique=True))
         piles[turn] = from_json(ft["pile"].val, [list(c) for c in cards], "pile")
         S[fi["pile"]] = tuple(piles)
     return tuple(S)
