@@ -30,7 +30,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from solver.docpages import spec_digest  # noqa: E402
+from solver.docpages import rules_digest, spec_digest  # noqa: E402
 from solver.game import load_game  # noqa: E402
 from solver.prove import prove  # noqa: E402
 from solver.readings import find_ambiguities  # noqa: E402
@@ -90,6 +90,9 @@ def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None,
         "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
         "command": command,
         "spec_sha256": spec_digest(g),
+        # Witnesses depend on the rules alone: they stay current when only an invariant,
+        # example or puzzle changes (docpages checks either digest).
+        "rules_sha256": rules_digest(g),
         "params": dict(g.p.param_values),
         "ambiguities": res})
 

@@ -133,8 +133,54 @@ def spec_digest(game: Game) -> str:
     return h.hexdigest()[:16]
 
 
+# Declarations that only check the rules, never change what a move does: results that depend
+# on the rules alone (ambiguity witnesses) need not be recomputed when only these change.
+_CHECKS_ONLY = {"invariant_decl", "transition_decl", "example_decl", "puzzle_decl",
+                "extend_puzzle_decl"}
+
+
+def rules_digest(game: Game) -> str:
+    """A digest of the game's rules alone: the spec files without their invariants,
+    transitions, examples and puzzles (nor the defs only those use), so that adding an
+    auxiliary invariant leaves stored ambiguity witnesses current.  A def is kept when any
+    kept declaration names it (by identifier, a safe over-approximation)."""
+    import hashlib
+    from lark import Token
+    items = []                                   # (file index, start, end, decl kind, def name)
+    for k, f in enumerate(game.checker.files):
+        for it in f.tree.children:
+            if getattr(it, "data", None) != "item":
+                continue
+            decl = it.children[-1]
+            name = str(decl.children[0]) if decl.data == "def_decl" else None
+            items.append((k, it, decl.data, name))
+
+    def names(it) -> set[str]:
+        return {str(t) for t in it.scan_values(lambda v: isinstance(v, Token) and v.type == "NAME")}
+    kept = [x for x in items if x[2] not in _CHECKS_ONLY and x[2] != "def_decl"]
+    used: set[str] = set()
+    for x in kept:
+        used |= names(x[1])
+    defs = [x for x in items if x[2] == "def_decl"]
+    while True:
+        new = [x for x in defs if x[3] in used and x not in kept]
+        if not new:
+            break
+        for x in new:
+            kept.append(x)
+            used |= names(x[1])
+    h = hashlib.sha256()
+    for k, it, _, _ in sorted(kept, key=lambda x: (x[0], x[1].meta.start_pos)):
+        text = game.checker.files[k].text
+        h.update(text[it.meta.start_pos:it.meta.end_pos].encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()[:16]
+
+
 def _staleness(game: Game, stored: dict | None, what: str) -> str:
     if not stored or "spec_sha256" not in stored or stored["spec_sha256"] == spec_digest(game):
+        return ""
+    if "rules_sha256" in stored and stored["rules_sha256"] == rules_digest(game):
         return ""
     return (f".. note::\n\n   The spec has changed since these {what} were stored "
             f"({stored.get('generated', '?')}): they are shown as stored, for the spec as it "

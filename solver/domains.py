@@ -209,20 +209,42 @@ def ordinal(t: Type, v):
             return v
         case RecordT(fields=fields):
             acc = 0
+            lo = hi = 0
             for (off, mult), (_, ft), x in zip(radix(t), fields, v):
                 o = ordinal(ft, x)
                 acc = acc + o * mult if mult != 1 else acc + o
+                if is_concrete(x):
+                    lo, hi = lo + o * mult, hi + o * mult
+                else:
+                    hi += (finite(ft).size - 1) * mult
+            if is_sym(acc) and (lo, hi) != (0, finite(t).size - 1):
+                return _spanned(acc, lo, hi)
             return acc
     raise TypeError(t)
+
+
+def _spanned(term, lo: int, hi: int):
+    """``term`` (a new wrapper of the same z3 term) noting that its value lies in lo..hi: a
+    record key with some fields concrete (a card of a known style) can only be one of a few
+    slots, and select/store then build terms over those slots only — so a move that writes
+    one card of a style leaves the terms of the other styles' cards untouched (the prover
+    sees them unchanged).  Outside lo..hi a key is out of its type, which no rule allows."""
+    out = z3.ArithRef(term.as_ast(), term.ctx)
+    out._rb_span = (lo, hi)
+    return out
+
+
+def _span(idx, n: int) -> tuple[int, int]:
+    return getattr(idx, "_rb_span", None) or (0, n - 1)
 
 
 def select(elem_t: Type, tup: tuple, idx):
     """``tup[idx]`` for a possibly symbolic index."""
     if not is_sym(idx):
         return tup[idx]
-    n = len(tup)
-    out = tup[n - 1]
-    for i in range(n - 2, -1, -1):
+    lo, hi = _span(idx, len(tup))
+    out = tup[hi]
+    for i in range(hi - 1, lo - 1, -1):
         out = merge(elem_t, idx == i, tup[i], out)
     return out
 
@@ -230,7 +252,9 @@ def select(elem_t: Type, tup: tuple, idx):
 def store(elem_t: Type, tup: tuple, idx, value):
     if not is_sym(idx):
         return tup[:idx] + (value,) + tup[idx + 1:]
-    return tuple(merge(elem_t, idx == i, value, old) for i, old in enumerate(tup))
+    lo, hi = _span(idx, len(tup))
+    return tuple(merge(elem_t, idx == i, value, old) if lo <= i <= hi else old
+                 for i, old in enumerate(tup))
 
 
 def lift(v):

@@ -97,6 +97,21 @@ class CompiledAction:
                      for g in _conjunct_gates(r.cond))
         self.gates += tuple(g for g in dict.fromkeys(more) if g not in self.gates)
         self.residual = _bool_check(cc, residual)
+        # A requires that reads no parameter but comes after one that does (the base's
+        # `requires building` after an `extend a before` rule that reads the move's card) is
+        # tested once per state too, before the instances: false, every instance is refused
+        # (at it or at an earlier requires); an evaluation error decides nothing, and the full
+        # prefix still runs per instance.  So the phase and flags close an extended action
+        # before its cards are enumerated, as they do for the base's.
+        late = tuple(cc.expr(r.cond) for r in prefix[len(hoist):]
+                     if isinstance(r, ir.Requires) and not locals_used(r.cond)
+                     and _gate(r.cond) is None)
+        if late:
+            first = self.residual
+
+            def residual_and_late(st, env, first=first, late=late):
+                return (first is None or first(st, env)) and _passes(late, st, env)
+            self.residual = residual_and_late
         self._fast_instances = _instances_fn(cc, a, self.seq_domain)
         self.draw_weights = _weights_fn(cc, a) if self.guard_check is None else None
         self.slot0 = self.domains[0][0] if len(self.domains) == 1 else None

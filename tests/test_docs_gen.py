@@ -203,3 +203,23 @@ def test_game_page_replays_stored_witnesses(tmp_path, tutorial_witness, monkeypa
     (wdir / "pile-up.json").write_text(json.dumps(store))
     page = game_page("pile-up", wdir, pdir)
     assert any("stale witness for equal_ok" in w for w in page.warnings)
+
+
+def test_rules_digest_ignores_checks_only(tmp_path):
+    """A witness depends on the rules alone: an added invariant (and the def only it uses)
+    leaves the rules digest alone, while any change to a rule changes it."""
+    from solver.docpages import rules_digest, spec_digest
+    from solver.game import load_path
+    src = (spec_dir() / "les-5-tours.rules").read_text(encoding="utf-8")
+
+    def digests(text):
+        p = tmp_path / "les-5-tours.rules"
+        p.write_text(text, encoding="utf-8")
+        g = load_path(p)
+        return spec_digest(g), rules_digest(g)
+    spec0, rules0 = digests(src)
+    spec1, rules1 = digests(src + '\ndef aux(p: Player): bool = size(pile[p]) >= 0;\n'
+                            'doc "aux"\ninvariant aux_inv: forall p in Player: aux(p);\n')
+    assert spec1 != spec0 and rules1 == rules0
+    _, rules2 = digests(src.replace("deck[c] -= 1;", "deck[c] -= 1; spoken = 0;"))
+    assert rules2 != rules0

@@ -160,3 +160,21 @@ def test_les_5_tours_invariants_can_fail(players):
     by_name = {i.name: i for i in game.p.invariants}
     assert not holds(game, by_name["whole_deck"], st)
     assert not holds(game, by_name["legal_towers"], st)
+
+
+def test_a_card_of_a_known_style_touches_only_its_styles_slots():
+    """Demolishing the top of one tower writes the pile at a card whose style is known and
+    whose value is symbolic: only that style's 16 slots of the pile may change, so the
+    inductive step sees the other styles' conservation conjuncts unchanged (and the
+    interpreter and z3 still agree: tests/test_differential.py)."""
+    from solver import domains as dz
+    from solver.prove import _cases
+    from solver.symbolic import branches
+    g = load_game(GAME)
+    st = _cases(g, dz.Fresh("s_"), "s")[0]           # the prover's case: player 0 to move
+    pile_i = [f for f, _ in g.state_type.fields].index("pile")
+    b = next(b for b in branches(g, st, ("demolish",)) if b.params == (0,))
+    before, after = st[pile_i], b.state[pile_i]
+    changed = {i for p in range(len(before)) for i, (x, y) in enumerate(zip(before[p], after[p]))
+               if not (dz.is_sym(x) and dz.is_sym(y) and x.eq(y))}
+    assert changed and changed <= set(range(16))
