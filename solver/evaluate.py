@@ -17,6 +17,7 @@ from typing import Callable, assert_never
 import z3
 
 from . import domains as dz
+from . import fixinc
 from . import ir
 from . import linear
 from .errors import EvalError
@@ -137,6 +138,8 @@ class Compiler:
                         return fb(st, env)
                 if _memoisable(body, slots):
                     call = _memoised(fb, fargs, self.symbolic)
+                elif not self.symbolic and fixinc.stateless(body, slots, args):
+                    call = fixinc.remembered(fb, fargs)
                 if chk is None or self.symbolic:
                     # Symbolically, the declared type's bounds are asserted by the concrete
                     # replay of every answer, so an out-of-type def cannot go unnoticed.
@@ -201,6 +204,10 @@ class Compiler:
 
     def _fix(self, e: ir.Fix) -> Fn:
         fseed, fstep, s1, bound = self.expr(e.seed), self.expr(e.step), e.slot + 1, e.bound
+        if not self.symbolic and fixinc.applies(e):
+            st_ = e.step
+            fw = self.expr(st_.where) if st_.where is not None else None
+            return fixinc.compile_fix(fseed, fw, self.expr(st_.body), e)
         if not self.symbolic:
             def fix(st, env):
                 r = fseed(st, env)
@@ -264,6 +271,10 @@ class Compiler:
                 if isinstance(k, ir.Local) and _own_ordinal(kt):
                     s1 = k.slot + 1
                     return lambda st, env: st[i][env[s1]]
+                if isinstance(k, ir.Local) and isinstance(kt, RecordT):
+                    # A square bound by a quantifier: its ordinal straight from the table.
+                    s1, index = k.slot + 1, finite(kt).index
+                    return lambda st, env: st[i][index[env[s1]]]
                 return lambda st, env: st[i][fk(st, env)]
             return lambda st, env: fc(st, env)[fk(st, env)]
         vt = e.type
@@ -1150,6 +1161,24 @@ def _memoised(fb: Fn, fargs: list, symbolic: bool) -> Fn:
     arguments (z3 terms compare as terms, not as values)."""
     memo: dict = {}
     last = [None]
+    if not symbolic and len(fargs) == 2:
+        (s1, f1), (s2, f2) = fargs
+
+        def mcall2(st, env):
+            # The common case without the generic loop: two arguments, concrete.
+            if st is not last[0]:
+                memo.clear()
+                last[0] = st
+            key = (f1(st, env), f2(st, env))
+            env[s1], env[s2] = key
+            try:
+                hit = memo.get(key, memo)
+            except TypeError:
+                return fb(st, env)
+            if hit is memo:
+                hit = memo[key] = fb(st, env)
+            return hit
+        return mcall2
 
     def mcall(st, env):
         if st is not last[0]:

@@ -1,0 +1,163 @@
+"""Incremental evaluation of a concrete `fix` whose step is a `table` over the map's keys.
+
+A flood (`fix r = seed: table s in K: r[s] or (ok[s] and exists d ...: r[shift(s, d)])`)
+recomputed naively evaluates every key at every step, although after the first step only the
+keys next to what changed can change.  Here each key's body is evaluated once with `r` behind
+a proxy that records which entries it reads; at the next step only the keys that read an entry
+that changed are evaluated again.  This is sound for any step of that shape, monotone or not:
+the body of key k depends on `r` only through the entries it read (the state and the other
+locals are fixed during the fixpoint), so a key none of whose entries changed has the same
+value as before.  The result, and the number of steps counted against `within`, are those of
+the plain iteration.
+
+It applies only when every use of `r` in the step is `r[key]` (with no `r` inside the key):
+passed whole to a def, quantified over or compared, `r` could be read without being recorded,
+so such a step is iterated plainly."""
+from __future__ import annotations
+
+from . import ir
+from .irwalk import nodes
+from .types import BoolT, EnumT, IntT, MapT, RecordT, default, finite
+
+
+class _Reads:
+    """``r`` as the step reads it: the current values, and the entries read since reset."""
+
+    __slots__ = ("vals", "seen")
+
+    def __init__(self, vals):
+        self.vals = vals
+        self.seen: set = set()
+
+    def __getitem__(self, i):
+        self.seen.add(i)
+        return self.vals[i]
+
+
+def applies(e: ir.Fix) -> bool:
+    step = e.step
+    if not (isinstance(e.type, MapT) and isinstance(step, ir.Quant) and step.kind == "table"
+            and isinstance(step.domain, ir.TypeDomain) and step.domain.elem == e.type.key):
+        return False
+    uses = indexed = 0
+    for n in nodes(step):
+        if isinstance(n, ir.Local) and n.slot == e.slot:
+            uses += 1
+        elif isinstance(n, ir.Index) and isinstance(n.coll, ir.Local) and n.coll.slot == e.slot:
+            indexed += 1
+    # nodes() yields the Local under each such Index too: equal counts mean no other use.
+    return uses == indexed
+
+
+def compile_fix(fseed, fwhere, fbody, e: ir.Fix):
+    """``fix(st, env)`` for a fix that `applies`; fwhere/fbody are the table's compiled parts."""
+    step = e.step
+    keys = finite(step.domain.elem).values
+    n = len(keys)
+    s1, k1, bound = e.slot + 1, step.slot + 1, e.bound
+    dflt = default(step.type.val)
+
+    def fix(st, env):
+        r = list(fseed(st, env))
+        if bound <= 0:
+            env[s1] = tuple(r)
+            return env[s1]
+        proxy = _Reads(r)
+        env[s1] = proxy
+        readers: list[list[int]] = [[] for _ in range(n)]   # entry j -> keys that read it
+        nxt = [None] * n
+        for i in range(n):
+            proxy.seen = seen = set()
+            env[k1] = keys[i]
+            nxt[i] = fbody(st, env) if fwhere is None or fwhere(st, env) else dflt
+            for j in seen:
+                readers[j].append(i)
+        steps = 1
+        while True:
+            changed = [i for i in range(n) if nxt[i] != r[i]]
+            if not changed:
+                break
+            r = nxt
+            if steps >= bound:
+                break
+            todo = sorted({i for j in changed for i in readers[j]})
+            nxt = list(r)
+            proxy.vals = r
+            for i in todo:
+                proxy.seen = seen = set()
+                env[k1] = keys[i]
+                nxt[i] = fbody(st, env) if fwhere is None or fwhere(st, env) else dflt
+                for j in seen:
+                    readers[j].append(i)   # stale entries only cost a needless re-evaluation
+            steps += 1
+        out = tuple(r)
+        env[s1] = out
+        return out
+    return fix
+
+
+# ---- defs of scalar arguments that read no state ------------------------------------------
+
+def _scalar(t) -> bool:
+    if isinstance(t, (IntT, EnumT, BoolT)):
+        return True
+    return isinstance(t, RecordT) and all(_scalar(ft) for _, ft in t.fields)
+
+
+def stateless(body, slots, args) -> bool:
+    """A def whose value depends only on its arguments, all of them numbers, enums or records of
+    these (so finitely many calls): `dx(d)`, `on_board(s, d)`, `shift(s, d)`, `adjacent(a, b)`.
+    Parameters and readings are constants of the compiled game, so they are allowed."""
+    if not args or not all(_scalar(a.type) for a in args):
+        return False
+    mine = set(slots)
+    bound: set = set()
+    for n in nodes(body):
+        match n:
+            case ir.StateRef() | ir.RealExists():
+                return False
+            case ir.Quant(slot=sl) | ir.Let(slot=sl) | ir.Fix(slot=sl):
+                bound.add(sl)
+            case ir.Call(slots=ss):
+                bound.update(ss)
+    return all(n.slot in mine or n.slot in bound for n in nodes(body) if isinstance(n, ir.Local))
+
+
+def remembered(fb, fargs):
+    """The call, remembered for the life of the compiled game by its argument values (the
+    interpreter's hot loops call `on_board` and `shift` with the same few hundred values).  An
+    evaluation error is not remembered: it is raised again at every call."""
+    memo: dict = {}
+    if len(fargs) == 1:
+        (s1, f1), = fargs
+
+        def call1(st, env):
+            a = f1(st, env)
+            hit = memo.get(a, memo)
+            if hit is memo:
+                env[s1] = a
+                hit = memo[a] = fb(st, env)
+            return hit
+        return call1
+
+    if len(fargs) == 2:
+        (s1, f1), (s2, f2) = fargs
+
+        def call2(st, env):
+            key = (f1(st, env), f2(st, env))
+            hit = memo.get(key, memo)
+            if hit is memo:
+                env[s1], env[s2] = key
+                hit = memo[key] = fb(st, env)
+            return hit
+        return call2
+
+    def call(st, env):
+        key = tuple(f(st, env) for _, f in fargs)
+        hit = memo.get(key, memo)
+        if hit is memo:
+            for (s1, _), v in zip(fargs, key):
+                env[s1] = v
+            hit = memo[key] = fb(st, env)
+        return hit
+    return call
