@@ -57,6 +57,16 @@ class SymCtx:
 class Compiler:
     def __init__(self, symbolic: bool, state_type: Type | None = None):
         self.symbolic = symbolic
+        self._def_memos: dict = {}    # def name -> (memo, [last state]) shared by its call sites
+        self._stateless_defs: dict = {}   # def name -> whether it reads only its arguments
+        self._summaries: dict = {}        # IR node id -> what it reads (fixinc.summary)
+
+    def _stateless(self, name, body, slots, args) -> bool:
+        # A def's body reads the state or not wherever it is inlined: decided once per def.
+        hit = self._stateless_defs.get(name)
+        if hit is None:
+            hit = self._stateless_defs[name] = fixinc.stateless(body, slots, args, self._summaries)
+        return hit
         self.state_type = state_type
 
     # ---- expressions ------------------------------------------------------------------
@@ -136,9 +146,12 @@ class Compiler:
                         for (s1, _), v in zip(fargs, vals):
                             env[s1] = v
                         return fb(st, env)
-                if _memoisable(body, slots):
-                    call = _memoised(fb, fargs, self.symbolic)
-                elif not self.symbolic and fixinc.stateless(body, slots, args):
+                if fixinc.memoisable(body, slots, self._summaries):
+                    # Concretely, one memo per def (not per call site): `castle(s)` asked by
+                    # area, tallest and rep in one state is flooded once.
+                    shared = None if self.symbolic else self._def_memos.setdefault(name, ({}, [None]))
+                    call = _memoised(fb, fargs, self.symbolic, shared)
+                elif not self.symbolic and self._stateless(name, body, slots, args):
                     call = fixinc.remembered(fb, fargs)
                 if chk is None or self.symbolic:
                     # Symbolically, the declared type's bounds are asserted by the concrete
@@ -1154,13 +1167,12 @@ def _memoisable(body: ir.Expr, slots) -> bool:
     return all(n.slot in mine or n.slot in bound for n in nodes(body) if isinstance(n, ir.Local))
 
 
-def _memoised(fb: Fn, fargs: list, symbolic: bool) -> Fn:
+def _memoised(fb: Fn, fargs: list, symbolic: bool, shared=None) -> Fn:
     """A def call remembered per state object and argument values: Torres floods a castle once
     per neighbour, not once per candidate move.  The memo holds only the last state seen, so it
     never outgrows one state's calls; a symbolic call is remembered only for concrete
     arguments (z3 terms compare as terms, not as values)."""
-    memo: dict = {}
-    last = [None]
+    memo, last = shared if shared is not None else ({}, [None])
     if not symbolic and len(fargs) == 2:
         (s1, f1), (s2, f2) = fargs
 

@@ -104,23 +104,16 @@ def _scalar(t) -> bool:
     return isinstance(t, RecordT) and all(_scalar(ft) for _, ft in t.fields)
 
 
-def stateless(body, slots, args) -> bool:
+def stateless(body, slots, args, cache: dict) -> bool:
     """A def whose value depends only on its arguments, all of them numbers, enums or records of
     these (so finitely many calls): `dx(d)`, `on_board(s, d)`, `shift(s, d)`, `adjacent(a, b)`.
     Parameters and readings are constants of the compiled game, so they are allowed."""
     if not args or not all(_scalar(a.type) for a in args):
         return False
-    mine = set(slots)
-    bound: set = set()
-    for n in nodes(body):
-        match n:
-            case ir.StateRef() | ir.RealExists():
-                return False
-            case ir.Quant(slot=sl) | ir.Let(slot=sl) | ir.Fix(slot=sl):
-                bound.add(sl)
-            case ir.Call(slots=ss):
-                bound.update(ss)
-    return all(n.slot in mine or n.slot in bound for n in nodes(body) if isinstance(n, ir.Local))
+    reads, bound, _, _, state = summary(body, cache)
+    if state or any(isinstance(n, ir.RealExists) for n in nodes(body)):
+        return False
+    return reads <= (set(slots) | bound)
 
 
 def remembered(fb, fargs):
@@ -161,3 +154,60 @@ def remembered(fb, fargs):
             hit = memo[key] = fb(st, env)
         return hit
     return call
+
+
+# ---- one walk per IR node: what a def body reads ---------------------------------------------
+
+_EMPTY = frozenset()
+
+
+def summary(node, cache: dict):
+    """``(locals read, slots bound, loops, reads old state, reads state)`` of an IR subtree,
+    each node summarised once (``cache`` is keyed by node id and keeps the node alive).  Deeply
+    inlined defs repeat the same subtrees at every call: walking each body afresh made compiling
+    a spec quadratic in the nesting depth."""
+    if isinstance(node, tuple):
+        parts = [summary(x, cache) for x in node]
+        return _union(parts)
+    if not hasattr(node, "__dataclass_fields__"):
+        return (_EMPTY, _EMPTY, False, False, False)
+    hit = cache.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    parts = [summary(getattr(node, f), cache) for f in node.__dataclass_fields__
+             if f not in ("type", "span")]
+    reads, bound, loops, old, state = _union(parts)
+    match node:
+        case ir.Local(slot=sl):
+            reads = reads | {sl}
+        case ir.Quant(slot=sl) | ir.Fix(slot=sl):
+            bound, loops = bound | {sl}, True
+        case ir.Let(slot=sl):
+            bound = bound | {sl}
+        case ir.Call(slots=ss):
+            bound = bound | set(ss)
+        case ir.RealExists(slot=sl, family=fam):
+            bound, loops = bound | {sl, fam}, True
+        case ir.StateRef(old=o):
+            state = True
+            old = old or o
+    res = (reads, bound, loops, old, state)
+    cache[id(node)] = (node, res)
+    return res
+
+
+def _union(parts):
+    if not parts:
+        return (_EMPTY, _EMPTY, False, False, False)
+    if len(parts) == 1:
+        return parts[0]
+    reads = frozenset().union(*(p[0] for p in parts))
+    bound = frozenset().union(*(p[1] for p in parts))
+    return (reads, bound, any(p[2] for p in parts), any(p[3] for p in parts),
+            any(p[4] for p in parts))
+
+
+def memoisable(body, slots, cache: dict) -> bool:
+    """The same verdict as evaluate._memoisable, from the cached summary."""
+    reads, bound, loops, old, _ = summary(body, cache)
+    return loops and not old and reads <= (set(slots) | bound)
