@@ -103,8 +103,10 @@ def test_cli_solves_a_torres_puzzle(tmp_path):
 
 def test_book_examples_confirmed_or_contradicted_with_both_values():
     res = {r.name: r for r in run_examples("torres")}
-    assert set(res) == {"castle_height", "castle_score", "royal_bonus", "royal_bonus_low"}
-    for name in ("castle_height", "castle_score", "royal_bonus"):
+    assert set(res) == {"castle_height", "castle_score", "royal_bonus", "royal_bonus_low",
+                        "king_bonus_level_three", "king_bonus_level_three_at_least"}
+    for name in ("castle_height", "castle_score", "royal_bonus", "king_bonus_level_three",
+                 "king_bonus_level_three_at_least"):
         assert res[name].confirmed, name
     low = res["royal_bonus_low"].as_json()
     assert low["verdict"] == "contradicted"
