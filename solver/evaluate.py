@@ -918,7 +918,23 @@ def _sym_fold(kind, pairs, e: ir.Quant):
     if kind == "table":
         dflt = default(e.type.val)
         return tuple(dz.merge(e.type.val, g, b, dflt) for g, b in pairs)
-    acc = _empty_extreme(e.type)
+    dflt = _empty_extreme(e.type)
+    if not any(dz.is_sym(b) for _, b in pairs):
+        # Concrete values (`min b in Slot where free(b): b`): ordered best first, the first
+        # element whose guard holds is the answer, so the fold is a plain chain of ites, with
+        # no comparisons for z3 to reason about.
+        acc = dflt
+        for g, b in reversed(sorted(pairs, key=lambda p: p[1], reverse=kind == "max")):
+            acc = dz.leaf_ite(g, b, acc)
+        return acc
+    # Symbolic values: fold from a sentinel beyond every element (so the first element whose
+    # guard holds always replaces it, without a per-element "nothing taken yet" disjunct,
+    # which z3 pays for dearly in nested folds), then put the empty default back if no guard
+    # held.  Where no element can lie beyond the default on the losing side (max over values
+    # >= 0, min over values <= 0), the default itself is that sentinel.
+    bt = e.body.type
+    exact = bt.lo >= dflt if kind == "max" else bt.hi <= dflt
+    acc = dflt if exact else (bt.lo - 1 if kind == "max" else bt.hi + 1)
     have = False
     for g, b in pairs:
         if have is False:
@@ -927,13 +943,9 @@ def _sym_fold(kind, pairs, e: ir.Quant):
             better = b > acc if kind == "max" else b < acc
             if not dz.is_sym(better) and not isinstance(better, bool):
                 better = bool(better)
-            # Until some element has been taken, acc is only the empty default: an element
-            # whose guard holds must replace it, whatever its value.
-            better = dz.or_(dz.not_(have), better)
-        take = dz.and_(g, better)
-        acc = dz.leaf_ite(take, b, acc)
+        acc = dz.leaf_ite(dz.and_(g, better), b, acc)
         have = dz.or_(have, g)
-    return acc
+    return acc if exact else dz.leaf_ite(have, acc, dflt)
 
 
 def _count_term(c):

@@ -157,9 +157,16 @@ def test_symbolic_min_over_a_guarded_range(flood):
     fs = flood.expr("min t in v..3: t", {"v": IntT(0, 3)}, symbolic=True)[0]
     fm = flood.expr("max t in 0..v where t < 2: t", {"v": IntT(0, 3)}, symbolic=True)[0]
     gm = flood.expr("max t in 0..v where t < 2: t", {"v": IntT(0, 3)})[0]
+    # negative elements: the empty default (0) would beat every one of them in a plain fold
+    fn = flood.expr("max t in 0..v: t - 3", {"v": IntT(0, 3)}, symbolic=True)[0]
+    gn = flood.expr("max t in 0..v: t - 3", {"v": IntT(0, 3)})[0]
+    # symbolic values, some guards false: the fold starts from a sentinel, not the default
+    env = {"v": IntT(0, 3)}
+    sym = [(flood.expr(x, env, symbolic=True)[0], flood.expr(x, env)[0])
+           for x in ("max t in 0..3 where t < v: t - v", "min t in 0..3 where t >= v: t + v")]
     v = z3.Int("v")
     S = flood.initial()
     for n in range(4):
-        for f, g in ((fs, fc), (fm, gm)):
+        for f, g in ((fs, fc), (fm, gm), (fn, gn), *sym):
             got = z3.simplify(z3.substitute(dz.lift(f(S, v)), (v, z3.IntVal(n)))).as_long()
             assert got == g(S, n), n
