@@ -14,6 +14,8 @@ are shown with their date and depth, never re-proved at build time.
     python docs/refresh.py les-5-tours --only witnesses
     python docs/refresh.py --depth 3          # deeper bounded model checking
     python docs/refresh.py torres --only witnesses --param w=4 --param h=3   # a smaller board
+    python docs/refresh.py torres --only witnesses --param w=4 --param h=2 --present w=8 \
+        --present h=8     # searched on 4 x 2 squares, shown (and replayed) on the 8 x 8 board
 
 Witnesses are searched with the parameters they were stored with (a Torres board of 4 x 3
 squares, say) unless --param says otherwise.
@@ -30,6 +32,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
+from solver import embed  # noqa: E402
 from solver.docpages import rules_digest, spec_digest  # noqa: E402
 from solver.game import load_game  # noqa: E402
 from solver.prove import prove  # noqa: E402
@@ -66,24 +69,39 @@ def _param_flags(game: str, params: dict) -> str:
     return "".join(f" --param {k}={v}" for k, v in sorted(params.items()) if dflt.get(k) != v)
 
 
+def _stored_present(path: Path) -> dict:
+    try:
+        return dict(json.loads(path.read_text(encoding="utf-8")).get("present", {}))
+    except (OSError, ValueError):
+        return {}
+
+
 def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None,
-                      reading: str | None = None) -> None:
+                      reading: str | None = None, present: dict | None = None) -> None:
     """Store the witnesses of every reading, or only of ``reading`` (the others are kept as
-    stored: the docs build replays each of them against the current spec)."""
+    stored: the docs build replays each of them against the current spec).  They are searched
+    with ``params`` (a small board, say); with ``present``, each is shown under those
+    parameters instead (the game's own board), replayed there."""
     path = HERE / "witnesses" / f"{game}.json"
     params = params if params else _stored_params(path)
+    present = present if present else _stored_present(path)
     g = load_game(game, (), tuple(sorted(params.items())))
     t0 = time.perf_counter()
-    res = [r.as_json() for r in find_ambiguities(
-        g, reading, int(timeout_s * 1000),
-        lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True))]
+    res = find_ambiguities(g, reading, int(timeout_s * 1000),
+                           lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True))
+    shown = [r.as_json() for r in res]
+    if present:
+        small = dict(g.p.param_values)
+        big = {**small, **present}
+        moved = [embed.present(game, r, small, big) for r in res]
+        shown = [{**r.as_json(), **({"searched_on": small} if r.found else {})} for r in moved]
     command = f"rulebook ambiguities {game}{_param_flags(game, params)} --json"
     if reading is not None:
         old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         kept = [w for w in old.get("ambiguities", []) if w.get("reading") != reading]
         order = [r.name for r in g.p.readings]
-        res = sorted(kept + res, key=lambda w: order.index(w["reading"])
-                     if w.get("reading") in order else len(order))
+        shown = sorted(kept + shown, key=lambda w: order.index(w["reading"])
+                       if w.get("reading") in order else len(order))
         command = f"{command} (reading {reading} refreshed alone; the others as of " \
                   f"{old.get('generated', '?')})"
     _write(path, {
@@ -94,7 +112,8 @@ def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None,
         # example or puzzle changes (docpages checks either digest).
         "rules_sha256": rules_digest(g),
         "params": dict(g.p.param_values),
-        "ambiguities": res})
+        **({"present": present} if present else {}),
+        "ambiguities": shown})
 
 
 def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: float = 5.0) -> None:
@@ -124,14 +143,21 @@ def main(argv=None) -> int:
     ap.add_argument("--param", action="append", default=[], metavar="NAME=N",
                     help="search witnesses with this game parameter (e.g. a smaller board, "
                     "w=4); by default the parameters of the stored witnesses are reused")
+    ap.add_argument("--present", action="append", default=[], metavar="NAME=N",
+                    help="show the witnesses found under these parameters instead (a witness "
+                    "of a small board on the game's board, e.g. w=8), replayed there")
     args = ap.parse_args(argv)
     params = {}
     for it in args.param:
         name, _, val = it.partition("=")
         params[name.strip()] = int(val)
+    present = {}
+    for it in args.present:
+        name, _, val = it.partition("=")
+        present[name.strip()] = int(val)
     for game in args.games or spec_games():
         if args.only in (None, "witnesses"):
-            refresh_witnesses(game, args.timeout, params, args.reading)
+            refresh_witnesses(game, args.timeout, params, args.reading, present)
         if args.only in (None, "proofs"):
             refresh_proofs(game, args.depth, args.timeout, args.step_timeout)
     return 0

@@ -17,6 +17,7 @@ from typing import Callable, assert_never
 import z3
 
 from . import domains as dz
+from . import fixinc
 from . import ir
 from . import linear
 from .errors import EvalError
@@ -56,6 +57,16 @@ class SymCtx:
 class Compiler:
     def __init__(self, symbolic: bool, state_type: Type | None = None):
         self.symbolic = symbolic
+        self._def_memos: dict = {}    # def name -> (memo, [last state]) shared by its call sites
+        self._stateless_defs: dict = {}   # def name -> whether it reads only its arguments
+        self._summaries: dict = {}        # IR node id -> what it reads (fixinc.summary)
+
+    def _stateless(self, name, body, slots, args) -> bool:
+        # A def's body reads the state or not wherever it is inlined: decided once per def.
+        hit = self._stateless_defs.get(name)
+        if hit is None:
+            hit = self._stateless_defs[name] = fixinc.stateless(body, slots, args, self._summaries)
+        return hit
         self.state_type = state_type
 
     # ---- expressions ------------------------------------------------------------------
@@ -135,11 +146,18 @@ class Compiler:
                         for (s1, _), v in zip(fargs, vals):
                             env[s1] = v
                         return fb(st, env)
-                if _memoisable(body, slots):
-                    if not self.symbolic and _stateless(body):
+                if fixinc.memoisable(body, slots, self._summaries):
+                    if not self.symbolic and _reads_no_state(body):
+                        # A function of its arguments alone (a tower's score): remembered
+                        # across states, in a bounded memo.
                         call = _memoised_pure(fb, fargs)
                     else:
-                        call = _memoised(fb, fargs, self.symbolic)
+                        # Concretely, one memo per def (not per call site): `castle(s)` asked
+                        # by area, tallest and rep in one state is flooded once.
+                        shared = None if self.symbolic else self._def_memos.setdefault(name, ({}, [None]))
+                        call = _memoised(fb, fargs, self.symbolic, shared)
+                elif not self.symbolic and self._stateless(name, body, slots, args):
+                    call = fixinc.remembered(fb, fargs)
                 if chk is None or self.symbolic:
                     # Symbolically, the declared type's bounds are asserted by the concrete
                     # replay of every answer, so an out-of-type def cannot go unnoticed.
@@ -204,6 +222,10 @@ class Compiler:
 
     def _fix(self, e: ir.Fix) -> Fn:
         fseed, fstep, s1, bound = self.expr(e.seed), self.expr(e.step), e.slot + 1, e.bound
+        if not self.symbolic and fixinc.applies(e):
+            st_ = e.step
+            fw = self.expr(st_.where) if st_.where is not None else None
+            return fixinc.compile_fix(fseed, fw, self.expr(st_.body), e)
         if not self.symbolic:
             def fix(st, env):
                 r = fseed(st, env)
@@ -267,6 +289,10 @@ class Compiler:
                 if isinstance(k, ir.Local) and _own_ordinal(kt):
                     s1 = k.slot + 1
                     return lambda st, env: st[i][env[s1]]
+                if isinstance(k, ir.Local) and isinstance(kt, RecordT):
+                    # A square bound by a quantifier: its ordinal straight from the table.
+                    s1, index = k.slot + 1, finite(kt).index
+                    return lambda st, env: st[i][index[env[s1]]]
                 return lambda st, env: st[i][fk(st, env)]
             return lambda st, env: fc(st, env)[fk(st, env)]
         vt = e.type
@@ -1165,7 +1191,7 @@ def _memoisable(body: ir.Expr, slots) -> bool:
     return all(n.slot in mine or n.slot in bound for n in nodes(body) if isinstance(n, ir.Local))
 
 
-def _stateless(body: ir.Expr) -> bool:
+def _reads_no_state(body: ir.Expr) -> bool:
     """A def body that reads no state (only its arguments): a function of them alone."""
     from .irwalk import nodes
     return not any(isinstance(n, ir.StateRef) for n in nodes(body))
@@ -1196,13 +1222,30 @@ def _memoised_pure(fb: Fn, fargs: list) -> Fn:
     return pcall
 
 
-def _memoised(fb: Fn, fargs: list, symbolic: bool) -> Fn:
+def _memoised(fb: Fn, fargs: list, symbolic: bool, shared=None) -> Fn:
     """A def call remembered per state object and argument values: Torres floods a castle once
     per neighbour, not once per candidate move.  The memo holds only the last state seen, so it
     never outgrows one state's calls; a symbolic call is remembered only for concrete
     arguments (z3 terms compare as terms, not as values)."""
-    memo: dict = {}
-    last = [None]
+    memo, last = shared if shared is not None else ({}, [None])
+    if not symbolic and len(fargs) == 2:
+        (s1, f1), (s2, f2) = fargs
+
+        def mcall2(st, env):
+            # The common case without the generic loop: two arguments, concrete.
+            if st is not last[0]:
+                memo.clear()
+                last[0] = st
+            key = (f1(st, env), f2(st, env))
+            env[s1], env[s2] = key
+            try:
+                hit = memo.get(key, memo)
+            except TypeError:
+                return fb(st, env)
+            if hit is memo:
+                hit = memo[key] = fb(st, env)
+            return hit
+        return mcall2
 
     def mcall(st, env):
         if st is not last[0]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import time
 from dataclasses import dataclass
 
 import z3
@@ -456,7 +457,11 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
     else:
         depth = depth_v
     plain = dz.is_concrete(tuple(env))
-    u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET)
+    try:
+        u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET,
+                   deadline=time.monotonic() + timeout_ms / 1000)
+    except Unknown:
+        return {"found": "unknown", "steps": None, "best": "unknown"}
     fgoal = game.compiled(q.goal, True)
     # Wholly concrete final states are judged by the interpreter, when the inputs are concrete.
     cgoal = game.compiled(q.goal) if plain else None

@@ -2,6 +2,8 @@
 game's actions over symbolic states, and reading models back as concrete moves."""
 from __future__ import annotations
 
+import time
+
 from dataclasses import dataclass
 
 import z3
@@ -177,7 +179,7 @@ def _ite_value(c, a, b):
 
 
 def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix: str = "ch",
-           exact_budget: int = 0) -> Unrolled:
+           exact_budget: int = 0, deadline: float | None = None) -> Unrolled:
     """Unroll ``depth`` steps; at each step the active node picks a branch or "stop" (which
     keeps its state), so the last layer covers every run of at most ``depth`` moves.
 
@@ -203,6 +205,9 @@ def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix:
         pending: list = []
         stops_now = []
         for ni, node in enumerate(layers[-1]):
+            if deadline is not None and time.monotonic() > deadline:
+                # Building the formula is itself past the query's time-out: "unknown".
+                raise Unknown(f"the unrolling of {depth} steps did not finish in time")
             bs = branches(game, node.state, actions, node.concrete)
             ch = z3.Int(f"{prefix}{k}_{ni}")
             node.choice, node.branches, node.succ = ch, bs, []

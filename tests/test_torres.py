@@ -103,8 +103,10 @@ def test_cli_solves_a_torres_puzzle(tmp_path):
 
 def test_book_examples_confirmed_or_contradicted_with_both_values():
     res = {r.name: r for r in run_examples("torres")}
-    assert set(res) == {"castle_height", "castle_score", "royal_bonus", "royal_bonus_low"}
-    for name in ("castle_height", "castle_score", "royal_bonus"):
+    assert set(res) == {"castle_height", "castle_score", "royal_bonus", "royal_bonus_low",
+                        "king_bonus_level_three", "king_bonus_level_three_at_least"}
+    for name in ("castle_height", "castle_score", "royal_bonus", "king_bonus_level_three",
+                 "king_bonus_level_three_at_least"):
         assert res[name].confirmed, name
     low = res["royal_bonus_low"].as_json()
     assert low["verdict"] == "contradicted"
@@ -155,6 +157,20 @@ def test_witness_replays_in_the_interpreter(witnesses):
         except Refused as r:
             outcomes.append(r.rule)
     assert outcomes == ["legal", "reach"]
+
+
+def test_witnesses_presented_on_the_8x8_board(witnesses):
+    """Each 3 x 2 witness, placed on the 8 x 8 board, still disagrees there (replayed under
+    both readings), keeps its blocks and pieces, and is drawn on 64 squares with the move."""
+    from solver.embed import present
+    small = {"h": 2, "players": 2, "stack": 2, "w": 3}
+    for (a, b), w in witnesses.items():
+        big = present("torres", w, small, {**small, "w": 8, "h": 8})
+        assert big.found and big.params["w"] == 8 and big.move == w.move
+        assert (big.under_a, big.under_b) == (w.under_a, w.under_b)
+        assert big.size == w.size and big.searched_on == small
+        assert len(big.state_json["occupant"]) == 8 and len(big.state_json["occupant"][0]) == 8
+        assert big.svg.count('class="mark"') == 2 and 'class="path"' in big.svg
 
 
 # ---- interpreter vs Z3 on every action --------------------------------------------------------

@@ -1,0 +1,213 @@
+"""Incremental evaluation of a concrete `fix` whose step is a `table` over the map's keys.
+
+A flood (`fix r = seed: table s in K: r[s] or (ok[s] and exists d ...: r[shift(s, d)])`)
+recomputed naively evaluates every key at every step, although after the first step only the
+keys next to what changed can change.  Here each key's body is evaluated once with `r` behind
+a proxy that records which entries it reads; at the next step only the keys that read an entry
+that changed are evaluated again.  This is sound for any step of that shape, monotone or not:
+the body of key k depends on `r` only through the entries it read (the state and the other
+locals are fixed during the fixpoint), so a key none of whose entries changed has the same
+value as before.  The result, and the number of steps counted against `within`, are those of
+the plain iteration.
+
+It applies only when every use of `r` in the step is `r[key]` (with no `r` inside the key):
+passed whole to a def, quantified over or compared, `r` could be read without being recorded,
+so such a step is iterated plainly."""
+from __future__ import annotations
+
+from . import ir
+from .irwalk import nodes
+from .types import BoolT, EnumT, IntT, MapT, RecordT, default, finite
+
+
+class _Reads:
+    """``r`` as the step reads it: the current values, and the entries read since reset."""
+
+    __slots__ = ("vals", "seen")
+
+    def __init__(self, vals):
+        self.vals = vals
+        self.seen: set = set()
+
+    def __getitem__(self, i):
+        self.seen.add(i)
+        return self.vals[i]
+
+
+def applies(e: ir.Fix) -> bool:
+    step = e.step
+    if not (isinstance(e.type, MapT) and isinstance(step, ir.Quant) and step.kind == "table"
+            and isinstance(step.domain, ir.TypeDomain) and step.domain.elem == e.type.key):
+        return False
+    uses = indexed = 0
+    for n in nodes(step):
+        if isinstance(n, ir.Local) and n.slot == e.slot:
+            uses += 1
+        elif isinstance(n, ir.Index) and isinstance(n.coll, ir.Local) and n.coll.slot == e.slot:
+            indexed += 1
+    # nodes() yields the Local under each such Index too: equal counts mean no other use.
+    return uses == indexed
+
+
+def compile_fix(fseed, fwhere, fbody, e: ir.Fix):
+    """``fix(st, env)`` for a fix that `applies`; fwhere/fbody are the table's compiled parts."""
+    step = e.step
+    keys = finite(step.domain.elem).values
+    n = len(keys)
+    s1, k1, bound = e.slot + 1, step.slot + 1, e.bound
+    dflt = default(step.type.val)
+
+    def fix(st, env):
+        r = list(fseed(st, env))
+        if bound <= 0:
+            env[s1] = tuple(r)
+            return env[s1]
+        proxy = _Reads(r)
+        env[s1] = proxy
+        readers: list[list[int]] = [[] for _ in range(n)]   # entry j -> keys that read it
+        nxt = [None] * n
+        for i in range(n):
+            proxy.seen = seen = set()
+            env[k1] = keys[i]
+            nxt[i] = fbody(st, env) if fwhere is None or fwhere(st, env) else dflt
+            for j in seen:
+                readers[j].append(i)
+        steps = 1
+        while True:
+            changed = [i for i in range(n) if nxt[i] != r[i]]
+            if not changed:
+                break
+            r = nxt
+            if steps >= bound:
+                break
+            todo = sorted({i for j in changed for i in readers[j]})
+            nxt = list(r)
+            proxy.vals = r
+            for i in todo:
+                proxy.seen = seen = set()
+                env[k1] = keys[i]
+                nxt[i] = fbody(st, env) if fwhere is None or fwhere(st, env) else dflt
+                for j in seen:
+                    readers[j].append(i)   # stale entries only cost a needless re-evaluation
+            steps += 1
+        out = tuple(r)
+        env[s1] = out
+        return out
+    return fix
+
+
+# ---- defs of scalar arguments that read no state ------------------------------------------
+
+def _scalar(t) -> bool:
+    if isinstance(t, (IntT, EnumT, BoolT)):
+        return True
+    return isinstance(t, RecordT) and all(_scalar(ft) for _, ft in t.fields)
+
+
+def stateless(body, slots, args, cache: dict) -> bool:
+    """A def whose value depends only on its arguments, all of them numbers, enums or records of
+    these (so finitely many calls): `dx(d)`, `on_board(s, d)`, `shift(s, d)`, `adjacent(a, b)`.
+    Parameters and readings are constants of the compiled game, so they are allowed."""
+    if not args or not all(_scalar(a.type) for a in args):
+        return False
+    reads, bound, _, _, state = summary(body, cache)
+    if state or any(isinstance(n, ir.RealExists) for n in nodes(body)):
+        return False
+    return reads <= (set(slots) | bound)
+
+
+def remembered(fb, fargs):
+    """The call, remembered for the life of the compiled game by its argument values (the
+    interpreter's hot loops call `on_board` and `shift` with the same few hundred values).  An
+    evaluation error is not remembered: it is raised again at every call."""
+    memo: dict = {}
+    if len(fargs) == 1:
+        (s1, f1), = fargs
+
+        def call1(st, env):
+            a = f1(st, env)
+            hit = memo.get(a, memo)
+            if hit is memo:
+                env[s1] = a
+                hit = memo[a] = fb(st, env)
+            return hit
+        return call1
+
+    if len(fargs) == 2:
+        (s1, f1), (s2, f2) = fargs
+
+        def call2(st, env):
+            key = (f1(st, env), f2(st, env))
+            hit = memo.get(key, memo)
+            if hit is memo:
+                env[s1], env[s2] = key
+                hit = memo[key] = fb(st, env)
+            return hit
+        return call2
+
+    def call(st, env):
+        key = tuple(f(st, env) for _, f in fargs)
+        hit = memo.get(key, memo)
+        if hit is memo:
+            for (s1, _), v in zip(fargs, key):
+                env[s1] = v
+            hit = memo[key] = fb(st, env)
+        return hit
+    return call
+
+
+# ---- one walk per IR node: what a def body reads ---------------------------------------------
+
+_EMPTY = frozenset()
+
+
+def summary(node, cache: dict):
+    """``(locals read, slots bound, loops, reads old state, reads state)`` of an IR subtree,
+    each node summarised once (``cache`` is keyed by node id and keeps the node alive).  Deeply
+    inlined defs repeat the same subtrees at every call: walking each body afresh made compiling
+    a spec quadratic in the nesting depth."""
+    if isinstance(node, tuple):
+        parts = [summary(x, cache) for x in node]
+        return _union(parts)
+    if not hasattr(node, "__dataclass_fields__"):
+        return (_EMPTY, _EMPTY, False, False, False)
+    hit = cache.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    parts = [summary(getattr(node, f), cache) for f in node.__dataclass_fields__
+             if f not in ("type", "span")]
+    reads, bound, loops, old, state = _union(parts)
+    match node:
+        case ir.Local(slot=sl):
+            reads = reads | {sl}
+        case ir.Quant(slot=sl) | ir.Fix(slot=sl):
+            bound, loops = bound | {sl}, True
+        case ir.Let(slot=sl):
+            bound = bound | {sl}
+        case ir.Call(slots=ss):
+            bound = bound | set(ss)
+        case ir.RealExists(slot=sl, family=fam):
+            bound, loops = bound | {sl, fam}, True
+        case ir.StateRef(old=o):
+            state = True
+            old = old or o
+    res = (reads, bound, loops, old, state)
+    cache[id(node)] = (node, res)
+    return res
+
+
+def _union(parts):
+    if not parts:
+        return (_EMPTY, _EMPTY, False, False, False)
+    if len(parts) == 1:
+        return parts[0]
+    reads = frozenset().union(*(p[0] for p in parts))
+    bound = frozenset().union(*(p[1] for p in parts))
+    return (reads, bound, any(p[2] for p in parts), any(p[3] for p in parts),
+            any(p[4] for p in parts))
+
+
+def memoisable(body, slots, cache: dict) -> bool:
+    """The same verdict as evaluate._memoisable, from the cached summary."""
+    reads, bound, loops, old, _ = summary(body, cache)
+    return loops and not old and reads <= (set(slots) | bound)
