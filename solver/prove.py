@@ -126,7 +126,11 @@ def _conjuncts(term) -> list:
 
 def _free_vars(term, memo: dict) -> frozenset:
     """The ids of the uninterpreted constants a term reads (memoised over shared subterms;
-    an explicit post-order, since terms are DAGs deeper than Python's recursion limit)."""
+    an explicit post-order, since terms are DAGs deeper than Python's recursion limit).
+
+    The memo holds each term beside its answer: a z3 id is reused once its term is freed, and
+    a memo keyed by the id alone then answers for another term (the conjuncts near a step
+    came out wrong, and with them spurious counterexamples to induction)."""
     stack = [(term, False)]
     while stack:
         e, expanded = stack.pop()
@@ -135,18 +139,18 @@ def _free_vars(term, memo: dict) -> frozenset:
             continue
         if expanded:
             if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
-                memo[i] = frozenset((i,))
+                memo[i] = (e, frozenset((i,)))
             else:
                 acc = frozenset()
                 for ch in e.children():
-                    acc |= memo[ch.get_id()]
-                memo[i] = acc
+                    acc |= memo[ch.get_id()][1]
+                memo[i] = (e, acc)
             continue
         stack.append((e, True))
         for ch in e.children():
             if ch.get_id() not in memo:
                 stack.append((ch, False))
-    return memo[term.get_id()]
+    return memo[term.get_id()][1]
 
 
 def _actor_field(game: Game) -> int | None:
@@ -205,7 +209,7 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say):
         bs = branches(game, S)
         readers: dict[int, list] = {}
         reads: dict[tuple, frozenset] = {}
-        memo: dict[int, frozenset] = {}
+        memo: dict[int, tuple] = {}
         for n, cs in conj.items():
             for k, c in enumerate(cs):
                 fv = _free_vars(c, memo)

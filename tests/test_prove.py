@@ -178,3 +178,20 @@ def test_a_card_of_a_known_style_touches_only_its_styles_slots():
     changed = {i for p in range(len(before)) for i, (x, y) in enumerate(zip(before[p], after[p]))
                if not (dz.is_sym(x) and dz.is_sym(y) and x.eq(y))}
     assert changed and changed <= set(range(16))
+
+
+def test_free_variable_memo_is_not_fooled_by_a_reused_z3_id():
+    """z3 hands a freed term's id to the next term it builds: a memo keyed by the id alone
+    answered for the wrong term, which gave Houdini wrong neighbour sets and so spurious
+    counterexamples to induction (Clock Towers' roof_on_clock)."""
+    import z3
+
+    from solver.prove import _free_vars
+    x, y = z3.Ints("x y")
+    memo: dict = {}
+    for k in range(20):
+        a = x + k * 7 + 1000
+        assert _free_vars(a, memo) == frozenset({x.get_id()})
+        del a
+        b = y * (k + 2000)
+        assert _free_vars(b, memo) == frozenset({y.get_id()})
