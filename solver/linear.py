@@ -484,18 +484,18 @@ def _highs():
     return _HIGHS[0]
 
 
-def _decide_highs(rows):
-    """Decide non-strict rows with HiGHS; confirm a point exactly, or an infeasibility by the
-    dual ray as a Farkas certificate, exactly.  None when neither survives exact arithmetic."""
-    import numpy as np
-    highspy, h = _highs()
+def _columns(rows):
+    """The rows in column form for an LP: the variables read (sorted) and their columns, the
+    bounds that single-variable ≤ rows put on a column (``lo``, ``hi``; HiGHS keeps bounds out
+    of the matrix), those rows per column as (c, c0) for c·x_j + c0 ≤ 0, and the other rows
+    as (kind, [(column, c)], c0)."""
     vars_ = sorted({v for _, t in rows for v, _ in t if v != -1})
     col = {v: i for i, v in enumerate(vars_)}
     n = len(vars_)
     lo: list = [None] * n
     hi: list = [None] * n
-    bound_rows: list = [[] for _ in range(n)]   # (c, c0): c·x_j + c0 ≤ 0
-    mrows = []                                   # (kind, [(j, c)], c0)
+    bound_rows: list = [[] for _ in range(n)]
+    mrows = []
     for kind, t in rows:
         c0 = 0
         terms = []
@@ -514,6 +514,16 @@ def _decide_highs(rows):
                 lo[j] = b if lo[j] is None else max(lo[j], b)
             continue
         mrows.append((kind, terms, c0))
+    return vars_, col, lo, hi, bound_rows, mrows
+
+
+def _decide_highs(rows):
+    """Decide non-strict rows with HiGHS; confirm a point exactly, or an infeasibility by the
+    dual ray as a Farkas certificate, exactly.  None when neither survives exact arithmetic."""
+    import numpy as np
+    highspy, h = _highs()
+    vars_, col, lo, hi, bound_rows, mrows = _columns(rows)
+    n = len(vars_)
     for j in range(n):
         if lo[j] is not None and hi[j] is not None and lo[j] > hi[j]:
             return None
@@ -602,32 +612,16 @@ def _decide_linprog(rows) -> bool:
     from scipy.optimize import linprog
     from scipy.sparse import csr_matrix
     STATS["lp"] += 1
-    vars_ = sorted({v for _, t in rows for v, _ in t if v != -1})
-    col = {v: i for i, v in enumerate(vars_)}
+    vars_, col, lo, hi, _, mrows = _columns(rows)
     strict = any(k == "lt" for k, _ in rows)
     n = len(vars_) + (1 if strict else 0)
-    lo = [None] * n
-    hi = [None] * n
+    if strict:
+        lo.append(None)
+        hi.append(None)
     ub = ([], [], [])   # data, row, column
     eq = ([], [], [])
     bub, beq = [], []
-    for kind, t in rows:
-        c0 = 0
-        terms = []
-        for v, c in t:
-            if v == -1:
-                c0 = c
-            else:
-                terms.append((col[v], c))
-        if kind == "le" and len(terms) == 1:
-            # c·x + c0 ≤ 0 is a bound on x: HiGHS keeps bounds out of the matrix.
-            j, c = terms[0]
-            b = Fraction(-c0, c)
-            if c > 0:
-                hi[j] = b if hi[j] is None else min(hi[j], b)
-            else:
-                lo[j] = b if lo[j] is None else max(lo[j], b)
-            continue
+    for kind, terms, c0 in mrows:
         if kind == "eq":
             m, rhs, r = eq, beq, len(beq)
         else:

@@ -114,3 +114,28 @@ def test_a_false_condition_alone_is_infeasible():
     assert not linear.decide([(True, "le", {-1: 1})])
     assert linear.decide([(False, "le", {-1: 1})])
     assert Fraction(1, 3) == Fraction(0.3333333333).limit_denominator(10 ** 6)
+
+
+def test_both_lp_paths_agree_with_z3_on_random_row_systems():
+    """HiGHS (non-strict rows, exact point or dual-ray certificate) and linprog (strict rows by a
+    maximised margin) decide random small systems as z3's exact simplex does."""
+    import random
+    from fractions import Fraction
+
+    from solver import linear as L
+    rnd = random.Random(3)
+    verdicts = set()
+    for _ in range(300):
+        rows = []
+        for _ in range(rnd.randint(1, 6)):
+            kind = rnd.choice(["le", "le", "eq", "lt"])
+            vs = rnd.sample(range(4), rnd.randint(1, 3))
+            t = [(v, Fraction(rnd.choice([-3, -2, -1, 1, 2, 3]))) for v in sorted(vs)]
+            t.append((-1, Fraction(rnd.randint(-5, 5))))
+            rows.append((kind, tuple(t)))
+        want = L._decide_z3(rows)
+        verdicts.add(want)
+        assert L._decide_linprog(rows) == want, rows
+        if not any(k == "lt" for k, _ in rows):
+            assert L._decide_highs(rows) in (None, want), rows
+    assert verdicts == {True, False}
