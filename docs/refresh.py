@@ -116,13 +116,15 @@ def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None,
         "ambiguities": shown})
 
 
-def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: float = 5.0) -> None:
+def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: float = 5.0,
+                   split_lengths: bool = False) -> None:
     g = load_game(game)
     t0 = time.perf_counter()
     res = prove(g, depth, int(timeout_s * 1000), None,
                 lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True),
-                int(step_timeout_s * 1000))
+                int(step_timeout_s * 1000), split_lengths)
     step = f" --step-timeout {step_timeout_s:g}" if step_timeout_s != 5.0 else ""
+    step += " --split-lengths" if split_lengths else ""
     _write(HERE / "proofs" / f"{game}.json", {
         "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
         "command": f"rulebook prove {game} --depth {depth}{step} --json", "depth": depth,
@@ -140,6 +142,8 @@ def main(argv=None) -> int:
     ap.add_argument("--reading", help="refresh the witnesses of this reading only")
     ap.add_argument("--step-timeout", type=float, default=5.0,
                     help="z3 time limit per query of the inductive step, s (5)")
+    ap.add_argument("--split-lengths", action="store_true",
+                    help="prove with rulebook prove --split-lengths")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=N",
                     help="search witnesses with this game parameter (e.g. a smaller board, "
                     "w=4); by default the parameters of the stored witnesses are reused")
@@ -159,7 +163,8 @@ def main(argv=None) -> int:
         if args.only in (None, "witnesses"):
             refresh_witnesses(game, args.timeout, params, args.reading, present)
         if args.only in (None, "proofs"):
-            refresh_proofs(game, args.depth, args.timeout, args.step_timeout)
+            refresh_proofs(game, args.depth, args.timeout, args.step_timeout,
+                           args.split_lengths)
     return 0
 
 

@@ -3,6 +3,7 @@ model checking from the initial state ("holds up to depth k"), or refuted with a
 interpreter replays."""
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 
@@ -45,10 +46,13 @@ class Result:
 
 
 def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str | None = None,
-          progress=None, step_timeout_ms: int = 5_000) -> list[Result]:
+          progress=None, step_timeout_ms: int = 5_000,
+          split_lengths: bool = False) -> list[Result]:
     """Prove the invariants.  ``step_timeout_ms`` bounds each query of the inductive step (a
     query that times out leaves its invariant to bounded model checking, never "proved");
-    ``timeout_ms`` bounds each bounded-model-checking query."""
+    ``timeout_ms`` bounds each bounded-model-checking query.  ``split_lengths``: a step query
+    z3 gives up on is checked again case by case over the lengths of the sequences the step
+    changes (a count over a tower a card was pushed onto): slower, and it proves more."""
     invs = [i for i in game.p.invariants if only is None or i.name == only]
     if only is not None and not invs:
         raise RulebookError(f"{game.name} has no invariant named {only!r}")
@@ -65,7 +69,7 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
     # Inductive step (Houdini): drop refuted candidates until the rest is inductive together.
     say("induction: building the symbolic step")
     state_invs = [i for i in game.p.invariants if not i.transition and i.name not in results]
-    inductive, ctis = _houdini(game, state_invs, step_timeout_ms, say)
+    inductive, ctis = _houdini(game, state_invs, step_timeout_ms, say, split_lengths)
     trans = [i for i in invs if i.transition]
     trans_ok = _transitions(game, trans, inductive, step_timeout_ms, say) if trans else {}
     elapsed = time.perf_counter() - t0
@@ -192,7 +196,8 @@ def _cases(game: Game, fresh: dz.Fresh, tag: str) -> list:
     return [base]
 
 
-def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say):
+def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
+             split: bool = False):
     """Houdini: assume every candidate, check each action path, drop the candidates that a
     path breaks, and repeat until none is dropped; the survivors are inductive together.
 
@@ -205,6 +210,7 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say):
     ai = _actor_field(game)
     reads_actor = {i.name: ai is not None and _reads_field(i.expr, ai) for i in invs}
     for S in _cases(game, fresh, "s"):
+        lengths = _seq_lengths(S)
         conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
         bs = branches(game, S)
         readers: dict[int, list] = {}
@@ -237,16 +243,18 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say):
                 c2 = z3.substitute(c, *mine)
                 if not c2.eq(c):
                     changed.append((n, k, c2))
-            work.append((b, changed))
-        cases.append((S, conj, work, readers))
+            work.append((b, changed, {i for i in pairs if i in lengths}))
+        cases.append((S, conj, work, readers, lengths))
     candidates = [i.name for i in invs]
     ctis: dict[str, str] = {}
     local = make_solver(timeout_ms)
     local.add(*fresh.constraints)
+    split_memo: dict = {}
+    learned: set = set()      # (action, invariant) whose steps needed splitting
     while True:
         dropped: set[str] = set()
         timing: dict = {}
-        for S, conj, work, readers_of in cases:
+        for S, conj, work, readers_of, lengths in cases:
             memo2: dict = {}
             full_box: list = []
 
@@ -257,7 +265,7 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say):
                     f.add(*[c for n in candidates for c in conj[n]])
                     box.append(f)
                 return box[0]
-            for b, changed in work:
+            for b, changed, moved_lengths in work:
                 t_b = time.perf_counter()
                 by_inv: dict[str, list] = {}
                 for n, k, c2 in changed:
@@ -269,8 +277,11 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say):
                     try:
                         # Every candidate at once is too much for z3 on real specs: what the
                         # two local tiers cannot prove goes to bounded model checking.
-                        verdict = _tiers(local, guard, goal, conj, n, items, readers_of,
-                                         candidates, memo2, None)
+                        verdict = _step(local, guard, goal, conj, n, items, readers_of,
+                                        candidates, memo2, split and (lengths, moved_lengths,
+                                                                      split_memo, learned,
+                                                                      (b.action, n)),
+                                        timeout_ms)
                     except Unknown:
                         dropped.add(n)
                         ctis.setdefault(n, f"z3 gave up on the inductive step (a path of "
@@ -296,6 +307,35 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say):
         candidates = [n for n in candidates if n not in dropped]
 
 
+# With length splitting on, a step query first gets this long as one query (ms).
+QUICK_MS = 2_000
+
+
+def _step(local, guard, goal, conj, name, items, readers, candidates, memo, split, timeout_ms):
+    """The tiers for one invariant on one path.  With ``split`` (prove's ``split_lengths``), a
+    query z3 gives up on within QUICK_MS is checked again case by case over the sequence
+    lengths the step changes (_split_tiers), and the other paths of that action go there
+    directly for that invariant; a query that cannot be split gets the whole step time-out."""
+    if not split:
+        return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None)
+    lengths, moved, cache, learned, key = split
+    if key not in learned:
+        local.set("timeout", min(QUICK_MS, timeout_ms))
+        try:
+            return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None)
+        except Unknown:
+            pass
+        finally:
+            local.set("timeout", timeout_ms)
+    try:
+        verdict = _split_tiers(local, guard, conj, name, items, readers, candidates, memo,
+                               lengths, moved, cache)
+        learned.add(key)
+        return verdict
+    except TooManyCases:
+        return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None)
+
+
 def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, full):
     """Prove ``guard -> not goal`` from growing sets of assumptions; return None when proved,
     else a model of a counterexample to induction (from the full set of assumptions)."""
@@ -309,6 +349,107 @@ def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, ful
     if model is None or full is None:
         return model
     return _check_assume(full(), z3.And(guard, goal))
+
+
+# At most this many cases when a step query is split over sequence lengths.
+SPLIT_CASES = 600
+
+
+def _seq_lengths(S) -> dict:
+    """The length constants of the symbolic sequences of a state: id -> (constant, capacity,
+    depth), depth 0 for a sequence of the state itself, 1 for one inside it (a tower in the
+    list of a player's towers), and so on."""
+    out = {}
+    stack = [(S, 0)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dz.SymSeq):
+            if dz.is_sym(v.length):
+                out[v.length.get_id()] = (v.length, len(v.slots), d)
+            stack.extend((x, d + 1) for x in v.slots)
+        elif isinstance(v, tuple):
+            stack.extend((x, d) for x in v)
+    return out
+
+
+def _cases_of(split, lengths) -> int:
+    return math.prod(lengths[i][1] + 1 for i in split)
+
+
+class TooManyCases(Exception):
+    """A step query that would split into more than SPLIT_CASES cases (or has none to split)."""
+
+
+def _split_tiers(local, guard, conj, name, items, readers, candidates, memo, lengths,
+                 changed_lengths, cache):
+    """The tiers again, for one changed conjunct at a time and with the lengths of the
+    sequences it reads fixed, case by case.  A conjunct that counts the cards of a tower is a
+    sum of one `if` per slot of the tower, which z3 often gives up on when the step moves the
+    tower's length; once the length is a number it simplifies each slot to the card or to
+    nothing, and each case takes milliseconds.  The lengths split are those of the new
+    conjunct that the step changes or that it reads afresh (a length read alike before and
+    after cancels out), and those the guard reads with them.  Raises TooManyCases when there
+    is nothing to split or the cases are too many: the caller then uses the usual tiers.
+
+    ``cache`` holds the (simplified) case queries already proved: a card stacked by any of
+    the paths of an action gives the same query, which z3 then answers once.  A query is the
+    whole formula checked, assumptions included, so a cached proof never outlives them."""
+    import itertools
+    plans = []
+    for k, c2 in items:
+        own = conj[name][k] if k < len(conj[name]) else z3.BoolVal(True)
+        fo, fn = _free_vars(own, memo), _free_vars(c2, memo)
+        split = (fn & lengths.keys()) & (changed_lengths | (fn - fo))
+        if split and _cases_of(split, lengths) > SPLIT_CASES:
+            # A new tower pushed onto a player's list of towers moves every tower's slot:
+            # fixing the outer length alone puts the new tower in one place, and the others
+            # then read alike before and after.
+            top = min(lengths[i][2] for i in split)
+            split = {i for i in split if lengths[i][2] == top}
+        if split:
+            more = split | (_free_vars(guard, memo) & lengths.keys() & (fo | fn))
+            if _cases_of(more, lengths) <= SPLIT_CASES:
+                split = more
+        split = sorted(split)
+        if not split or _cases_of(split, lengths) > SPLIT_CASES:
+            raise TooManyCases
+        plans.append((k, c2, own, split))
+    for k, c2, own, split in plans:
+        consts = [lengths[i][0] for i in split]
+        near = None
+        for vals in itertools.product(*[range(lengths[i][1] + 1) for i in split]):
+            sub = [(c, z3.IntVal(v)) for c, v in zip(consts, vals)]
+            g2 = z3.simplify(z3.substitute(guard, *sub))
+            if z3.is_false(g2):
+                continue
+            goal = z3.simplify(z3.Not(z3.substitute(c2, *sub)))
+            if z3.is_false(goal):
+                continue
+            own2 = z3.simplify(z3.substitute(own, *sub))
+            q = z3.And(goal, own2)                  # without the guard: true of every path
+            if q.get_id() in cache:
+                continue
+            if _check_assume(local, q) is None:
+                cache[q.get_id()] = q               # keeps the term (and its id) alive
+                continue
+            q = z3.And(g2, goal, own2)
+            if q.get_id() in cache:
+                continue
+            if _check_assume(local, q) is None:
+                cache[q.get_id()] = q
+                continue
+            if near is None:
+                vs = _free_vars(z3.And(guard, c2), memo)
+                near = z3.And(*[conj[n][j] for n, j in {nk for v in vs for nk in readers.get(v, ())}
+                                if n in candidates and j < len(conj[n])] or [z3.BoolVal(True)])
+            q = z3.And(g2, goal, own2, z3.simplify(z3.substitute(near, *sub)))
+            if q.get_id() in cache:
+                continue
+            model = _check_assume(local, q)
+            if model is not None:
+                return model
+            cache[q.get_id()] = q
+    return None
 
 
 def _check_assume(solver, goal):

@@ -195,3 +195,12 @@ def test_free_variable_memo_is_not_fooled_by_a_reused_z3_id():
         del a
         b = y * (k + 2000)
         assert _free_vars(b, memo) == frozenset({y.get_id()})
+
+
+def test_count_over_a_push_at_a_symbolic_length_is_proved_by_splitting_the_length():
+    """A card pushed onto one of several stacks (or a new stack pushed onto the list) lands at a
+    symbolic length: z3 gives up on `conserved` as one query, and proves it once the step is
+    split over that length (the outer one only, for the list of stacks)."""
+    game = load_path(FIXTURES / "stacks.rules")
+    res = {r.name: r for r in prove(game, 1, TIMEOUT_MS, None, None, 5_000, True)}
+    assert res["conserved"].status == "inductive", res["conserved"].detail
