@@ -20,6 +20,7 @@ the constant).  The lowering is written once; a `Lin` domain says how terms are 
 from __future__ import annotations
 
 import itertools
+import sys
 from fractions import Fraction
 from math import gcd
 from typing import Callable
@@ -466,6 +467,30 @@ def _decide_lp(rows) -> bool:
 _HIGHS: list = []
 
 
+def _silently(make):
+    """``make()`` with the process's standard output shut: highspy 1.16 prints its banner from
+    C++ when a solver is made, before any option can turn output off, and the CLI's stdout is
+    JSON."""
+    import os
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, 1)
+            return make()
+        finally:
+            try:                     # what C's stdio still buffers goes to /dev/null too
+                import ctypes
+                ctypes.CDLL(None).fflush(None)
+            except (OSError, AttributeError):
+                pass
+            os.close(null)
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
 def _highs():
     """One reused `highspy.Highs` (None without highspy): SciPy's `linprog` wraps the same
     solver, but its checks and conversions cost more than the small LPs themselves, and it
@@ -476,7 +501,7 @@ def _highs():
         except ImportError:
             _HIGHS.append(None)
         else:
-            h = highspy.Highs()
+            h = _silently(highspy.Highs)
             h.setOptionValue("output_flag", False)
             # Presolve can settle infeasibility without a ray; these LPs are small.
             h.setOptionValue("presolve", "off")
