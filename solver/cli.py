@@ -66,7 +66,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--backend", choices=["search", "z3"], default=None,
                    help="search: exhaustive interpreter search (default, faster on these "
                    "sizes); z3: the Z3 backend")
-    p.add_argument("--timeout", type=float, default=60.0, help="z3 time limit, seconds")
+    p.add_argument("--timeout", type=float, default=60.0,
+                   help="time limit, seconds (60): of each z3 query, and of a search by branch "
+                   "and bound, which then answers \"unknown\" with the best found so far "
+                   "(best_found) and an upper bound of the optimum (at_most)")
     p.add_argument("--svg", metavar="FILE", help="draw the state the (first) puzzle's first "
                    "solution reaches (the start state when there is none); the cells the last "
                    "move shows are highlighted")

@@ -145,6 +145,13 @@ def solve(obj: dict, backend: str = DEFAULT_BACKEND, timeout_ms: int = 60_000,
         res = run_query(prep, q, backend, timeout_ms)
         for key, kind in q.answers:
             out[key] = res[kind]
+        if res.get("incumbent") is not None:
+            # Out of time before the optimum was proved: the best run found so far (replayed
+            # in the interpreter) and what the optimum is known to be at most.
+            value, steps, at_most = res["incumbent"]
+            out["best_found"] = {key: (value if kind == "best" else steps)
+                                 for key, kind in q.answers if kind in ("best", "steps")}
+            out["at_most"] = at_most
     return out
 
 
@@ -192,7 +199,7 @@ def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dic
         res.update(_listing(prep, q, backend, timeout_ms))
     if not kinds or kinds - set(LISTING):
         if backend == "search":
-            res.update(_search_query(prep, q))
+            res.update(_search_query(prep, q, _clock() + timeout_ms / 1000))
         else:
             res.update(_z3_query(prep, q, timeout_ms))
     return res
@@ -301,7 +308,9 @@ def _choices(prep: Prepared, q: ir.Query):
     return [v for _, v in fd(prep.game.initial(), prep.env)]
 
 
-def _search_query(prep: Prepared, q: ir.Query) -> dict:
+def _search_query(prep: Prepared, q: ir.Query, deadline: float | None = None) -> dict:
+    """The search backend's answer.  A query with a `bound:` stops at ``deadline``: its answer
+    is then "unknown", with the best run found so far as the incumbent."""
     game = prep.game
     goal = game.compiled(q.goal)
     obj = game.compiled(q.maximize) if q.maximize is not None else None
@@ -321,7 +330,13 @@ def _search_query(prep: Prepared, q: ir.Query) -> dict:
     best = None
     for _, c, st, env in ranked:
         if bound is not None and not static_obj:
-            res = _search_bb(game, st, env, goal, obj, bound, within(st, env), actions)
+            try:
+                res = _search_bb(game, st, env, goal, obj, bound, within(st, env), actions,
+                                 deadline)
+            except _OutOfTime as o:
+                found = o.best if best is None or (o.best and o.best[0] > best[0]) else best
+                return {"found": True if found else "unknown", "steps": None, "best": "unknown",
+                        "incumbent": found and (found[0], found[1], max(found[0], o.at_most))}
         else:
             res = _search_one(game, st, env, goal, obj, within(st, env), actions)
         if res is None:
@@ -369,12 +384,30 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions):
     return res[0], [_render(game, m, shows) for m, shows in res[1]]
 
 
-def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions):
+_clock = time.monotonic           # the search's clock (a test may make time pass faster)
+
+
+class _OutOfTime(Exception):
+    """Branch and bound ran out of time: the best (objective, shown steps) found so far, or
+    None, and an upper bound of the optimum."""
+
+    def __init__(self, best, at_most):
+        super().__init__("out of time")
+        self.best, self.at_most = best, at_most
+
+
+def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
+               deadline: float | None = None):
     """Branch and bound, for a query that declares `bound:` (an upper bound of the objective
     over every run from a state): depth first, keeping the best goal state met so far and
     skipping a state whose bound cannot beat it, or that was already explored with at least as
-    many moves left.  The bound is checked against the objective wherever both are known."""
+    many moves left.  The bound is checked against the objective wherever both are known.
+
+    Past ``deadline`` it raises `_OutOfTime` with the best run so far and an upper bound of
+    the optimum: the bound of the first move being explored (the first moves are tried in
+    decreasing order of bound, and every one before it is finished)."""
     best: list = [None, None]
+    frontier: list = []                       # the bound of the first move being explored
     explored: dict = {}
     path: list = []
     bounds: dict = {}
@@ -387,6 +420,10 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions):
         return b
 
     def visit(st, d, b):
+        if deadline is not None and _clock() > deadline:
+            raise _OutOfTime(best[1] is not None and (best[0], [_render(game, m, sh)
+                                                                 for m, sh in best[1]]) or None,
+                             frontier[0] if frontier else bound_of(st0))
         if goal(st, env):
             v = obj(st, env)
             if b < v:
@@ -407,6 +444,8 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions):
         for cb, _, m, st2, shows in kids:
             if best[0] is not None and cb <= best[0]:
                 break
+            if d == depth:
+                frontier[:] = [cb]
             path.append((m, shows))
             visit(st2, d - 1, cb)
             path.pop()
@@ -489,7 +528,18 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
             while True:
                 s.push()
                 s.add(dz.lift(objective) > best)
-                if not check(s):
+                try:
+                    better = check(s)
+                except Unknown:
+                    # Out of time with a run in hand: it is the incumbent, replayed in the
+                    # interpreter; the optimum is not known to be lower than any value.
+                    steps, value = _replay_model(prep, q, u, model, chosen)
+                    if value != best:
+                        raise Disagreement(f"z3 found {best}, the interpreter replays "
+                                           f"{value}") from None
+                    return {"found": True, "steps": None, "best": "unknown",
+                            "incumbent": (value, steps, None)}
+                if not better:
                     s.pop()
                     break
                 model = s.model()
@@ -497,12 +547,17 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
                 s.pop()
     except Unknown:
         return {"found": "unknown", "steps": None, "best": "unknown"}
-    moves = read_moves(game, u, model)
-    picked = chosen and tuple(dz.concretize(BagT(q.choose.domain.elem, 99), chosen, model))
-    steps, value = replay(prep, q, picked, moves)
+    steps, value = _replay_model(prep, q, u, model, chosen)
     if objective is not None and value != best:
         raise Disagreement(f"z3 found {best}, the interpreter replays {value}")
     return {"found": True, "steps": steps, "best": best}
+
+
+def _replay_model(prep: Prepared, q: ir.Query, u, model, chosen):
+    """The run a z3 model of an unrolling describes, replayed in the interpreter."""
+    moves = read_moves(prep.game, u, model)
+    picked = chosen and tuple(dz.concretize(BagT(q.choose.domain.elem, 99), chosen, model))
+    return replay(prep, q, picked, moves)
 
 
 def _z3_explicit(prep: Prepared, q: ir.Query, st0, env, depth: int, timeout_ms: int):
@@ -540,25 +595,36 @@ def _z3_explicit(prep: Prepared, q: ir.Query, st0, env, depth: int, timeout_ms: 
             raise Disagreement("z3's model reaches no goal state")
         return model, max(reached, key=lambda n: value[n])
 
+    def replayed(model, end):
+        try:
+            moves = read_run(ex, model, "r", end)
+        except ValueError as e:
+            raise Disagreement(f"z3's model is not a run: {e}") from None
+        best = value[end] if obj else None
+        steps, got = replay(prep, q, None, moves)
+        if obj and got != best:
+            raise Disagreement(f"z3 found {best}, the interpreter replays {got}")
+        return steps, best
+
     try:
         if not check(s):
             return {"found": False, "steps": None, "best": None}
         model, end = best_end()
-        while True:
-            bar = next((lit for v, lit in bars if v > value[end]), None)
-            if bar is None or not check(s, bar):
-                break
-            model, end = best_end()
     except Unknown:
         return {"found": "unknown", "steps": None, "best": "unknown"}
-    try:
-        moves = read_run(ex, model, "r", end)
-    except ValueError as e:
-        raise Disagreement(f"z3's model is not a run: {e}") from None
-    best = value[end] if obj else None
-    steps, replayed = replay(prep, q, None, moves)
-    if obj and replayed != best:
-        raise Disagreement(f"z3 found {best}, the interpreter replays {replayed}")
+    while True:
+        bar = next((lit for v, lit in bars if v > value[end]), None)
+        try:
+            if bar is None or not check(s, bar):
+                break
+        except Unknown:
+            # Out of time with a run in hand: it is the incumbent (replayed in the
+            # interpreter); the optimum is at most the best goal state listed.
+            steps, best = replayed(model, end)
+            return {"found": True, "steps": None, "best": "unknown",
+                    "incumbent": (best, steps, max(value.values()))}
+        model, end = best_end()
+    steps, best = replayed(model, end)
     return {"found": True, "steps": steps, "best": best}
 
 

@@ -273,3 +273,29 @@ def test_cli_names_the_item_of_a_bad_list_entry(tmp_path):
 def test_ask_names_the_puzzle_like_puzzle_does():
     p = {**BASE, "towers": {"sand": [11, 7, 6]}, "hand": [["sand", 4]]}
     assert solve({**p, "ask": "build"}) == solve({**p, "puzzle": "build"}) == solve(p)
+
+
+def test_z3_out_of_time_after_a_run_gives_it_as_best_found(monkeypatch):
+    """When z3 gives up while raising the objective, the run it had is kept: the answer is
+    "unknown", and `best_found` holds that run's score and steps, replayed in the
+    interpreter (never above the optimum)."""
+    import solver.puzzles as P
+    from solver.symbolic import Unknown
+    inp = json.loads((ROOT / "tests" / "golden" / "puzzles" / "market_max_take.json")
+                     .read_text())["input"]
+    full = solve(inp, backend="z3")
+    real = P.check
+    seen = {"n": 0}
+
+    def give_up_late(s, *a, **k):
+        seen["n"] += 1
+        if seen["n"] > 1:                 # the first answer is found, then z3 gives up
+            raise Unknown("time-out")
+        return real(s, *a, **k)
+    monkeypatch.setattr(P, "check", give_up_late)
+    got = solve(inp, backend="z3")
+    assert got["best_score"] == "unknown" and got["steps"] is None
+    found = got["best_found"]
+    assert found["steps"] and found["best_score"] <= full["best_score"] <= got["at_most"]
+    # The steps found are legal: they are a solution of the search backend's puzzle too.
+    assert solve(inp)["feasible"] is True

@@ -101,3 +101,29 @@ def test_bound_is_at_least_every_reachable_score(seed):
     st = st[:ap] + (1 + seed % 3,) + st[ap + 1:]
     _subtree_checked(game, st, env, game.compiled(q.maximize), game.compiled(q.bound),
                      set(q.using), {})
+
+
+def test_out_of_time_gives_the_best_turn_found_and_an_upper_bound(monkeypatch):
+    """When the time-out comes before the optimum is proved, the score is "unknown", and the
+    best turn found so far is given apart (`best_found`) with `at_most`, an upper bound of the
+    optimum.  The clock is made to jump after a number of states so that the test does not
+    depend on the machine's speed."""
+    from conftest import golden
+    inp, exp = next((i, e) for n, i, e in golden("torres") if n == "best_turn_small")
+    full = P.solve(inp)
+    assert full["score"] == exp["score"] and "best_found" not in full
+    cut = 0
+    for visits in (3, 30, 300):
+        ticks = iter(range(10 ** 6))
+        monkeypatch.setattr(P, "_clock", lambda: next(ticks) / visits)
+        got = P.solve(inp, timeout_ms=1000)          # one "second": `visits` clock readings
+        monkeypatch.undo()
+        if "best_found" not in got:                  # finished within the time
+            assert got == full
+            continue
+        cut += 1
+        assert got["score"] == "unknown" and got["actions"] is None
+        found = got["best_found"]
+        assert set(found) == {"score", "actions"} and found["actions"] is not None
+        assert found["score"] <= exp["score"] <= got["at_most"]
+    assert cut >= 2        # the short limits did cut the search
