@@ -328,15 +328,21 @@ def _search_query(prep: Prepared, q: ir.Query, deadline: float | None = None) ->
         ranked.sort(key=lambda r: -r[0])
     bound = game.compiled(q.bound) if q.bound is not None and obj is not None else None
     best = None
-    for _, c, st, env in ranked:
+    for k, (_, c, st, env) in enumerate(ranked):
         if bound is not None and not static_obj:
             try:
                 res = _search_bb(game, st, env, goal, obj, bound, within(st, env), actions,
                                  deadline)
             except _OutOfTime as o:
-                found = o.best if best is None or (o.best and o.best[0] > best[0]) else best
-                return {"found": True if found else "unknown", "steps": None, "best": "unknown",
-                        "incumbent": found and (found[0], found[1], max(found[0], o.at_most))}
+                if o.best is not None and (best is None or o.best[0] > best[0]):
+                    best = o.best
+                if best is None:
+                    return {"found": "unknown", "steps": None, "best": "unknown"}
+                # The choices not yet searched may do better, up to their bounds.
+                at_most = max([best[0], o.at_most] + [bound(st2, env2)
+                                                      for _, _, st2, env2 in ranked[k + 1:]])
+                return {"found": True, "steps": None, "best": "unknown",
+                        "incumbent": (best[0], best[1], at_most)}
         else:
             res = _search_one(game, st, env, goal, obj, within(st, env), actions)
         if res is None:
@@ -421,9 +427,9 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
 
     def visit(st, d, b):
         if deadline is not None and _clock() > deadline:
-            raise _OutOfTime(best[1] is not None and (best[0], [_render(game, m, sh)
-                                                                 for m, sh in best[1]]) or None,
-                             frontier[0] if frontier else bound_of(st0))
+            so_far = None if best[1] is None else \
+                (best[0], [_render(game, m, shows) for m, shows in best[1]])
+            raise _OutOfTime(so_far, frontier[0] if frontier else bound_of(st0))
         if goal(st, env):
             v = obj(st, env)
             if b < v:
