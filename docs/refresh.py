@@ -117,17 +117,22 @@ def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None,
 
 
 def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: float = 5.0,
-                   split_lengths: bool = False) -> None:
-    g = load_game(game)
+                   split_lengths: bool = False, params: dict | None = None) -> None:
+    """Store the proofs of the invariants, under ``params`` (a small board, say; by default
+    the parameters of the stored proofs are reused): a proof holds for those parameters."""
+    path = HERE / "proofs" / f"{game}.json"
+    params = params if params else _stored_params(path)
+    g = load_game(game, (), tuple(sorted(params.items())))
     t0 = time.perf_counter()
     res = prove(g, depth, int(timeout_s * 1000), None,
                 lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True),
                 int(step_timeout_s * 1000), split_lengths)
     step = f" --step-timeout {step_timeout_s:g}" if step_timeout_s != 5.0 else ""
     step += " --split-lengths" if split_lengths else ""
-    _write(HERE / "proofs" / f"{game}.json", {
+    _write(path, {
         "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
-        "command": f"rulebook prove {game} --depth {depth}{step} --json", "depth": depth,
+        "command": f"rulebook prove {game}{_param_flags(game, params)} --depth {depth}{step}"
+                   f" --json", "depth": depth,
         "spec_sha256": spec_digest(g),
         "params": dict(g.p.param_values),
         "results": [r.as_json() for r in res]})
@@ -145,8 +150,8 @@ def main(argv=None) -> int:
     ap.add_argument("--split-lengths", action="store_true",
                     help="prove with rulebook prove --split-lengths")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=N",
-                    help="search witnesses with this game parameter (e.g. a smaller board, "
-                    "w=4); by default the parameters of the stored witnesses are reused")
+                    help="search witnesses, or prove, with this game parameter (e.g. a smaller "
+                    "board, w=4); by default the parameters of the stored results are reused")
     ap.add_argument("--present", action="append", default=[], metavar="NAME=N",
                     help="show the witnesses found under these parameters instead (a witness "
                     "of a small board on the game's board, e.g. w=8), replayed there")
@@ -164,7 +169,7 @@ def main(argv=None) -> int:
             refresh_witnesses(game, args.timeout, params, args.reading, present)
         if args.only in (None, "proofs"):
             refresh_proofs(game, args.depth, args.timeout, args.step_timeout,
-                           args.split_lengths)
+                           args.split_lengths, params)
     return 0
 
 

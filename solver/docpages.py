@@ -700,6 +700,14 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
                    f"proofs``: *inductive* means proved for every reachable state; *holds up to "
                    f"depth k* only that no counterexample exists within k moves of the start."
                    f"\n\n")
+        other = {k: v for k, v in (stored.get("params") or {}).items()
+                 if g.p.param_values.get(k) != v}
+        if other:
+            out.append("These results are for the parameters "
+                       + ", ".join(f"``{k}={v}``" for k, v in sorted(other.items()))
+                       + " (the game's own: "
+                       + ", ".join(f"``{k}={g.p.param_values.get(k)}``" for k in sorted(other))
+                       + "); a proof holds for those parameters only.\n\n")
     else:
         out.append(f"— none is stored for this game yet (``python docs/refresh.py {g.name} "
                    f"--only proofs``).\n\n")

@@ -195,6 +195,13 @@ def test_game_page_replays_stored_witnesses(tmp_path, tutorial_witness, monkeypa
     assert ("rule", "pile-up.place.lower", anchor("rule", "pile-up.place.lower"),
             "place.lower") in page.targets
     assert "The spec has changed since" not in page.text  # no digest stored: no claim
+    assert "These results are for the parameters" not in page.text
+    # Proofs made under other parameters (a smaller board, say) say so.
+    proofs = json.loads((pdir / "pile-up.json").read_text())
+    (pdir / "pile-up.json").write_text(json.dumps({**proofs, "params": {"players": 5}}))
+    assert ("These results are for the parameters ``players=5`` (the game's own: "
+            "``players=2``); a proof holds for those parameters only.") in \
+        game_page("pile-up", wdir, pdir).text
     store["spec_sha256"] = "0" * 16
     (wdir / "pile-up.json").write_text(json.dumps(store))
     assert "The spec has changed since these witnesses" in game_page("pile-up", wdir, pdir).text
