@@ -44,7 +44,8 @@ def test_branch_and_bound_finds_the_exhaustive_optimum(seed, monkeypatch):
     monkeypatch.setattr(P, "_search_bb", spy)
     with_bound = P.solve(obj)
     assert called          # the bound was used
-    monkeypatch.setattr(P, "_search_bb", lambda game, st, env, goal, obj_, bound, d, actions:
+    monkeypatch.setattr(P, "_search_bb",
+                        lambda game, st, env, goal, obj_, bound, d, actions, deadline=None:
                         P._search_one(game, st, env, goal, obj_, d, actions))
     exhaustive = P.solve(obj)
     assert with_bound["score"] == exhaustive["score"]
