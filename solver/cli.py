@@ -12,6 +12,7 @@ from .errors import InputError, RulebookError
 
 EXIT_BAD_INPUT = 2
 EXIT_CONTRADICTED = 1
+EXIT_OUT_OF_MEMORY = 3
 
 DESCRIPTION = """\
 rulebook: the rules of tower-building games, written once in spec/*.rules and compiled into a
@@ -142,6 +143,23 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("rulebook: interrupted", file=sys.stderr)
         return 130
+    except Exception as e:
+        if not _out_of_memory(e):
+            raise
+        print(f"rulebook {args.command}: out of memory; try smaller game parameters "
+              f"(--param, e.g. a smaller board) where the command takes them", file=sys.stderr)
+        return EXIT_OUT_OF_MEMORY
+
+
+def _out_of_memory(e: BaseException) -> bool:
+    """Python's MemoryError, or z3's (a Z3Exception whose value says so)."""
+    if isinstance(e, MemoryError):
+        return True
+    value = getattr(e, "value", None)
+    if type(e).__name__ == "Z3Exception" and isinstance(value, (bytes, str)):
+        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+        return "out of memory" in text
+    return False
 
 
 def _params(args) -> tuple:

@@ -186,3 +186,30 @@ def test_no_command_prints_help():
     r = run_cli()
     assert r.returncode == 0
     assert "usage: rulebook" in r.stdout
+
+
+@pytest.mark.parametrize("error", ["python", "z3"])
+def test_out_of_memory_is_one_line_with_status_3(error, monkeypatch, capsys):
+    """A command that runs out of memory (z3's or Python's) says so in one line, exit 3."""
+    import z3
+    from solver import cli
+
+    def exhausted(args):
+        if error == "python":
+            raise MemoryError()
+        raise z3.Z3Exception(b"out of memory")
+    monkeypatch.setitem(cli.COMMANDS, "prove", exhausted)
+    assert cli.main(["prove", "towers"]) == 3
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "out of memory" in err and "Traceback" not in err
+
+
+def test_other_errors_are_not_taken_for_out_of_memory(monkeypatch):
+    import z3
+    from solver import cli
+
+    def broken(args):
+        raise z3.Z3Exception(b"sort mismatch")
+    monkeypatch.setitem(cli.COMMANDS, "prove", broken)
+    with pytest.raises(z3.Z3Exception):
+        cli.main(["prove", "towers"])
