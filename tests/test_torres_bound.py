@@ -128,3 +128,43 @@ def test_out_of_time_gives_the_best_turn_found_and_an_upper_bound(monkeypatch):
         assert set(found) == {"score", "actions"} and found["actions"] is not None
         assert found["score"] <= exp["score"] <= got["at_most"]
     assert cut >= 2        # the short limits did cut the search
+
+
+def _bound_at(board: dict, player: int, ap: int, blocks: int = 0) -> tuple[int, int]:
+    """(the bound, the best score reachable) of the best_turn start on ``board`` with ``ap``
+    AP, the second by exhaustive search, the bound checked at every state on the way."""
+    obj = {"game": "torres", "w": board["w"], "h": board["h"], "board": board,
+           "ask": "best-turn", "player": player, "round": 1, "blocks": blocks, "knights": 0}
+    prep = P.prepare(obj)
+    q = prep.puzzle.queries[0]
+    game = prep.game
+    st, env = P._start(prep, q)
+    i = game.field_index["ap"]
+    st = st[:i] + (ap,) + st[i + 1:]
+    bound = game.compiled(q.bound)
+    best = _subtree_checked(game, st, env, game.compiled(q.maximize), bound, set(q.using), {})
+    return bound(st, env), best
+
+
+def test_bound_knows_a_castle_out_of_reach():
+    """A knight four ground squares from the only castle cannot stand on it with 3 AP (a move
+    a square, one more to step up), so the turn can score nothing and the bound says so.  A
+    bound that only asks whether a knight is beside the castle would allow two levels there."""
+    board = {"w": 6, "h": 2, "height": [[0, 0, 0, 0, 0, 2], [0, 0, 0, 0, 0, 1]],
+             "occupant": [[0, None, None, None, None, None], [None] * 6]}
+    assert _bound_at(board, 0, 3) == (0, 0)
+    # Two squares from it, a knight steps up onto level 1 with its second move and climbs to
+    # level 2 with its third: 2 x 2 = 4 points.
+    board["occupant"] = [[None] * 6, [None, None, None, 0, None, None]]
+    bound, best = _bound_at(board, 0, 3)
+    assert best == 4 and bound >= best
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_bound_is_sound_on_wider_boards(seed):
+    """As above on 5 x 3 boards, where a knight may be several moves from a castle (and a block
+    in hand may save one of them): the bound still covers every reachable score."""
+    rng = random.Random(5000 + seed)
+    player = rng.randint(0, 1)
+    board = _board(rng, 5, 3, player)
+    _bound_at(board, player, 2 + seed % 2, rng.randint(0, 2))
