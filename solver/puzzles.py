@@ -442,10 +442,14 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
         explored[st] = d
         # The most promising moves first, so that a good plan is found early and prunes more.
         # A successor already explored with as many moves left adds nothing (its goal value
-        # was met then): it is skipped before its bound is computed.
-        kids = sorted(((bound_of(st2), i, m, st2, shows)
+        # was met then): it is skipped before its bound is computed.  A successor with no
+        # move left is worth its objective exactly (or nothing, off the goal): that is what
+        # ranks it, and its bound (costlier, and no tighter) is not computed.
+        rank = bound_of if d > 1 else (lambda st2: obj(st2, env) if goal(st2, env) else None)
+        kids = sorted(((r, i, m, st2, shows)
                        for i, (m, st2, shows) in enumerate(game.legal(st, actions))
-                       if explored.get(st2, -1) < d - 1),
+                       if explored.get(st2, -1) < d - 1
+                       and (r := rank(st2)) is not None),
                       key=lambda k: (-k[0], k[1]))
         for cb, _, m, st2, shows in kids:
             if best[0] is not None and cb <= best[0]:
