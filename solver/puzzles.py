@@ -543,12 +543,9 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
                 except Unknown:
                     # Out of time with a run in hand: it is the incumbent, replayed in the
                     # interpreter; the optimum is not known to be lower than any value.
-                    steps, value = _replay_model(prep, q, u, model, chosen)
-                    if value != best:
-                        raise Disagreement(f"z3 found {best}, the interpreter replays "
-                                           f"{value}") from None
+                    steps = _replay_model(prep, q, u, model, chosen, best)
                     return {"found": True, "steps": None, "best": "unknown",
-                            "incumbent": (value, steps, None)}
+                            "incumbent": (best, steps, None)}
                 if not better:
                     s.pop()
                     break
@@ -557,17 +554,16 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
                 s.pop()
     except Unknown:
         return {"found": "unknown", "steps": None, "best": "unknown"}
-    steps, value = _replay_model(prep, q, u, model, chosen)
-    if objective is not None and value != best:
-        raise Disagreement(f"z3 found {best}, the interpreter replays {value}")
+    steps = _replay_model(prep, q, u, model, chosen, best)
     return {"found": True, "steps": steps, "best": best}
 
 
-def _replay_model(prep: Prepared, q: ir.Query, u, model, chosen):
-    """The run a z3 model of an unrolling describes, replayed in the interpreter."""
+def _replay_model(prep: Prepared, q: ir.Query, u, model, chosen, best) -> list:
+    """The steps of the run a z3 model of an unrolling describes, replayed in the interpreter,
+    which must find the objective z3 found (``best``; None when nothing is maximised)."""
     moves = read_moves(prep.game, u, model)
     picked = chosen and tuple(dz.concretize(BagT(q.choose.domain.elem, 99), chosen, model))
-    return replay(prep, q, picked, moves)
+    return replay(prep, q, picked, moves, best)[0]
 
 
 def _z3_explicit(prep: Prepared, q: ir.Query, st0, env, depth: int, timeout_ms: int):
@@ -611,10 +607,7 @@ def _z3_explicit(prep: Prepared, q: ir.Query, st0, env, depth: int, timeout_ms: 
         except ValueError as e:
             raise Disagreement(f"z3's model is not a run: {e}") from None
         best = value[end] if obj else None
-        steps, got = replay(prep, q, None, moves)
-        if obj and got != best:
-            raise Disagreement(f"z3 found {best}, the interpreter replays {got}")
-        return steps, best
+        return replay(prep, q, None, moves, best)[0], best
 
     try:
         if not check(s):
@@ -663,8 +656,9 @@ def _start_sym(prep: Prepared, q: ir.Query, chosen):
     return st, env
 
 
-def replay(prep: Prepared, q: ir.Query, chosen, moves: list[Move]):
-    """Replay a solver's moves in the interpreter; return (shown steps, objective)."""
+def replay(prep: Prepared, q: ir.Query, chosen, moves: list[Move], expect=None):
+    """Replay a solver's moves in the interpreter; return (shown steps, objective).  With
+    ``expect`` (the objective the solver found), a different objective is a disagreement."""
     game = prep.game
     st, env = _start(prep, q, chosen)
     steps = []
@@ -678,6 +672,8 @@ def replay(prep: Prepared, q: ir.Query, chosen, moves: list[Move]):
     if not game.compiled(q.goal)(st, env):
         raise Disagreement("the solver's moves do not reach the goal in the interpreter")
     value = game.compiled(q.maximize)(st, env) if q.maximize is not None else None
+    if expect is not None and value != expect:
+        raise Disagreement(f"the solver found {expect}, the interpreter replays {value}")
     return steps, value
 
 

@@ -185,6 +185,19 @@ def test_z3_answer_is_replayed_for_the_lou_example():
                  "max_take": None}
 
 
+def test_replay_refuses_a_run_whose_objective_differs_from_the_solvers(monkeypatch):
+    """Every z3 answer goes through `replay`, which must refuse an objective the interpreter
+    does not find: here z3 is made to claim one more point than its run scores."""
+    import solver.puzzles as P
+    puzzle = json.loads((ROOT / "examples/puzzles/lou.json").read_text())
+    puzzle.pop("market")
+    real = P.replay
+    monkeypatch.setattr(P, "replay", lambda prep, q, chosen, moves, expect=None:
+                        real(prep, q, chosen, moves, None if expect is None else expect + 1))
+    with pytest.raises(P.Disagreement, match="the interpreter replays 9"):
+        solve(puzzle, backend="z3")
+
+
 def test_market_and_hand_may_share_a_card():
     """The market is as revealed: a card in both hand and market counts once (sand 5 here)."""
     puzzle, expected = GOLDEN_BY_NAME["market_max_take"]
