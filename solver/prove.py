@@ -342,13 +342,18 @@ def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, ful
     own = [conj[name][k] for k, _ in items if k < len(conj[name])]
     if _check_assume(local, z3.And(guard, goal, *own)) is None:
         return None
-    vs = _free_vars(z3.And(guard, goal), memo)
-    near = {nk for v in vs for nk in readers.get(v, ()) if nk[0] in candidates}
-    model = _check_assume(local, z3.And(guard, goal, *[conj[n][k] for n, k in near
-                                                        if k < len(conj[n])]))
+    model = _check_assume(local, z3.And(guard, goal,
+                                        *_near(z3.And(guard, goal), conj, readers, candidates, memo)))
     if model is None or full is None:
         return model
     return _check_assume(full(), z3.And(guard, goal))
+
+
+def _near(formula, conj, readers, candidates, memo) -> list:
+    """The conjuncts of the candidate invariants that read a variable ``formula`` reads."""
+    near = {nk for v in _free_vars(formula, memo) for nk in readers.get(v, ())
+            if nk[0] in candidates}
+    return [conj[n][k] for n, k in near if k < len(conj[n])]
 
 
 # At most this many cases when a step query is split over sequence lengths.
@@ -439,9 +444,8 @@ def _split_tiers(local, guard, conj, name, items, readers, candidates, memo, len
                 cache[q.get_id()] = q
                 continue
             if near is None:
-                vs = _free_vars(z3.And(guard, c2), memo)
-                near = z3.And(*[conj[n][j] for n, j in {nk for v in vs for nk in readers.get(v, ())}
-                                if n in candidates and j < len(conj[n])] or [z3.BoolVal(True)])
+                near = z3.And(*_near(z3.And(guard, c2), conj, readers, candidates, memo)
+                              or [z3.BoolVal(True)])
             q = z3.And(g2, goal, own2, z3.simplify(z3.substitute(near, *sub)))
             if q.get_id() in cache:
                 continue
