@@ -130,11 +130,12 @@ def test_out_of_time_gives_the_best_turn_found_and_an_upper_bound(monkeypatch):
     assert cut >= 2        # the short limits did cut the search
 
 
-def _bound_at(board: dict, player: int, ap: int, blocks: int = 0) -> tuple[int, int]:
+def _bound_at(board: dict, player: int, ap: int, blocks: int = 0,
+              rnd: int = 1) -> tuple[int, int]:
     """(the bound, the best score reachable) of the best_turn start on ``board`` with ``ap``
     AP, the second by exhaustive search, the bound checked at every state on the way."""
     obj = {"game": "torres", "w": board["w"], "h": board["h"], "board": board,
-           "ask": "best-turn", "player": player, "round": 1, "blocks": blocks, "knights": 0}
+           "ask": "best-turn", "player": player, "round": rnd, "blocks": blocks, "knights": 0}
     prep = P.prepare(obj)
     q = prep.puzzle.queries[0]
     game = prep.game
@@ -158,6 +159,18 @@ def test_bound_knows_a_castle_out_of_reach():
     board["occupant"] = [[None] * 6, [None, None, None, 0, None, None]]
     bound, best = _bound_at(board, 0, 3)
     assert best == 4 and bound >= best
+
+
+def test_bound_knows_a_column_under_the_king_cannot_be_climbed():
+    """The royal residence is one column, under the king: no knight stands on it, and no block
+    goes under the king.  Reaching level 2 there (the bonus of phase 2) needs new columns of
+    heights 1 and 2, three blocks, and the turn has two: the bonus is out of reach, and the
+    bound does not count it (a bound reading the castle's tallest column, 1, plus the two
+    blocks would allow level 3 and the 10 points)."""
+    board = {"w": 4, "h": 3, "height": [[0, 0, 0, 0], [0, 1, 0, 0], [0, 0, 0, 0]],
+             "occupant": [[None] * 4, [None, "king", 0, None], [None] * 4]}
+    bound, best = _bound_at(board, 0, 3, blocks=2, rnd=2)
+    assert best <= bound < 10
 
 
 @pytest.mark.parametrize("seed", range(12))
