@@ -452,6 +452,8 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
                        and (r := rank(st2)) is not None),
                       key=lambda k: (-k[0], k[1]))
         for cb, _, m, st2, shows in kids:
+            # What st's bound allows covers every run through st2 as well.
+            cb = min(cb, b)
             if best[0] is not None and cb <= best[0]:
                 break
             if d == depth:
