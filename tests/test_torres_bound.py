@@ -181,3 +181,31 @@ def test_bound_is_sound_on_wider_boards(seed):
     player = rng.randint(0, 1)
     board = _board(rng, 5, 3, player)
     _bound_at(board, player, 2 + seed % 2, rng.randint(0, 2))
+
+
+def test_a_successor_is_bounded_by_its_parents_bound():
+    """The bound of a state covers every run through its successors, so branch and bound may
+    take the lower of the two: with a bound that is exact at the start and useless elsewhere,
+    the search stops as soon as it meets the optimum instead of exploring every turn."""
+    from conftest import golden
+    inp, exp = next((i, e) for n, i, e in golden("torres") if n == "best_turn_small")
+    prep = P.prepare(inp)
+    q = prep.puzzle.queries[0]
+    game = prep.game
+    st0, env = P._start(prep, q)
+    objective = game.compiled(q.maximize)
+    seen = []
+
+    def counted(st, env_):
+        seen.append(st)
+        return objective(st, env_)
+
+    def bound(st, env_):
+        return exp["score"] if st is st0 else 10 ** 6
+    within = game.compiled(q.within)(st0, env)
+    got = P._search_bb(game, st0, env, game.compiled(q.goal), counted, bound, within,
+                       set(q.using))
+    assert got[0] == exp["score"]
+    exhaustive = len(P._reachable(game, st0, within, set(q.using)))
+    met = len(set(seen))
+    assert met < exhaustive / 10, f"{met} states met, of {exhaustive} reachable"
