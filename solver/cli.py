@@ -306,7 +306,8 @@ def cmd_solve(args) -> int:
     answers = []
     for i, obj in enumerate(items):
         where = f"{args.file}[{i}]" if many else args.file
-        answers.append(solve(obj, backend, int(args.timeout * 1000), where))
+        answers.append(solve(obj, backend, int(args.timeout * 1000), where,
+                             None if args.json else _progress))
     if args.svg:
         from .puzzles import prepare
         from .render import render_svg

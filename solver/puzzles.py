@@ -134,7 +134,9 @@ def to_json_text(t, v) -> str:
 
 
 def solve(obj: dict, backend: str = DEFAULT_BACKEND, timeout_ms: int = 60_000,
-          where: str = "puzzle") -> dict:
+          where: str = "puzzle", progress=None) -> dict:
+    """The puzzle's answers.  ``progress`` (a function of one line of text), if given, hears
+    how a long search goes: each better run found, and every few seconds the states met."""
     prep = prepare(obj, where)
     out: dict = {}
     for q in prep.puzzle.queries:
@@ -142,7 +144,7 @@ def solve(obj: dict, backend: str = DEFAULT_BACKEND, timeout_ms: int = 60_000,
             for key, _ in q.answers:
                 out[key] = None
             continue
-        res = run_query(prep, q, backend, timeout_ms)
+        res = run_query(prep, q, backend, timeout_ms, progress)
         for key, kind in q.answers:
             out[key] = res[kind]
         if res.get("incumbent") is not None:
@@ -178,7 +180,8 @@ def _start(prep: Prepared, q: ir.Query, chosen=None):
 LISTING = ("legal", "illegal")
 
 
-def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict:
+def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int,
+              progress=None) -> dict:
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
     if any(kind == "all" for _, kind in q.answers):
@@ -199,7 +202,7 @@ def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dic
         res.update(_listing(prep, q, backend, timeout_ms))
     if not kinds or kinds - set(LISTING):
         if backend == "search":
-            res.update(_search_query(prep, q, _clock() + timeout_ms / 1000))
+            res.update(_search_query(prep, q, _clock() + timeout_ms / 1000, progress))
         else:
             res.update(_z3_query(prep, q, timeout_ms))
     return res
@@ -308,7 +311,8 @@ def _choices(prep: Prepared, q: ir.Query):
     return [v for _, v in fd(prep.game.initial(), prep.env)]
 
 
-def _search_query(prep: Prepared, q: ir.Query, deadline: float | None = None) -> dict:
+def _search_query(prep: Prepared, q: ir.Query, deadline: float | None = None,
+                  progress=None) -> dict:
     """The search backend's answer.  A query with a `bound:` stops at ``deadline``: its answer
     is then "unknown", with the best run found so far as the incumbent."""
     game = prep.game
@@ -332,7 +336,7 @@ def _search_query(prep: Prepared, q: ir.Query, deadline: float | None = None) ->
         if bound is not None and not static_obj:
             try:
                 res = _search_bb(game, st, env, goal, obj, bound, within(st, env), actions,
-                                 deadline)
+                                 deadline, progress)
             except _OutOfTime as o:
                 if o.best is not None and (best is None or o.best[0] > best[0]):
                     best = o.best
@@ -402,8 +406,12 @@ class _OutOfTime(Exception):
         self.best, self.at_most = best, at_most
 
 
+# Seconds between two progress reports of a long branch and bound.
+PROGRESS_EVERY = 5.0
+
+
 def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
-               deadline: float | None = None):
+               deadline: float | None = None, progress=None):
     """Branch and bound, for a query that declares `bound:` (an upper bound of the objective
     over every run from a state): depth first, keeping the best goal state met so far and
     skipping a state whose bound cannot beat it, or that was already explored with at least as
@@ -411,12 +419,18 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
 
     Past ``deadline`` it raises `_OutOfTime` with the best run so far and an upper bound of
     the optimum: the bound of the first move being explored (the first moves are tried in
-    decreasing order of bound, and every one before it is finished)."""
+    decreasing order of bound, and every one before it is finished).  ``progress`` hears of
+    each better run and, every PROGRESS_EVERY seconds, of the states met so far."""
     best: list = [None, None]
     frontier: list = []                       # the bound of the first move being explored
     explored: dict = {}
     path: list = []
     bounds: dict = {}
+    start = _clock() if progress is not None else 0.0
+    next_report = [start + PROGRESS_EVERY]
+
+    def at_most():
+        return frontier[0] if frontier else bound_of(st0)
 
     def bound_of(st):
         # Many move orders reach one state: its bound is computed once.
@@ -426,10 +440,16 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
         return b
 
     def visit(st, d, b):
-        if deadline is not None and _clock() > deadline:
-            so_far = None if best[1] is None else \
-                (best[0], [_render(game, m, shows) for m, shows in best[1]])
-            raise _OutOfTime(so_far, frontier[0] if frontier else bound_of(st0))
+        if deadline is not None or progress is not None:
+            now = _clock()
+            if deadline is not None and now > deadline:
+                so_far = None if best[1] is None else \
+                    (best[0], [_render(game, m, shows) for m, shows in best[1]])
+                raise _OutOfTime(so_far, at_most())
+            if progress is not None and now >= next_report[0]:
+                next_report[0] = now + PROGRESS_EVERY
+                progress(f"{len(explored)} states, {now - start:.0f} s: best {best[0]} so far, "
+                         f"at most {at_most()}")
         if goal(st, env):
             v = obj(st, env)
             if b < v:
@@ -437,6 +457,8 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
                                 f"state reached: the bound is wrong")
             if best[0] is None or v > best[0]:
                 best[0], best[1] = v, list(path)
+                if progress is not None:
+                    progress(f"found {v} ({len(explored)} states, {_clock() - start:.1f} s)")
         if d == 0 or explored.get(st, -1) >= d:
             return
         explored[st] = d

@@ -45,7 +45,8 @@ def test_branch_and_bound_finds_the_exhaustive_optimum(seed, monkeypatch):
     with_bound = P.solve(obj)
     assert called          # the bound was used
     monkeypatch.setattr(P, "_search_bb",
-                        lambda game, st, env, goal, obj_, bound, d, actions, deadline=None:
+                        lambda game, st, env, goal, obj_, bound, d, actions, deadline=None,
+                        progress=None:
                         P._search_one(game, st, env, goal, obj_, d, actions))
     exhaustive = P.solve(obj)
     assert with_bound["score"] == exhaustive["score"]
@@ -209,3 +210,19 @@ def test_a_successor_is_bounded_by_its_parents_bound():
     exhaustive = len(P._reachable(game, st0, within, set(q.using)))
     met = len(set(seen))
     assert met < exhaustive / 10, f"{met} states met, of {exhaustive} reachable"
+
+
+def test_a_long_search_reports_its_progress(monkeypatch):
+    """`rulebook solve` tells how a long branch and bound goes: each better turn found, and
+    every few seconds the states met, the best so far and the upper bound.  The clock is
+    made to jump so that reports come without waiting."""
+    from conftest import golden
+    inp, exp = next((i, e) for n, i, e in golden("torres") if n == "best_turn_small")
+    ticks = iter(range(10 ** 7))
+    monkeypatch.setattr(P, "_clock", lambda: next(ticks) / 10)    # a second per 10 readings
+    lines: list[str] = []
+    got = P.solve(inp, timeout_ms=10 ** 9, progress=lines.append)
+    assert got["score"] == exp["score"]
+    found = [int(x.split()[1]) for x in lines if x.startswith("found ")]
+    assert found and found == sorted(set(found)) and found[-1] == exp["score"]
+    assert any(" states, " in x and "at most" in x for x in lines)
