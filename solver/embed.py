@@ -37,12 +37,12 @@ def present(game_name: str, amb: Ambiguity, small: dict, big: dict) -> Ambiguity
     """``amb`` (found with parameters ``small``) replayed and drawn with parameters ``big``."""
     if not amb.found:
         return amb
+    # An expansion (torres-advanced) loads as its base game with the expansion as a variant.
     base = load_game(game_name, (), tuple(sorted(small.items())))
-    variants = tuple(v for v in _variants_of(base))
-    ga_s = load_game(game_name, variants + (f"{amb.reading}:{amb.a}",),
-                     tuple(sorted(small.items())))
-    ga = load_game(game_name, variants + (f"{amb.reading}:{amb.a}",), tuple(sorted(big.items())))
-    gb = load_game(game_name, variants + (f"{amb.reading}:{amb.b}",), tuple(sorted(big.items())))
+    name, variants = base.name, _variants_of(base)
+    ga_s = load_game(name, variants + (f"{amb.reading}:{amb.a}",), tuple(sorted(small.items())))
+    ga = load_game(name, variants + (f"{amb.reading}:{amb.a}",), tuple(sorted(big.items())))
+    gb = load_game(name, variants + (f"{amb.reading}:{amb.b}",), tuple(sorted(big.items())))
     st_small = tuple(from_json(f.type, amb.state_json[f.name], f"witness state.{f.name}")
                      for f in ga_s.p.state)
     st = carry_state(ga_s, ga, st_small)

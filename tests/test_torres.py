@@ -284,6 +284,26 @@ def test_advanced_rules_examples_and_a_game():
     assert sum(st0[fi["deck"]]) == 0
 
 
+def test_an_advanced_witness_is_presented_on_the_8x8_board():
+    """A witness of the expansion's `spacing` reading, found on a 3 x 3 board (one starting
+    block, a second one beside it at a corner), carried to the 8 x 8 board: the expansion is
+    loaded once, as a variant of its base game, and the readings still disagree there."""
+    from solver.codec import to_json
+    from solver.embed import present
+    from solver.readings import Ambiguity
+    from solver.types import default
+    small = {"h": 3, "players": 2, "stack": 2, "w": 3}
+    g = load_game("torres-advanced", (), tuple(sorted(small.items())))
+    st = {f.name: to_json(f.type, default(f.type)) for f in g.p.state}
+    st["height"] = [[1, 0]]                   # one block on square (1, 0)
+    st["reserve"], st["founding"] = 1, 1
+    w = Ambiguity("spacing", "?", "apart", "gaps", True, move=["found", [0, 1]], size=1,
+                  state_json=st)
+    big = present("torres-advanced", w, small, {**small, "w": 8, "h": 8})
+    assert big.found and big.params["w"] == 8 and big.searched_on == small
+    assert big.under_a == "legal" and "distance" in big.under_b
+
+
 def test_spacing_readings_differ_on_a_corner():
     """Two starting blocks touching at a corner: allowed when 'one square diagonally' is the
     distance, refused when an empty square must separate them diagonally too."""
