@@ -1334,6 +1334,7 @@ class Checker(RealChecks):
         goal = maximize = within = bound = None
         answers: list[tuple[str, str]] = []
         using: list[str] = []
+        pins: list = []
         owner = self._cur()
         items = [(None, q) for q in c.children[1:]] + list(extra_items)
         for part, q in items:
@@ -1362,16 +1363,37 @@ class Checker(RealChecks):
                 case "answer_item":
                     answers.append((str(q.children[0]), str(q.children[1].children[0])))
                 case "using_item":
-                    for n in q.children:
+                    for u in q.children:
+                        n = u.children[0]
                         if ("action", str(n)) not in self.items:
                             raise self.err(n, f"unknown action {str(n)!r}")
                         using.append(str(n))
+                        if u.children[1] is not None:
+                            pins.append((str(n), self._pins(u, sc)))
         if goal is None or within is None:
             raise self.err(c, "a query needs `goal:` and `within:`")
         if bound is not None and maximize is None:
             raise self.err(bound[1], "`bound:` bounds the objective: it needs `maximize:`")
         return ir.Query(when, choose, tuple(setup), goal, maximize, within, tuple(answers),
-                        tuple(using), self._span(c), bound[0] if bound else None)
+                        tuple(using), self._span(c), bound[0] if bound else None, tuple(pins))
+
+    def _pins(self, u, sc: Scope) -> tuple:
+        """`using move(piece, _)`: the value each argument of the action must equal, or None
+        for `_` (any).  The values are read on the query's start, not on the state a move
+        is made from."""
+        name = str(u.children[0])
+        args_t = list(u.children[1].children)
+        sig = self._action_sig(name)
+        if len(sig) != len(args_t):
+            raise self.err(u, f"{name} takes {len(sig)} argument(s), given {len(args_t)}")
+        if all(self._is_any(x) for x in args_t):
+            raise self.err(u, f"`using {name}(_, ...)` pins no argument: write `using {name}`")
+        return tuple(None if self._is_any(x) else self.coerce(self.expr(x, sc, pt), pt, x)
+                     for x, pt in zip(args_t, sig))
+
+    @staticmethod
+    def _is_any(t) -> bool:
+        return getattr(t, "data", None) == "var" and str(t.children[0]) == "_"
 
 
 def _json_spellings(ck: "Checker", members) -> tuple:

@@ -33,6 +33,34 @@ class Move:
         return [self.action, *[to_json(b.domain.elem, v) for b, v in zip(a.ir.params, self.params)]]
 
 
+def pinned(actions, name: str, insts):
+    """The instances of action ``name`` a query's `using` lets through.  ``actions`` is None
+    (every action), a set of action names, or a mapping from each action used to the values
+    its arguments must equal (None: any; `using move(piece, _)`)."""
+    pins = actions.get(name) if isinstance(actions, dict) else None
+    return insts if pins is None else _pin(pins, insts)
+
+
+def _pin(pins: tuple, insts):
+    return [ps for ps in insts if all(v is None or v == x for v, x in zip(pins, ps))]
+
+
+def allows(actions, m: "Move") -> bool:
+    """Whether a query's `using` (see `pinned`) allows the move."""
+    return actions is None or (m.action in actions and bool(pinned(actions, m.action,
+                                                                     [m.params])))
+
+
+def pin_guard(actions, a: "CompiledAction", params):
+    """`pinned` for a symbolic instance: the condition (a z3 Bool, or True/False when known)
+    that its arguments equal the pinned values."""
+    pins = actions.get(a.name) if isinstance(actions, dict) else None
+    if pins is None:
+        return True
+    return dz.all_(dz.eq(b.domain.elem, v, x)
+                   for b, v, x in zip(a.ir.params, pins, params) if v is not None)
+
+
 def _fmt(t: Type, v) -> str:
     import json
     j = to_json(t, v)
@@ -163,11 +191,14 @@ class CompiledAction:
         rec(0, [])
         return out
 
-    def candidates(self, st) -> list[tuple]:
+    def candidates(self, st, pins: tuple | None = None) -> list[tuple]:
         """`instances`, less those an early `requires` on the first binders already refuses
-        (a rule that cannot be evaluated for them keeps them: `apply` will say why)."""
+        (a rule that cannot be evaluated for them keeps them: `apply` will say why), and,
+        with ``pins``, those whose arguments differ from the pinned values (see `pinned`)."""
         if not any(self.prune):
-            return self.instances(st)
+            insts = self.instances(st)
+            return insts if pins is None else _pin(pins, insts)
+        pins = pins or (None,) * len(self.domains)
         env = [None] * self.frame
         out: list[tuple] = []
         seen = set()
@@ -175,7 +206,10 @@ class CompiledAction:
 
         def rec(i, acc):
             slot, fd = self.domains[i]
+            pin = pins[i]
             for _, v in fd(st, env):
+                if pin is not None and v != pin:
+                    continue
                 env[slot] = v
                 if self.prune[i] and not _passes(self.prune[i], st, env):
                     continue
@@ -396,7 +430,7 @@ class Game:
         for a in self.actions:
             if actions is not None and a.name not in actions:
                 continue
-            insts = a.candidates(st)
+            insts = a.candidates(st, actions.get(a.name) if isinstance(actions, dict) else None)
             # The hoisted requires lead the body: when they fail, every instance is refused.
             if not insts or not a.is_open(st):
                 continue

@@ -460,6 +460,9 @@ class Query:
     span: Span
     # An upper bound of the objective over every run from a state (branch and bound).
     bound: Expr | None = None
+    # `using move(piece, _)`: per action so written, the value each argument must equal
+    # (None: any), evaluated on the query's start.
+    pins: tuple[tuple[str, tuple[Expr | None, ...]], ...] = ()
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ import z3
 from . import domains as dz
 from . import ir
 from .evaluate import Refused, SymCtx
-from .game import Game, Move
+from .game import Game, Move, allows, pin_guard
 from .symbolic import Unknown, check, leaves, make_solver
 
 
@@ -37,7 +37,7 @@ def _key(game: Game, m: Move):
 def search_listing(game: Game, st, actions) -> dict:
     legal, illegal = [], []
     for m, _st2, _shows, r in game.moves(st, chance=None):
-        if actions and m.action not in actions:
+        if actions and not allows(actions, m):
             continue
         if r is None:
             legal.append(m)
@@ -77,6 +77,7 @@ def z3_listing(game: Game, st, actions, timeout_ms: int) -> dict:
             msgs = _messages(a.ir)
             doms, run = a.sym
             for g, params in a.sym_instances(S):
+                g = dz.and_(g, pin_guard(actions, a, params))
                 if not sat(g):
                     continue
                 if not dz.is_concrete(params):

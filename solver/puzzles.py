@@ -18,7 +18,7 @@ from . import ir
 from .codec import from_json, to_json
 from .errors import EvalError, InputError, RulebookError
 from .evaluate import Refused
-from .game import Game, Move, load_game
+from .game import Game, Move, allows, load_game
 from .irwalk import nodes
 from .symbolic import (Unknown, check, encode_runs, explore, make_solver, read_moves, read_run,
                        unroll)
@@ -208,14 +208,25 @@ def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int,
     return res
 
 
+def _actions(prep: Prepared, q: ir.Query, st, env, symbolic: bool = False):
+    """The query's `using` for `Game.legal`, `unroll` and `explore`: None (every action), or
+    each action used with the values its arguments must equal (None: any), read on the start
+    ``st``."""
+    if not q.using:
+        return None
+    pins = {name: tuple(None if e is None else prep.game.compiled(e, symbolic)(st, env)
+                        for e in es) for name, es in q.pins}
+    return {name: pins.get(name) for name in q.using}
+
+
 def _search_runs(prep: Prepared, q: ir.Query) -> list:
     game = prep.game
     goal = game.concrete.expr(q.goal)
     within = game.concrete.expr(q.within)
-    actions = set(q.using) if q.using else None
     out = []
     for c in _choices(prep, q):
         st0, env = _start(prep, q, c)
+        actions = _actions(prep, q, st0, env)
 
         def walk(st, d, path):
             if goal(st, env):
@@ -241,7 +252,7 @@ def _z3_runs(prep: Prepared, q: ir.Query, timeout_ms: int):
     depth = game.symbolic.expr(q.within)(st0, env)
     if dz.is_sym(depth):
         raise InputError("the z3 backend enumerates solutions only for a fixed `within`")
-    u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET)
+    u = unroll(game, st0, depth, _actions(prep, q, st0, env, True), exact_budget=EXACT_BUDGET)
     fgoal = game.symbolic.expr(q.goal)
     plain = dz.is_concrete(tuple(env))
     cgoal = game.concrete.expr(q.goal) if plain else None
@@ -283,8 +294,8 @@ def _z3_runs(prep: Prepared, q: ir.Query, timeout_ms: int):
 def _listing(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict:
     """Every move of the query's actions from its `from` state: legal, or the rule refusing it."""
     from .listing import search_listing, z3_listing
-    st, _ = _start(prep, q)
-    actions = set(q.using) if q.using else None
+    st, env = _start(prep, q)
+    actions = _actions(prep, q, st, env)
     if backend == "search":
         return search_listing(prep.game, st, actions)
     return z3_listing(prep.game, st, actions, timeout_ms)
@@ -319,7 +330,6 @@ def _search_query(prep: Prepared, q: ir.Query, deadline: float | None = None,
     goal = game.compiled(q.goal)
     obj = game.compiled(q.maximize) if q.maximize is not None else None
     within = game.compiled(q.within)
-    actions = set(q.using) if q.using else None
     choices = _choices(prep, q)
     # An objective that reads no state (say, the size of the chosen bag) ranks the choices up
     # front: the first feasible one in that order is the optimum.
@@ -335,8 +345,8 @@ def _search_query(prep: Prepared, q: ir.Query, deadline: float | None = None,
     for k, (_, c, st, env) in enumerate(ranked):
         if bound is not None and not static_obj:
             try:
-                res = _search_bb(game, st, env, goal, obj, bound, within(st, env), actions,
-                                 deadline, progress)
+                res = _search_bb(game, st, env, goal, obj, bound, within(st, env),
+                                 _actions(prep, q, st, env), deadline, progress)
             except _OutOfTime as o:
                 if o.best is not None and (best is None or o.best[0] > best[0]):
                     best = o.best
@@ -348,7 +358,8 @@ def _search_query(prep: Prepared, q: ir.Query, deadline: float | None = None,
                 return {"found": True, "steps": None, "best": "unknown",
                         "incumbent": (best[0], best[1], at_most)}
         else:
-            res = _search_one(game, st, env, goal, obj, within(st, env), actions)
+            res = _search_one(game, st, env, goal, obj, within(st, env),
+                              _actions(prep, q, st, env))
         if res is None:
             continue
         if best is None or (obj is not None and res[0] > best[0]):
@@ -531,7 +542,7 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
         depth = depth_v
     plain = dz.is_concrete(tuple(env))
     try:
-        u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET,
+        u = unroll(game, st0, depth, _actions(prep, q, st0, env, True), exact_budget=EXACT_BUDGET,
                    deadline=time.monotonic() + timeout_ms / 1000)
     except Unknown:
         return {"found": "unknown", "steps": None, "best": "unknown"}
@@ -597,7 +608,7 @@ def _z3_explicit(prep: Prepared, q: ir.Query, st0, env, depth: int, timeout_ms: 
     (one incremental solver, no push/pop).  None when the states exceed the budget (the layered
     unrolling takes over)."""
     game = prep.game
-    ex = explore(game, st0, depth, tuple(q.using) or None, EXPLICIT_BUDGET)
+    ex = explore(game, st0, depth, _actions(prep, q, st0, env), EXPLICIT_BUDGET)
     if ex is None:
         return None
     goal = game.compiled(q.goal)
@@ -685,8 +696,12 @@ def replay(prep: Prepared, q: ir.Query, chosen, moves: list[Move], expect=None):
     ``expect`` (the objective the solver found), a different objective is a disagreement."""
     game = prep.game
     st, env = _start(prep, q, chosen)
+    actions = _actions(prep, q, st, env)
     steps = []
     for m in moves:
+        if not allows(actions, m):
+            raise Disagreement(f"the solver's move {m.label(game)} is not one the query's "
+                               f"`using` allows")
         try:
             st, shows = game.apply(st, m)
         except Refused as r:
@@ -712,19 +727,21 @@ def _all_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> di
         game = prep.game
         goal = game.concrete.expr(q.goal)
         within = game.concrete.expr(q.within)
-        actions = set(q.using) if q.using else None
         found = []
         choices = _choices(prep, q)
-        if _reads_slot(q.setup, q.choose.slot) or _reads_slot(q.within, q.choose.slot):
+        pins = tuple(e for _, es in q.pins for e in es if e is not None)
+        if _reads_slot(q.setup, q.choose.slot) or _reads_slot(q.within, q.choose.slot) \
+                or any(_reads_slot(e, q.choose.slot) for e in pins):
             for c in choices:
                 st, env = _start(prep, q, c)
-                if _search_one(game, st, env, goal, None, within(st, env), actions) is not None:
+                if _search_one(game, st, env, goal, None, within(st, env),
+                               _actions(prep, q, st, env)) is not None:
                     found.append(c)
         else:
             # The start does not depend on the choice: explore the runs once, then ask the
             # goal of every state reached for each choice.
             st, env = _start(prep, q, choices[0])
-            reached = _reachable(game, st, within(st, env), actions)
+            reached = _reachable(game, st, within(st, env), _actions(prep, q, st, env))
             s1 = q.choose.slot + 1
             for c in choices:
                 env[s1] = c
@@ -767,7 +784,7 @@ def _z3_all(prep: Prepared, q: ir.Query, et, timeout_ms: int):
     chosen = fresh.value(et, q.choose.name)
     st0, env = _start_sym(prep, q, chosen)
     depth = game.concrete.expr(q.within)(*_start(prep, q, _choices(prep, q)[0]))
-    u = unroll(game, st0, depth, tuple(q.using) or None, exact_budget=EXACT_BUDGET)
+    u = unroll(game, st0, depth, _actions(prep, q, st0, env, True), exact_budget=EXACT_BUDGET)
     fgoal = game.symbolic.expr(q.goal)
     goal = u.final(lambda st: fgoal(st, env), None)
     s = make_solver(timeout_ms)
@@ -802,8 +819,8 @@ def solution_state(prep: Prepared, q: ir.Query, answer: dict):
             steps = val[0]
     if q.choose is not None or not steps:
         return _start(prep, q)[0], frozenset(), 0
-    st, _ = _start(prep, q)
-    actions = set(q.using) if q.using else None
+    st, env = _start(prep, q)
+    actions = _actions(prep, q, st, env)
     for step in steps:
         for m, st2, shows in game.legal(st, actions):
             if _render(game, m, shows) == step:

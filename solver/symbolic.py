@@ -11,7 +11,7 @@ import z3
 from . import domains as dz
 from . import linear
 from .evaluate import seq_len, sum_terms
-from .game import Game, Move
+from .game import Game, Move, pin_guard
 from .types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type
 
 DEFAULT_TIMEOUT_MS = 60_000
@@ -104,7 +104,7 @@ class Branch:
     concrete: bool = False      # the successor has no symbolic leaf
 
 
-def branches(game: Game, st, actions: tuple[str, ...] | None = None,
+def branches(game: Game, st, actions=None,
              concrete: bool | None = None) -> list[Branch]:
     """Every action instance from a (possibly symbolic) state, with its guard and successor.
 
@@ -112,7 +112,8 @@ def branches(game: Game, st, actions: tuple[str, ...] | None = None,
     and agree on concrete values (tests/test_differential.py checks it), and the interpreter
     is many times faster there."""
     out = []
-    if concrete if concrete is not None else dz.is_concrete(st):
+    if (concrete if concrete is not None else dz.is_concrete(st)) and \
+            (not isinstance(actions, dict) or dz.is_concrete(tuple(actions.values()))):
         for m, st2, shows in game.legal(st, actions):
             out.append(Branch(m.action, m.params, True, st2, shows, True))
         return out
@@ -120,6 +121,9 @@ def branches(game: Game, st, actions: tuple[str, ...] | None = None,
         if actions and a.name not in actions:
             continue
         for g, params in a.sym_instances(st):
+            g = dz.and_(g, pin_guard(actions, a, params))
+            if g is False:
+                continue
             for guard, st2, ctx in a.sym_apply(st, params):
                 full = dz.and_(g, guard)
                 if full is False:
@@ -178,7 +182,7 @@ def _ite_value(c, a, b):
     return dz.leaf_ite(c, a, b)
 
 
-def unroll(game: Game, st0, depth: int, actions: tuple[str, ...] | None, prefix: str = "ch",
+def unroll(game: Game, st0, depth: int, actions, prefix: str = "ch",
            exact_budget: int = 0, deadline: float | None = None) -> Unrolled:
     """Unroll ``depth`` steps; at each step the active node picks a branch or "stop" (which
     keeps its state), so the last layer covers every run of at most ``depth`` moves.
@@ -455,7 +459,7 @@ class Explicit:
     into: list              # into[n]: [(predecessor node, Move), ...], all of level[n] - 1
 
 
-def explore(game: Game, st0, depth: int, actions: tuple[str, ...] | None,
+def explore(game: Game, st0, depth: int, actions,
             budget: int) -> Explicit | None:
     """Breadth-first search by the interpreter; None past ``budget`` states."""
     index = {st0: 0}
