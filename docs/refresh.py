@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from solver import embed  # noqa: E402
-from solver.docpages import rules_digest, spec_digest  # noqa: E402
+from solver.docpages import proof_digest, rules_digest, spec_digest  # noqa: E402
 from solver.game import load_game  # noqa: E402
 from solver.prove import prove  # noqa: E402
 from solver.readings import find_ambiguities  # noqa: E402
@@ -134,6 +134,9 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
         "command": f"rulebook prove {game}{_param_flags(game, params)} --depth {depth}{step}"
                    f" --json", "depth": depth,
         "spec_sha256": spec_digest(g),
+        # A proof depends on the rules and the invariants: it stays current when only an
+        # example or a puzzle changes (docpages checks either digest).
+        "proof_sha256": proof_digest(g),
         "params": dict(g.p.param_values),
         "results": [r.as_json() for r in res]})
 

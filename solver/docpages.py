@@ -139,11 +139,12 @@ _CHECKS_ONLY = {"invariant_decl", "transition_decl", "example_decl", "puzzle_dec
                 "extend_puzzle_decl"}
 
 
-def rules_digest(game: Game) -> str:
+def rules_digest(game: Game, keep: frozenset = frozenset()) -> str:
     """A digest of the game's rules alone: the spec files without their invariants,
     transitions, examples and puzzles (nor the defs only those use), so that adding an
     auxiliary invariant leaves stored ambiguity witnesses current.  A def is kept when any
-    kept declaration names it (by identifier, a safe over-approximation)."""
+    kept declaration names it (by identifier, a safe over-approximation).  ``keep`` names
+    declaration kinds kept all the same (see `proof_digest`)."""
     import hashlib
     from lark import Token
     items = []                                   # (file index, start, end, decl kind, def name)
@@ -157,7 +158,8 @@ def rules_digest(game: Game) -> str:
 
     def names(it) -> set[str]:
         return {str(t) for t in it.scan_values(lambda v: isinstance(v, Token) and v.type == "NAME")}
-    kept = [x for x in items if x[2] not in _CHECKS_ONLY and x[2] != "def_decl"]
+    kept = [x for x in items if (x[2] not in _CHECKS_ONLY or x[2] in keep)
+            and x[2] != "def_decl"]
     used: set[str] = set()
     for x in kept:
         used |= names(x[1])
@@ -177,10 +179,24 @@ def rules_digest(game: Game) -> str:
     return h.hexdigest()[:16]
 
 
+def proof_digest(game: Game) -> str:
+    """A digest of what a proof of the invariants depends on: the rules and the invariants
+    and transitions, not the examples and puzzles."""
+    return rules_digest(game, frozenset({"invariant_decl", "transition_decl"}))
+
+
+def current(game: Game, stored: dict) -> bool:
+    """Whether stored results were made from the spec as it is, or from one that differs only
+    where they do not look (``rules_sha256``: witnesses; ``proof_sha256``: proofs)."""
+    if stored.get("spec_sha256") == spec_digest(game):
+        return True
+    return any(key in stored and stored[key] == digest(game)
+               for key, digest in (("rules_sha256", rules_digest),
+                                   ("proof_sha256", proof_digest)))
+
+
 def _staleness(game: Game, stored: dict | None, what: str) -> str:
-    if not stored or "spec_sha256" not in stored or stored["spec_sha256"] == spec_digest(game):
-        return ""
-    if "rules_sha256" in stored and stored["rules_sha256"] == rules_digest(game):
+    if not stored or "spec_sha256" not in stored or current(game, stored):
         return ""
     return (f".. note::\n\n   The spec has changed since these {what} were stored "
             f"({stored.get('generated', '?')}): they are shown as stored, for the spec as it "

@@ -230,3 +230,27 @@ def test_rules_digest_ignores_checks_only(tmp_path):
     assert spec1 != spec0 and rules1 == rules0
     _, rules2 = digests(src.replace("deck[c] -= 1;", "deck[c] -= 1; spoken = 0;"))
     assert rules2 != rules0
+
+
+def test_proof_digest_ignores_examples_and_puzzles_only(tmp_path):
+    """A proof depends on the rules and the invariants: a changed puzzle or example leaves the
+    proof digest alone (so a stored proof stays current), a changed invariant or rule does
+    not."""
+    from solver.docpages import current, proof_digest, spec_digest
+    from solver.game import load_path
+    src = (spec_dir() / "les-5-tours.rules").read_text(encoding="utf-8")
+
+    def game(text):
+        p = tmp_path / "les-5-tours.rules"
+        p.write_text(text, encoding="utf-8")
+        return load_path(p)
+    g0 = game(src)
+    stored = {"spec_sha256": spec_digest(g0), "proof_sha256": proof_digest(g0)}
+    assert "within: build_moves();" in src
+    puzzle = game(src.replace("within: build_moves();", "within: build_moves() + 1;", 1))
+    assert spec_digest(puzzle) != stored["spec_sha256"] and current(puzzle, stored)
+    inv = game(src.replace("invariant empty_hand: (phase == reveal or",
+                           "invariant empty_hand: (phase == reveal or phase == reveal or"))
+    assert proof_digest(inv) != stored["proof_sha256"] and not current(inv, stored)
+    rule = game(src.replace("deck[c] -= 1;", "deck[c] -= 1; spoken = 0;"))
+    assert not current(rule, stored)
