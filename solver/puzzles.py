@@ -450,7 +450,8 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
             b = bounds[st] = bound(st, env)
         return b
 
-    def visit(st, d, b):
+    def visit(st, d, b, value=None):
+        # ``value``: st's objective when the caller knows it (st is then a goal state).
         if deadline is not None or progress is not None:
             now = _clock()
             if deadline is not None and now > deadline:
@@ -461,8 +462,8 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
                 next_report[0] = now + PROGRESS_EVERY
                 progress(f"{len(explored)} states, {now - start:.0f} s: best {best[0]} so far, "
                          f"at most {at_most()}")
-        if goal(st, env):
-            v = obj(st, env)
+        if value is not None or goal(st, env):
+            v = obj(st, env) if value is None else value
             if b < v:
                 raise EvalError(f"the query's bound ({b}) is below its objective ({v}) in a "
                                 f"state reached: the bound is wrong")
@@ -484,15 +485,15 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
                        if explored.get(st2, -1) < d - 1
                        and (r := rank(st2)) is not None),
                       key=lambda k: (-k[0], k[1]))
-        for cb, _, m, st2, shows in kids:
+        for r, _, m, st2, shows in kids:
             # What st's bound allows covers every run through st2 as well.
-            cb = min(cb, b)
+            cb = min(r, b)
             if best[0] is not None and cb <= best[0]:
                 break
             if d == depth:
                 frontier[:] = [cb]
             path.append((m, shows))
-            visit(st2, d - 1, cb)
+            visit(st2, d - 1, cb, r if d == 1 else None)
             path.pop()
 
     visit(st0, depth, bound_of(st0))
