@@ -204,3 +204,42 @@ def test_count_over_a_push_at_a_symbolic_length_is_proved_by_splitting_the_lengt
     game = load_path(FIXTURES / "stacks.rules")
     res = {r.name: r for r in prove(game, 1, TIMEOUT_MS, None, None, 5_000, True)}
     assert res["conserved"].status == "inductive", res["conserved"].detail
+
+
+def test_a_step_z3_gives_up_on_is_retried_one_conjunct_at_a_time(monkeypatch):
+    """When z3 gives up on all the conjuncts a path changes at once, each is checked alone:
+    proved when every one is, a counterexample when one is false, and still "unknown" when z3
+    gives up on a single one.  (z3 giving up is simulated: any query of more than one
+    conjunct is "unknown".)"""
+    import z3
+
+    import solver.prove as P
+    from solver.symbolic import Unknown, make_solver
+    x = [z3.Int(f"x{i}") for i in range(3)]
+    conj = {"inv": [v >= 0 for v in x]}
+    readers = {v.get_id(): [("inv", i)] for i, v in enumerate(x)}
+    real = P._step
+    calls = []
+
+    def flaky(local, guard, goal, conj, name, items, *rest):
+        calls.append(len(items))
+        if len(items) > 1:
+            raise Unknown("simulated")
+        return real(local, guard, goal, conj, name, items, *rest)
+    monkeypatch.setattr(P, "_step", flaky)
+
+    def step(new):
+        items = list(enumerate(new))
+        goal = z3.Not(z3.And(new))
+        return P._step_each(make_solver(5_000), z3.BoolVal(True), goal, conj, "inv", items,
+                            readers, ["inv"], {}, False, 5_000)
+    # x' = x + 1 keeps every x non-negative: proved conjunct by conjunct.
+    assert step([v + 1 >= 0 for v in x]) is None
+    assert calls == [3, 1, 1, 1]
+    # x1' = x1 - 1 breaks it: the model is a counterexample to induction.
+    model = step([x[0] + 1 >= 0, x[1] - 1 >= 0, x[2] >= 0])
+    assert model is not None and model.eval(x[1]).as_long() == 0
+    # z3 giving up on a lone conjunct is not a proof.
+    monkeypatch.setattr(P, "_step", lambda *a: (_ for _ in ()).throw(Unknown("simulated")))
+    with pytest.raises(Unknown):
+        step([x[0] + 1 >= 0])
