@@ -328,6 +328,9 @@ def _step_each(local, guard, goal, conj, name, items, readers, candidates, memo,
     return None
 
 
+# The tier of the conjuncts near the changed ones gets this long (ms): past it, the next tier.
+MID_MS = 2_000
+
 # With length splitting on, a step query first gets this long as one query (ms).
 QUICK_MS = 2_000
 
@@ -338,12 +341,15 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
     lengths the step changes (_split_tiers), and the other paths of that action go there
     directly for that invariant; a query that cannot be split gets the whole step time-out."""
     if not split:
-        return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None)
+        return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None,
+                      timeout_ms)
     lengths, moved, cache, learned, key = split
     if key not in learned:
-        local.set("timeout", min(QUICK_MS, timeout_ms))
+        quick = min(QUICK_MS, timeout_ms)
+        local.set("timeout", quick)
         try:
-            return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None)
+            return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None,
+                          quick)
         except Unknown:
             pass
         finally:
@@ -354,15 +360,29 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
         learned.add(key)
         return verdict
     except TooManyCases:
-        return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None)
+        return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None,
+                      timeout_ms)
 
 
-def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, full):
+def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, full, local_ms):
     """Prove ``guard -> not goal`` from growing sets of assumptions; return None when proved,
-    else a model of a counterexample to induction (from the full set of assumptions)."""
+    else a model of a counterexample to induction (from the full set of assumptions).
+    ``local_ms``: the time limit the ``local`` solver is set to."""
     own = [conj[name][k] for k, _ in items if k < len(conj[name])]
     if _check_assume(local, z3.And(guard, goal, *own)) is None:
         return None
+    # Then the conjuncts that read what the changed conjuncts read, before or after the step
+    # (a card's count was kept by its own conjunct and by the one saying hands are empty
+    # between builds), within a short time: the path's guard alone often reads many more.
+    local.set("timeout", min(MID_MS, local_ms))
+    try:
+        if _check_assume(local, z3.And(guard, goal, *_near(z3.And(goal, *own), conj, readers,
+                                                             candidates, memo))) is None:
+            return None
+    except Unknown:
+        pass
+    finally:
+        local.set("timeout", local_ms)
     model = _check_assume(local, z3.And(guard, goal,
                                         *_near(z3.And(guard, goal), conj, readers, candidates, memo)))
     if model is None or full is None:
