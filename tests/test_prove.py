@@ -243,3 +243,41 @@ def test_a_step_z3_gives_up_on_is_retried_one_conjunct_at_a_time(monkeypatch):
     monkeypatch.setattr(P, "_step", lambda *a: (_ for _ in ()).throw(Unknown("simulated")))
     with pytest.raises(Unknown):
         step([x[0] + 1 >= 0])
+
+
+def test_the_conjuncts_near_the_changed_ones_are_tried_before_those_near_the_guard(monkeypatch):
+    """A conjunct the step changes may need another invariant that reads the same variables
+    (y == 0 for x + 2y >= 0 from x + y >= 0), while the path's guard reads a variable many
+    conjuncts read (g).  The tier of the changed conjuncts' neighbours proves it; the tier of
+    the guard's neighbours alone is too big for z3 (simulated: more than ten assumptions is
+    "unknown")."""
+    import z3
+
+    import solver.prove as P
+    from solver.symbolic import Unknown, make_solver
+    x, y, g = z3.Ints("x y g")
+    zs = [z3.Int(f"z{i}") for i in range(50)]
+    conj = {"inv": [x + y >= 0], "zero": [y == 0], "other": [g + z >= 0 for z in zs]}
+    readers: dict = {}
+    for name, cs in conj.items():
+        for k, c in enumerate(cs):
+            for v in P._free_vars(c, {}):
+                readers.setdefault(v, []).append((name, k))
+    real = P._check_assume
+
+    def small_only(solver, goal):
+        if len(goal.children()) > 10:
+            raise Unknown("simulated")
+        return real(solver, goal)
+    monkeypatch.setattr(P, "_check_assume", small_only)
+    c2 = x + 2 * y >= 0
+    args = (make_solver(5_000), g >= 0, z3.Not(c2), conj, "inv", [(0, c2)], readers,
+            list(conj), {}, None, 5_000)
+    assert P._tiers(*args) is None
+    # The tiers around it: the changed conjunct alone has a counterexample (y < 0), and the
+    # conjuncts near the guard and goal are more than z3 takes.
+    guard, goal = g >= 0, z3.Not(c2)
+    assert real(make_solver(5_000), z3.And(guard, goal, conj["inv"][0])) is not None
+    near = P._near(z3.And(guard, goal), conj, readers, list(conj), {})
+    with pytest.raises(Unknown):
+        small_only(make_solver(5_000), z3.And(guard, goal, *near))
