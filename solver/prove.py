@@ -311,9 +311,10 @@ def _step_each(local, guard, goal, conj, name, items, readers, candidates, memo,
                timeout_ms):
     """`_step` for all the conjuncts of an invariant a path changes at once; when z3 gives up
     on them together, one conjunct at a time, each with its own nearby assumptions (fewer
-    than those of all the conjuncts).  A path that ends a round rewrites every card's count:
-    Les 5 Tours' whole_deck has 80 changed conjuncts there, which z3 does not prove together
-    within a minute and proves one by one in about a second each."""
+    than those of all the conjuncts).  A path that rewrites a whole map (a count per key)
+    changes one conjunct per key: z3 may give up on eighty of them together, and prove each
+    alone in about a second.
+    """
     try:
         return _step(local, guard, goal, conj, name, items, readers, candidates, memo, split,
                      timeout_ms)
@@ -372,8 +373,8 @@ def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, ful
     if _check_assume(local, z3.And(guard, goal, *own)) is None:
         return None
     # Then the conjuncts that read what the changed conjuncts read, before or after the step
-    # (a card's count was kept by its own conjunct and by the one saying hands are empty
-    # between builds), within a short time: the path's guard alone often reads many more.
+    # (a count kept by its own conjunct and by another that bounds the same entries), within
+    # a short time: the path's guard alone often reads many more.
     local.set("timeout", min(MID_MS, local_ms))
     try:
         if _check_assume(local, z3.And(guard, goal, *_near(z3.And(goal, *own), conj, readers,
