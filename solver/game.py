@@ -33,28 +33,29 @@ class Move:
         return [self.action, *[to_json(b.domain.elem, v) for b, v in zip(a.ir.params, self.params)]]
 
 
-def pinned(actions, name: str, insts):
-    """The instances of action ``name`` a query's `using` lets through.  ``actions`` is None
-    (every action), a set of action names, or a mapping from each action used to the values
-    its arguments must equal (None: any; `using move(piece, _)`)."""
-    pins = actions.get(name) if isinstance(actions, dict) else None
-    return insts if pins is None else _pin(pins, insts)
+def pins_of(actions, name: str) -> tuple | None:
+    """What a query's `using` pins of action ``name``: ``actions`` is None (every action), a
+    set of action names, or a mapping from each action used to the values its arguments must
+    equal (None: any; `using move(piece, _)`).  None when nothing is pinned."""
+    return actions.get(name) if isinstance(actions, dict) else None
 
 
-def _pin(pins: tuple, insts):
-    return [ps for ps in insts if all(v is None or v == x for v, x in zip(pins, ps))]
+def _matches(pins: tuple, params: tuple) -> bool:
+    return all(v is None or v == x for v, x in zip(pins, params))
 
 
 def allows(actions, m: "Move") -> bool:
-    """Whether a query's `using` (see `pinned`) allows the move."""
-    return actions is None or (m.action in actions and bool(pinned(actions, m.action,
-                                                                     [m.params])))
+    """Whether a query's `using` (see `pins_of`) allows the move."""
+    if actions is None:
+        return True
+    pins = pins_of(actions, m.action)
+    return m.action in actions and (pins is None or _matches(pins, m.params))
 
 
 def pin_guard(actions, a: "CompiledAction", params):
-    """`pinned` for a symbolic instance: the condition (a z3 Bool, or True/False when known)
-    that its arguments equal the pinned values."""
-    pins = actions.get(a.name) if isinstance(actions, dict) else None
+    """`_matches` for a symbolic instance: the condition (a z3 Bool, or True/False when
+    known) that its arguments equal the pinned values."""
+    pins = pins_of(actions, a.name)
     if pins is None:
         return True
     return dz.all_(dz.eq(b.domain.elem, v, x)
@@ -194,10 +195,10 @@ class CompiledAction:
     def candidates(self, st, pins: tuple | None = None) -> list[tuple]:
         """`instances`, less those an early `requires` on the first binders already refuses
         (a rule that cannot be evaluated for them keeps them: `apply` will say why), and,
-        with ``pins``, those whose arguments differ from the pinned values (see `pinned`)."""
+        with ``pins``, those whose arguments differ from the pinned values (see `pins_of`)."""
         if not any(self.prune):
             insts = self.instances(st)
-            return insts if pins is None else _pin(pins, insts)
+            return insts if pins is None else [ps for ps in insts if _matches(pins, ps)]
         pins = pins or (None,) * len(self.domains)
         env = [None] * self.frame
         out: list[tuple] = []
@@ -430,7 +431,7 @@ class Game:
         for a in self.actions:
             if actions is not None and a.name not in actions:
                 continue
-            insts = a.candidates(st, actions.get(a.name) if isinstance(actions, dict) else None)
+            insts = a.candidates(st, pins_of(actions, a.name))
             # The hoisted requires lead the body: when they fail, every instance is refused.
             if not insts or not a.is_open(st):
                 continue
