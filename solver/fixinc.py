@@ -159,6 +159,7 @@ def remembered(fb, fargs):
 # ---- one walk per IR node: what a def body reads ---------------------------------------------
 
 _EMPTY = frozenset()
+_NOTHING = (_EMPTY, _EMPTY, False, False, False)
 
 
 def summary(node, cache: dict):
@@ -171,6 +172,9 @@ def summary(node, cache: dict):
         return _union(parts)
     if not hasattr(node, "__dataclass_fields__"):
         return (_EMPTY, _EMPTY, False, False, False)
+    if isinstance(node, (ir.Const, ir.Text)):
+        # A constant's value is data (a table of a thousand offsets), not IR: nothing to read.
+        return _NOTHING
     hit = cache.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]

@@ -4,6 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from . import ir
+
+_LEAVES = (ir.Const, ir.Text)
+
 
 def nodes(node) -> Iterator:
     """Every IR node under ``node`` (itself included), in pre-order; types and spans skipped."""
@@ -16,6 +20,9 @@ def nodes(node) -> Iterator:
         if not hasattr(n, "__dataclass_fields__"):
             continue
         yield n
+        if isinstance(n, _LEAVES):
+            # A constant's value is data (a table of a thousand offsets), not IR.
+            continue
         for f in reversed(tuple(n.__dataclass_fields__)):
             if f not in ("type", "span"):
                 stack.append(getattr(n, f))
