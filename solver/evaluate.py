@@ -57,9 +57,10 @@ class SymCtx:
 class Compiler:
     def __init__(self, symbolic: bool, state_type: Type | None = None):
         self.symbolic = symbolic
-        self._def_memos: dict = {}    # def name -> (memo, [last state]) shared by its call sites
+        self._def_memos: dict = {}    # def name -> _DefMemo, shared by its call sites
         self._stateless_defs: dict = {}   # def name -> whether it reads only its arguments
         self._summaries: dict = {}        # IR node id -> what it reads (fixinc.summary)
+        self._fields_read: dict = {}      # IR node id -> the state fields it reads
 
     def _stateless(self, name, body, slots, args) -> bool:
         # A def's body reads the state or not wherever it is inlined: decided once per def.
@@ -154,7 +155,12 @@ class Compiler:
                     else:
                         # Concretely, one memo per def (not per call site): `castle(s)` asked
                         # by area, tallest and rep in one state is flooded once.
-                        shared = None if self.symbolic else self._def_memos.setdefault(name, ({}, [None]))
+                        shared = None
+                        if not self.symbolic:
+                            shared = self._def_memos.get(name)
+                            if shared is None:
+                                fields = fixinc.state_fields(body, self._fields_read)
+                                shared = self._def_memos[name] = _DefMemo(fields)
                         call = _memoised(fb, fargs, self.symbolic, shared)
                 elif not self.symbolic and self._stateless(name, body, slots, args):
                     call = fixinc.remembered(fb, fargs)
@@ -1222,20 +1228,61 @@ def _memoised_pure(fb: Fn, fargs: list) -> Fn:
     return pcall
 
 
-def _memoised(fb: Fn, fargs: list, symbolic: bool, shared=None) -> Fn:
-    """A def call remembered per state object and argument values: Torres floods a castle once
-    per neighbour, not once per candidate move.  The memo holds only the last state seen, so it
-    never outgrows one state's calls; a symbolic call is remembered only for concrete
-    arguments (z3 terms compare as terms, not as values)."""
-    memo, last = shared if shared is not None else ({}, [None])
+FIELD_MEMO_STATES = 256
+
+
+class _DefMemo:
+    """One def's remembered calls, shared by its call sites, for the states met lately.
+
+    A def that reads only some fields of the state (``fields``: `castle(s)` reads `height`)
+    has the same values in every state that agrees on them: its calls are kept per value of
+    those fields, so a search that moves a knight (heights unchanged) floods no castle again.
+    Up to FIELD_MEMO_STATES such values are kept, then all are dropped.  A def that reads the
+    state whole (``fields`` None) keeps the calls of the last state only."""
+
+    __slots__ = ("fields", "store", "last", "memo")
+
+    def __init__(self, fields):
+        self.fields = None if fields is None else tuple(sorted(fields))
+        self.store: dict = {}
+        self.last = None
+        self.memo: dict = {}
+
+    def switch(self, st) -> dict:
+        """The memo for ``st`` (the caller checked that ``st`` is not the last state)."""
+        self.last = st
+        fields = self.fields
+        if fields is None:
+            self.memo = {}
+            return self.memo
+        key = tuple([st[i] for i in fields])
+        try:
+            memo = self.store.get(key)
+        except TypeError:       # a field that is not hashable: this state's calls only
+            self.memo = {}
+            return self.memo
+        if memo is None:
+            if len(self.store) >= FIELD_MEMO_STATES:
+                self.store.clear()
+            memo = self.store[key] = {}
+        self.memo = memo
+        return memo
+
+
+def _memoised(fb: Fn, fargs: list, symbolic: bool, shared: _DefMemo | None = None) -> Fn:
+    """A def call remembered per state and argument values: Torres floods a castle once per
+    neighbour, not once per candidate move.  Concretely the memo is a `_DefMemo` (shared by
+    the def's call sites; across states that agree on the fields the def reads).  A symbolic
+    call is remembered for the last state only, and only for concrete arguments (z3 terms
+    compare as terms, not as values)."""
+    if shared is None:
+        shared = _DefMemo(None)
     if not symbolic and len(fargs) == 2:
         (s1, f1), (s2, f2) = fargs
 
         def mcall2(st, env):
             # The common case without the generic loop: two arguments, concrete.
-            if st is not last[0]:
-                memo.clear()
-                last[0] = st
+            memo = shared.memo if st is shared.last else shared.switch(st)
             key = (f1(st, env), f2(st, env))
             env[s1], env[s2] = key
             try:
@@ -1248,9 +1295,7 @@ def _memoised(fb: Fn, fargs: list, symbolic: bool, shared=None) -> Fn:
         return mcall2
 
     def mcall(st, env):
-        if st is not last[0]:
-            memo.clear()
-            last[0] = st
+        memo = shared.memo if st is shared.last else shared.switch(st)
         key = tuple(f(st, env) for _, f in fargs)
         for (s1, _), v in zip(fargs, key):
             env[s1] = v

@@ -211,6 +211,45 @@ def _union(parts):
             any(p[4] for p in parts))
 
 
+def state_fields(node, cache: dict):
+    """The indices of the current state's fields an IR subtree reads, or None when it reads
+    the state whole (passed to a def, compared) or the old state: a def that reads only
+    `height` has the same value in every state with the same heights.  Cached by node id like
+    `summary`."""
+    if isinstance(node, tuple):
+        acc: set = set()
+        for x in node:
+            f = state_fields(x, cache)
+            if f is None:
+                return None
+            acc |= f
+        return frozenset(acc)
+    if not hasattr(node, "__dataclass_fields__") or isinstance(node, (ir.Const, ir.Text)):
+        return _EMPTY
+    hit = cache.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    if isinstance(node, ir.Field) and isinstance(node.record, ir.StateRef) \
+            and not node.record.old:
+        res = frozenset((node.index,))
+    elif isinstance(node, ir.StateRef):
+        res = None
+    else:
+        acc = set()
+        res = None
+        for f in node.__dataclass_fields__:
+            if f in ("type", "span"):
+                continue
+            sub = state_fields(getattr(node, f), cache)
+            if sub is None:
+                break
+            acc |= sub
+        else:
+            res = frozenset(acc)
+    cache[id(node)] = (node, res)
+    return res
+
+
 def memoisable(body, slots, cache: dict) -> bool:
     """The same verdict as evaluate._memoisable, from the cached summary."""
     reads, bound, loops, old, _ = summary(body, cache)
