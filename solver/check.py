@@ -153,6 +153,10 @@ class Checker(RealChecks):
         self.items: dict[tuple[str, str], Item] = {}
         self.order: list[tuple[str, str]] = []
         self.static: dict[str, object] = {}     # name -> resolved param/const value or Type
+        # A def's body is checked again at every call, so the same parse nodes come back: their
+        # spans and written types (which read only parameters and constants) are made once.
+        self._spans: dict = {}                  # (id(node), file) -> (node, Span)
+        self._types: dict = {}                  # id(type node) -> (node, Type)
         self.static_kind: dict[str, str] = {}
         self.resolving: set[str] = set()
         self.enum_members: dict[str, tuple[EnumT, int]] = {}
@@ -260,6 +264,15 @@ class Checker(RealChecks):
 
     def _span(self, node, file: str | None = None) -> Span:
         file = file or self._cur()[0]
+        hit = self._spans.get((id(node), file))
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        span = self._make_span(node, file)
+        self._spans[(id(node), file)] = (node, span)
+        return span
+
+    @staticmethod
+    def _make_span(node, file: str) -> Span:
         if isinstance(node, Token):
             return Span(file, node.line or 0, node.column or 0, node.end_line or 0,
                         node.end_column or 0)
@@ -381,6 +394,14 @@ class Checker(RealChecks):
     # ---- types -------------------------------------------------------------------------
 
     def type_(self, t) -> Type:
+        hit = self._types.get(id(t))
+        if hit is not None and hit[0] is t:
+            return hit[1]
+        typ = self._type(t)
+        self._types[id(t)] = (t, typ)
+        return typ
+
+    def _type(self, t) -> Type:
         match t.data:
             case "bool_type":
                 return BOOL
