@@ -115,6 +115,24 @@ def test_memoised_calls_follow_the_state(flood):
     assert area(a, (0, 0)) == 2
 
 
+def test_memoised_calls_are_kept_per_value_of_the_fields_read():
+    """castle and area read only `height`: their calls are kept per heights, so a state with
+    the same heights and other pieces reuses them, and states with other heights get their
+    own answers, however the states alternate."""
+    flood = load_path(FIXTURES / "flood.rules")       # its own memos, not the module's
+    area = flood.expr("area(s)", {"s": _sq(flood)})[0]
+    memo = flood.concrete._def_memos["castle"]
+    assert memo.fields == (flood.field_index["height"],)
+    a = _state(flood, {(0, 0): 1, (1, 0): 1})
+    a2 = _state(flood, {(0, 0): 1, (1, 0): 1}, {(2, 2): 2})
+    b = _state(flood, {(0, 0): 1})
+    assert area(a, (0, 0)) == 2
+    assert area(a2, (0, 0)) == 2
+    assert len(memo.store) == 1          # a2 met a's heights: no new entry
+    assert [area(x, (0, 0)) for x in (b, a, b, a2)] == [1, 2, 1, 2]
+    assert len(memo.store) == 2
+
+
 def test_enum_json_spellings_round_trip(flood):
     piece = flood.p.types["Piece"]
     assert [from_json(piece, j, "p") for j in (None, "king", 0, 1)] == [0, 1, 2, 3]

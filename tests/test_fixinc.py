@@ -7,7 +7,9 @@ import random
 import pytest
 
 from conftest import FIXTURES
-from solver import fixinc
+from solver import fixinc, ir
+from solver.errors import Span
+from solver.irwalk import nodes
 from solver.game import load_path
 from solver.types import IntT, finite
 
@@ -73,3 +75,17 @@ def test_torres_passage_incremental_equals_plain():
                 assert x == y
                 hit += any(x)
     assert hit > 0     # some passages are not empty: the comparison is not vacuous
+
+
+def test_a_constant_value_is_not_walked_as_ir():
+    """A constant's value is data: the walks stop at the Const (Towers' SHAPE table, inlined
+    at every call, made them walk millions of tuples).  A value holding an IR-shaped object
+    shows it: were it walked, the Local inside would be yielded and read."""
+    sp = Span("t", 1, 1)
+    inner = ir.Local(IntT(0, 1), sp, "x", 7)
+    c = ir.Const(IntT(0, 1), sp, ((inner, 1), (2, 3)))
+    e = ir.Binary(IntT(0, 2), sp, "+", c, ir.Local(IntT(0, 1), sp, "y", 3))
+    assert [type(n).__name__ for n in nodes(e)] == ["Binary", "Const", "Local"]
+    reads = fixinc.summary(e, {})[0]
+    assert reads == {3}
+    assert fixinc.state_fields(e, {}) == frozenset()
