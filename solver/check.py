@@ -65,6 +65,30 @@ class Scope:
                      self.allow_state)
 
 
+_SLOT_FIELDS = ("slot", "family")
+
+
+def _renumber(node, moved: dict):
+    """The IR ``node`` with every local slot s (binders, lets, calls, fixpoints, real
+    families, and the locals that read them) replaced by ``moved[s]``.  Types, spans and
+    constants' values are kept as they are."""
+    if isinstance(node, tuple):
+        return tuple(_renumber(x, moved) for x in node)
+    if type(node).__module__ != ir.__name__ or isinstance(node, (ir.Const, ir.Text)):
+        return node         # a type, a span, a number, a name; a constant holds no local
+    vals = []
+    for f in node.__dataclass_fields__:
+        v = getattr(node, f)
+        if f in _SLOT_FIELDS:
+            v = moved[v]
+        elif f == "slots":
+            v = tuple(moved[x] for x in v)
+        else:
+            v = _renumber(v, moved)
+        vals.append(v)
+    return type(node)(*vals)
+
+
 def find_spec(name: str) -> Path:
     path = spec_dir() / f"{name}.rules"
     if not path.is_file():
@@ -157,6 +181,7 @@ class Checker(RealChecks):
         # spans and written types (which read only parameters and constants) are made once.
         self._spans: dict = {}                  # (id(node), file) -> (node, Span)
         self._types: dict = {}                  # id(type node) -> (node, Type)
+        self._bodies: dict = {}                 # a def checked once: see _call
         self.static_kind: dict[str, str] = {}
         self.resolving: set[str] = set()
         self.enum_members: dict[str, tuple[EnumT, int]] = {}
@@ -789,6 +814,20 @@ class Checker(RealChecks):
             slot = sc.frame.new()
             slots.append(slot)
             inner = inner.bind(pn, ir.Local(pt, sp, pn, slot))
+        # The body reads only its parameters, the statics and the state (its scope starts
+        # empty), so it is checked once per kind of scope; at the next call the same IR is
+        # renumbered into this frame: its parameters' slots, then its own after the frame's.
+        key = (name, sc.old, sc.transition, sc.allow_state, self.state_type is None)
+        hit = self._bodies.get(key)
+        if hit is not None:
+            body0, slots0, base0, size, typ, check = hit
+            base = sc.frame.size
+            sc.frame.size += size
+            moved = dict(zip(slots0, slots))
+            moved.update((s0, s0 - base0 + base) for s0 in range(base0, base0 + size))
+            return ir.Call(typ, sp, name, tuple(args), tuple(slots), _renumber(body0, moved),
+                           check)
+        base0 = sc.frame.size
         self.inlining.append(name)
         self._enter(it)
         try:
@@ -803,6 +842,7 @@ class Checker(RealChecks):
         # A declared result type is a promise: what the checker cannot prove is checked when
         # the def is evaluated (a spec bug otherwise, reported with the def's span).
         check = ret if ret is not None and _needs_bounds(body.type, ret) else None
+        self._bodies[key] = (body, tuple(slots), base0, sc.frame.size - base0, typ, check)
         return ir.Call(typ, sp, name, tuple(args), tuple(slots), body, check)
 
     # ---- quantifiers and domains ------------------------------------------------------------
