@@ -1229,6 +1229,9 @@ def _memoised_pure(fb: Fn, fargs: list) -> Fn:
 
 
 FIELD_MEMO_STATES = 256
+# A memo kept across states is bounded too: a def of a rarely changed field, called with ever
+# new arguments, would otherwise grow all run long.
+MEMO_CALLS = 1 << 14
 
 
 class _DefMemo:
@@ -1237,8 +1240,9 @@ class _DefMemo:
     A def that reads only some fields of the state (``fields``: `castle(s)` reads `height`)
     has the same values in every state that agrees on them: its calls are kept per value of
     those fields, so a search that moves a knight (heights unchanged) floods no castle again.
-    Up to FIELD_MEMO_STATES such values are kept, then all are dropped.  A def that reads the
-    state whole (``fields`` None) keeps the calls of the last state only."""
+    Up to FIELD_MEMO_STATES such values are kept, then all are dropped; so are a value's
+    calls past MEMO_CALLS.  A def that reads the state whole (``fields`` None) keeps the
+    calls of the last state only."""
 
     __slots__ = ("fields", "store", "last", "memo")
 
@@ -1290,6 +1294,8 @@ def _memoised(fb: Fn, fargs: list, symbolic: bool, shared: _DefMemo | None = Non
             except TypeError:
                 return fb(st, env)
             if hit is memo:
+                if len(memo) >= MEMO_CALLS:
+                    memo.clear()
                 hit = memo[key] = fb(st, env)
             return hit
         return mcall2
@@ -1306,6 +1312,8 @@ def _memoised(fb: Fn, fargs: list, symbolic: bool, shared: _DefMemo | None = Non
         except TypeError:   # an unhashable argument
             return fb(st, env)
         if hit is memo:
+            if len(memo) >= MEMO_CALLS:
+                memo.clear()
             hit = memo[key] = fb(st, env)
         return hit
     return mcall
