@@ -510,11 +510,15 @@ def _render(game: Game, m: Move, shows) -> list:
 # ---- the Z3 backend ------------------------------------------------------------------------
 
 def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
+    """The query on the z3 backend, within ``timeout_ms`` in all: the unrolling and every
+    check share one deadline."""
     game = prep.game
+    deadline = time.monotonic() + timeout_ms / 1000
     if q.choose is None:
         # Nothing chosen: the inputs (from JSON) and so the start are concrete.
         st0, env = _start(prep, q)
-        res = _z3_explicit(prep, q, st0, env, game.compiled(q.within)(st0, env), timeout_ms)
+        res = _z3_explicit(prep, q, st0, env, game.compiled(q.within)(st0, env), timeout_ms,
+                           deadline)
         if res is not None:
             return res
     cons: list = []
@@ -544,7 +548,7 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
     plain = dz.is_concrete(tuple(env))
     try:
         u = unroll(game, st0, depth, _actions(prep, q, st0, env, True), exact_budget=EXACT_BUDGET,
-                   deadline=time.monotonic() + timeout_ms / 1000)
+                   deadline=deadline)
     except Unknown:
         return {"found": "unknown", "steps": None, "best": "unknown"}
     fgoal = game.compiled(q.goal, True)
@@ -565,7 +569,7 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
                 s.add(z3.Implies(k >= depth_v, node.choice == len(node.branches)))
     s.add(dz.lift(goal))
     try:
-        if not check(s):
+        if not check(s, deadline=deadline):
             return {"found": False, "steps": None, "best": None}
         model = s.model()
         best = None
@@ -575,7 +579,7 @@ def _z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
                 s.push()
                 s.add(dz.lift(objective) > best)
                 try:
-                    better = check(s)
+                    better = check(s, deadline=deadline)
                 except Unknown:
                     # Out of time with a run in hand: it is the incumbent, replayed in the
                     # interpreter; the optimum is not known to be lower than any value.
@@ -602,7 +606,8 @@ def _replay_model(prep: Prepared, q: ir.Query, u, model, chosen, best) -> list:
     return replay(prep, q, picked, moves, best)[0]
 
 
-def _z3_explicit(prep: Prepared, q: ir.Query, st0, env, depth: int, timeout_ms: int):
+def _z3_explicit(prep: Prepared, q: ir.Query, st0, env, depth: int, timeout_ms: int,
+                 deadline: float | None = None):
     """The query from a wholly concrete start: the interpreter lists the states within the
     bound (`symbolic.explore`), z3 finds which goal states a run reaches (`encode_runs`) and
     maximises the objective over them, raising the bar with one assumption literal per value
@@ -646,7 +651,7 @@ def _z3_explicit(prep: Prepared, q: ir.Query, st0, env, depth: int, timeout_ms: 
         return replay(prep, q, None, moves, best)[0], best
 
     try:
-        if not check(s):
+        if not check(s, deadline=deadline):
             return {"found": False, "steps": None, "best": None}
         model, end = best_end()
     except Unknown:
@@ -654,7 +659,7 @@ def _z3_explicit(prep: Prepared, q: ir.Query, st0, env, depth: int, timeout_ms: 
     while True:
         bar = next((lit for v, lit in bars if v > value[end]), None)
         try:
-            if bar is None or not check(s, bar):
+            if bar is None or not check(s, bar, deadline=deadline):
                 break
         except Unknown:
             # Out of time with a run in hand: it is the incumbent (replayed in the

@@ -35,7 +35,15 @@ def make_solver(timeout_ms: int = DEFAULT_TIMEOUT_MS, optimize: bool = False,
     return s
 
 
-def check(solver, *assumptions) -> bool:
+def check(solver, *assumptions, deadline: float | None = None) -> bool:
+    """sat (True) or unsat (False); Unknown when z3 gives up.  With ``deadline`` (a
+    `time.monotonic()` instant) the check gets only the time left before it, so that a query
+    of several checks keeps to one time limit."""
+    if deadline is not None:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise Unknown("the time limit was reached")
+        solver.set("timeout", max(1, int(left * 1000)))
     # `exists real` literals are defined by side conditions, added for those the query uses.
     side = linear.side_conditions(solver, assumptions)
     if side:

@@ -288,6 +288,32 @@ def test_ask_names_the_puzzle_like_puzzle_does():
     assert solve({**p, "ask": "build"}) == solve({**p, "puzzle": "build"}) == solve(p)
 
 
+def test_a_z3_query_keeps_to_one_time_limit_over_its_checks(monkeypatch):
+    """The time limit is the query's, not each check's: once a check has used it up, the next
+    one is not started, and the run in hand is the answer's best_found.  The clock is
+    simulated: each check takes 1,000 s of it."""
+    import time
+
+    import solver.puzzles as P
+    inp = json.loads((ROOT / "tests" / "golden" / "puzzles" / "market_max_take.json")
+                     .read_text())["input"]
+    full = solve(inp, backend="z3")
+    clock = {"now": 0.0}
+    monkeypatch.setattr(time, "monotonic", lambda: clock["now"])
+    real = P.check
+
+    def slow(s, *a, **k):
+        r = real(s, *a, **k)
+        clock["now"] += 1000.0
+        return r
+    monkeypatch.setattr(P, "check", slow)
+    got = solve(inp, backend="z3", timeout_ms=60_000)
+    # Both queries (best_score, then max_take) found a run, then ran out of time.  best_found
+    # and at_most are the last one's.
+    assert got["best_score"] == "unknown" and got["max_take"] == "unknown"
+    assert got["best_found"]["max_take"] <= full["max_take"] <= got["at_most"]
+
+
 def test_z3_out_of_time_after_a_run_gives_it_as_best_found(monkeypatch):
     """When z3 gives up while raising the objective, the run it had is kept: the answer is
     "unknown", and `best_found` holds that run's score and steps, replayed in the
