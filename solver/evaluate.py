@@ -1237,9 +1237,9 @@ MEMO_CALLS = 1 << 14
 class _DefMemo:
     """One def's remembered calls, shared by its call sites, for the states met lately.
 
-    A def that reads only some fields of the state (``fields``: `castle(s)` reads `height`)
-    has the same values in every state that agrees on them: its calls are kept per value of
-    those fields, so a search that moves a knight (heights unchanged) floods no castle again.
+    A def that reads only some fields of the state (``fields``) has the same values in every
+    state that agrees on them: its calls are kept per value of those fields, so a search whose
+    move leaves those fields alone computes none of them again.
     Up to FIELD_MEMO_STATES such values are kept, then all are dropped; so are a value's
     calls past MEMO_CALLS.  A def that reads the state whole (``fields`` None) keeps the
     calls of the last state only."""
@@ -1274,8 +1274,8 @@ class _DefMemo:
 
 
 def _memoised(fb: Fn, fargs: list, symbolic: bool, shared: _DefMemo | None = None) -> Fn:
-    """A def call remembered per state and argument values: Torres floods a castle once per
-    neighbour, not once per candidate move.  Concretely the memo is a `_DefMemo` (shared by
+    """A def call remembered per state and argument values: a flood asked by every candidate
+    move is computed once.  Concretely the memo is a `_DefMemo` (shared by
     the def's call sites; across states that agree on the fields the def reads).  A symbolic
     call is remembered for the last state only, and only for concrete arguments (z3 terms
     compare as terms, not as values)."""

@@ -171,9 +171,9 @@ def summary(node, cache: dict):
         parts = [summary(x, cache) for x in node]
         return _union(parts)
     if not hasattr(node, "__dataclass_fields__"):
-        return (_EMPTY, _EMPTY, False, False, False)
+        return _NOTHING
     if isinstance(node, (ir.Const, ir.Text)):
-        # A constant's value is data (a table of a thousand offsets), not IR: nothing to read.
+        # A constant's value is data (a large table), not IR: nothing to read.
         return _NOTHING
     hit = cache.get(id(node))
     if hit is not None and hit[0] is node:
@@ -202,7 +202,7 @@ def summary(node, cache: dict):
 
 def _union(parts):
     if not parts:
-        return (_EMPTY, _EMPTY, False, False, False)
+        return _NOTHING
     if len(parts) == 1:
         return parts[0]
     reads = frozenset().union(*(p[0] for p in parts))

@@ -21,7 +21,7 @@ def nodes(node) -> Iterator:
             continue
         yield n
         if isinstance(n, _LEAVES):
-            # A constant's value is data (a table of a thousand offsets), not IR.
+            # A constant's value is data (a large table), not IR.
             continue
         for f in reversed(tuple(n.__dataclass_fields__)):
             if f not in ("type", "span"):
