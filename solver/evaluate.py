@@ -19,6 +19,7 @@ import z3
 from . import domains as dz
 from . import fixinc
 from . import ir
+from . import irwalk
 from . import linear
 from .errors import EvalError
 from .irwalk import nodes
@@ -61,6 +62,8 @@ class Compiler:
         self._stateless_defs: dict = {}   # def name -> whether it reads only its arguments
         self._summaries: dict = {}        # IR node id -> what it reads (fixinc.summary)
         self._fields_read: dict = {}      # IR node id -> the state fields it reads
+        self._recorded: set = set()       # env indices of fixpoints whose reads are recorded
+        self.state_type = state_type
 
     def _stateless(self, name, body, slots, args) -> bool:
         # A def's body reads the state or not wherever it is inlined: decided once per def.
@@ -68,7 +71,6 @@ class Compiler:
         if hit is None:
             hit = self._stateless_defs[name] = fixinc.stateless(body, slots, args, self._summaries)
         return hit
-        self.state_type = state_type
 
     # ---- expressions ------------------------------------------------------------------
 
@@ -80,7 +82,9 @@ class Compiler:
                 return lambda st, env: v
             case ir.Local(slot=s):
                 s1 = s + 1
-                return lambda st, env: env[s1]
+                get = lambda st, env: env[s1]  # noqa: E731
+                get.local = s1      # read straight from env by the fast paths (`_local`)
+                return get
             case ir.StateRef(old=old):
                 if old:
                     return lambda st, env: env[0]
@@ -227,11 +231,19 @@ class Compiler:
                 assert_never(e)
 
     def _fix(self, e: ir.Fix) -> Fn:
-        fseed, fstep, s1, bound = self.expr(e.seed), self.expr(e.step), e.slot + 1, e.bound
         if not self.symbolic and fixinc.applies(e):
+            # Each key's step reads the fixpoint's value through `_Reads`, which records the
+            # entries read: its reads r[k] are compiled to record them (see _index).
             st_ = e.step
-            fw = self.expr(st_.where) if st_.where is not None else None
-            return fixinc.compile_fix(fseed, fw, self.expr(st_.body), e)
+            self._recorded.add(e.slot + 1)
+            try:
+                fseed = self.expr(e.seed)
+                fw = self.expr(st_.where) if st_.where is not None else None
+                fbody = self.expr(st_.body)
+            finally:
+                self._recorded.discard(e.slot + 1)
+            return fixinc.compile_fix(fseed, fw, fbody, e)
+        fseed, fstep, s1, bound = self.expr(e.seed), self.expr(e.step), e.slot + 1, e.bound
         if not self.symbolic:
             def fix(st, env):
                 r = fseed(st, env)
@@ -286,20 +298,38 @@ class Compiler:
             et = ct.elem
             return lambda st, env: seq_get(et, fc(st, env), fi(st, env))
         kt = ct.key if isinstance(ct, MapT) else ct.elem
-        fk = self._key(kt, self.expr(e.key))
+        fk0 = self.expr(e.key)
+        fk = self._key(kt, fk0)
         if not self.symbolic:
-            c, k = e.coll, e.key
+            c = e.coll
+            lk = _local(fk0)
             if isinstance(c, ir.Field) and isinstance(c.record, ir.StateRef) and not c.record.old:
                 # A state field indexed (the interpreter's commonest lookup): no inner calls.
                 i = c.index
-                if isinstance(k, ir.Local) and _own_ordinal(kt):
-                    s1 = k.slot + 1
-                    return lambda st, env: st[i][env[s1]]
-                if isinstance(k, ir.Local) and isinstance(kt, RecordT):
+                if lk is not None and _own_ordinal(kt):
+                    return lambda st, env: st[i][env[lk]]
+                if lk is not None and isinstance(kt, RecordT):
                     # A square bound by a quantifier: its ordinal straight from the table.
-                    s1, index = k.slot + 1, finite(kt).index
-                    return lambda st, env: st[i][index[env[s1]]]
+                    index = finite(kt).index
+                    return lambda st, env: st[i][index[env[lk]]]
                 return lambda st, env: st[i][fk(st, env)]
+            # A local map (a fixpoint's value, a let) indexed in a hot loop: read straight
+            # from env, a record key's ordinal straight from the table.
+            lc = _local(fc)
+            if lc is not None and lc in self._recorded:
+                return _recording_index(lc, fk, finite(kt).index if lk is not None
+                                        and isinstance(kt, RecordT) else None, lk)
+            if lc is not None and _own_ordinal(kt):
+                if lk is not None:
+                    return lambda st, env: env[lc][env[lk]]
+                return lambda st, env: env[lc][fk(st, env)]
+            if isinstance(kt, RecordT):
+                index = finite(kt).index
+                if lc is not None and lk is not None:
+                    return lambda st, env: env[lc][index[env[lk]]]
+                if lc is not None:
+                    return lambda st, env: env[lc][index[fk0(st, env)]]
+                return lambda st, env: fc(st, env)[index[fk0(st, env)]]
             return lambda st, env: fc(st, env)[fk(st, env)]
         vt = e.type
         return lambda st, env: dz.select(vt, fc(st, env), fk(st, env))
@@ -611,6 +641,9 @@ class Compiler:
         s1 = e.slot + 1
         kind = e.kind
         if not self.symbolic:
+            memo = self._filter_memo(e)
+            if memo is not None:
+                fd, fw = _remembered_filter(fd, fw, s1, *memo), None
             return _concrete_quant(kind, fd, fw, fb, s1, e)
 
         def q(st, env):
@@ -624,6 +657,33 @@ class Compiler:
                 pairs.append((g, fb(st, env)))
             return _sym_fold(kind, pairs, e)
         return q
+
+    def _filter_memo(self, e: ir.Quant) -> "tuple[_DefMemo, tuple[int, ...]] | None":
+        """A memo for the values of e's domain that pass its `where`, and the env indices of
+        the outer locals the filter reads, when it reads nothing else but the quantified value
+        and the current state, and those locals are scalars: then it selects the same values
+        wherever the quantifier is evaluated in one state with the same locals (`exists k in
+        Sq where occupant[k] == king: ...` asked for each of 64 squares walks the board once,
+        not 64 times; `min d in Dir where on_board(s, d)` asks `on_board` once per square)."""
+        if e.where is None:
+            return None
+        dreads, dbound, _, dold, _ = fixinc.summary(e.domain, self._summaries)
+        wreads, wbound, _, wold, _ = fixinc.summary(e.where, self._summaries)
+        if dold or wold:
+            return None
+        outer = (dreads - dbound) | (wreads - wbound - {e.slot})
+        todo = set(outer)
+        for n in irwalk.nodes((e.domain, e.where)):
+            if not todo:
+                break
+            if isinstance(n, ir.Local) and n.slot in todo:
+                if not fixinc.scalar(n.type):
+                    return None
+                todo.discard(n.slot)
+        dfields = fixinc.state_fields(e.domain, self._fields_read)
+        wfields = fixinc.state_fields(e.where, self._fields_read)
+        fields = None if dfields is None or wfields is None else dfields | wfields
+        return _DefMemo(fields), tuple(sorted(sl + 1 for sl in outer))
 
     # ---- statements -------------------------------------------------------------------
 
@@ -789,6 +849,31 @@ class Compiler:
         return sassign
 
 
+def _recording_index(lc: int, fk: Fn, index: dict | None, lk: int | None) -> Fn:
+    """``r[k]`` for a fixpoint's value ``r`` held in ``env[lc]`` as a `fixinc._Reads`: the
+    entry read is recorded (``index``: a record key's ordinals, when the key is the local
+    ``env[lk]``; else ``fk`` gives the ordinal)."""
+    if index is not None:
+        def get_rec(st, env):
+            p = env[lc]
+            i = index[env[lk]]
+            p.seen.add(i)
+            return p.vals[i]
+        return get_rec
+
+    def get(st, env):
+        p = env[lc]
+        i = fk(st, env)
+        p.seen.add(i)
+        return p.vals[i]
+    return get
+
+
+def _local(f: Fn) -> int | None:
+    """The env index ``f`` reads, when ``f`` is a local's closure (see Compiler.expr)."""
+    return getattr(f, "local", None)
+
+
 def _own_ordinal(kt: Type) -> bool:
     """Whether a key's value is its ordinal (`Compiler._key` passes it through)."""
     return isinstance(kt, EnumT) or (isinstance(kt, IntT) and kt.lo == 0)
@@ -870,6 +955,48 @@ def _concrete_assign(fv, getters, bounds, source, target, span):
 
 # ---- concrete quantifiers ----------------------------------------------------------------------
 
+def _remembered_filter(fd, fw, s1, shared: "_DefMemo", outer: tuple[int, ...]):
+    """The domain ``fd`` filtered by ``fw``, as ``(True, value)`` pairs, computed once per
+    state and value of the ``outer`` env entries (see Compiler._filter_memo).  When the filter
+    fails on some value, nothing is remembered and the error is left to the plain loop, which
+    may stop before that value."""
+    def filtered(st, env):
+        memo = shared.memo if st is shared.last else shared.switch(st)
+        key = tuple([env[i] for i in outer]) if outer else ()
+        hit = memo.get(key)
+        if hit is None:
+            hit = []
+            try:
+                for g, v in fd(st, env):
+                    env[s1] = v
+                    if fw(st, env):
+                        hit.append((g, v))
+            except EvalError:
+                return _Lazy(fd(st, env), fw, s1, st, env)
+            if len(memo) >= MEMO_CALLS:
+                memo.clear()
+            memo[key] = hit
+        return hit
+    return filtered
+
+
+class _Lazy:
+    """A domain filtered as it is walked: its `where` is evaluated for each value only when
+    the loop gets there, as without a memo."""
+
+    __slots__ = ("items", "fw", "s1", "st", "env")
+
+    def __init__(self, items, fw, s1, st, env):
+        self.items, self.fw, self.s1, self.st, self.env = items, fw, s1, st, env
+
+    def __iter__(self):
+        env, st, fw, s1 = self.env, self.st, self.fw, self.s1
+        for g, v in self.items:
+            env[s1] = v
+            if fw(st, env):
+                yield g, v
+
+
 def _concrete_quant(kind, fd, fw, fb, s1, e: ir.Quant):
     if kind == "forall":
         def forall(st, env):
@@ -902,6 +1029,23 @@ def _concrete_quant(kind, fd, fw, fb, s1, e: ir.Quant):
             return tuple(out)
         return table
 
+    if kind in ("sum", "count"):
+        def total(st, env):
+            n = 0
+            for _, v in fd(st, env):
+                env[s1] = v
+                if fw is not None and not fw(st, env):
+                    continue
+                if kind == "count":
+                    if fb(st, env):
+                        n += 1
+                else:
+                    n += fb(st, env)
+            return n
+        return total
+
+    pick = max if kind == "max" else min
+
     def fold(st, env):
         vals = []
         for _, v in fd(st, env):
@@ -909,13 +1053,7 @@ def _concrete_quant(kind, fd, fw, fb, s1, e: ir.Quant):
             if fw is not None and not fw(st, env):
                 continue
             vals.append(fb(st, env))
-        if kind == "sum":
-            return sum(vals)
-        if kind == "count":
-            return sum(1 for x in vals if x)
-        if not vals:
-            return _empty_extreme(e.type)
-        return max(vals) if kind == "max" else min(vals)
+        return pick(vals) if vals else _empty_extreme(e.type)
     return fold
 
 
@@ -1281,6 +1419,26 @@ def _memoised(fb: Fn, fargs: list, symbolic: bool, shared: _DefMemo | None = Non
     compare as terms, not as values)."""
     if shared is None:
         shared = _DefMemo(None)
+    if not symbolic and len(fargs) == 1:
+        (s1, f1), = fargs
+        l1 = _local(f1)
+
+        def mcall1(st, env):
+            memo = shared.memo if st is shared.last else shared.switch(st)
+            a = env[l1] if l1 is not None else f1(st, env)
+            env[s1] = a
+            key = (a,)              # the key mcall builds: the memo is shared with it
+            try:
+                hit = memo.get(key, memo)
+            except TypeError:
+                return fb(st, env)
+            if hit is memo:
+                if len(memo) >= MEMO_CALLS:
+                    memo.clear()
+                hit = memo[key] = fb(st, env)
+            return hit
+        return mcall1
+
     if not symbolic and len(fargs) == 2:
         (s1, f1), (s2, f2) = fargs
 

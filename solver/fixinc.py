@@ -98,17 +98,17 @@ def compile_fix(fseed, fwhere, fbody, e: ir.Fix):
 
 # ---- defs of scalar arguments that read no state ------------------------------------------
 
-def _scalar(t) -> bool:
+def scalar(t) -> bool:
     if isinstance(t, (IntT, EnumT, BoolT)):
         return True
-    return isinstance(t, RecordT) and all(_scalar(ft) for _, ft in t.fields)
+    return isinstance(t, RecordT) and all(scalar(ft) for _, ft in t.fields)
 
 
 def stateless(body, slots, args, cache: dict) -> bool:
     """A def whose value depends only on its arguments, all of them numbers, enums or records of
     these (so finitely many calls): `dx(d)`, `on_board(s, d)`, `shift(s, d)`, `adjacent(a, b)`.
     Parameters and readings are constants of the compiled game, so they are allowed."""
-    if not args or not all(_scalar(a.type) for a in args):
+    if not args or not all(scalar(a.type) for a in args):
         return False
     reads, bound, _, _, state = summary(body, cache)
     if state or any(isinstance(n, ir.RealExists) for n in nodes(body)):
@@ -123,6 +123,16 @@ def remembered(fb, fargs):
     memo: dict = {}
     if len(fargs) == 1:
         (s1, f1), = fargs
+        l1 = getattr(f1, "local", None)
+        if l1 is not None:
+            def call1l(st, env):
+                a = env[l1]
+                hit = memo.get(a, memo)
+                if hit is memo:
+                    env[s1] = a
+                    hit = memo[a] = fb(st, env)
+                return hit
+            return call1l
 
         def call1(st, env):
             a = f1(st, env)
@@ -135,6 +145,17 @@ def remembered(fb, fargs):
 
     if len(fargs) == 2:
         (s1, f1), (s2, f2) = fargs
+        l1, l2 = getattr(f1, "local", None), getattr(f2, "local", None)
+        if l1 is not None and l2 is not None:
+            # Both arguments are locals (`shift(s, d)` in a loop): read straight from env.
+            def call2l(st, env):
+                key = (env[l1], env[l2])
+                hit = memo.get(key, memo)
+                if hit is memo:
+                    env[s1], env[s2] = key
+                    hit = memo[key] = fb(st, env)
+                return hit
+            return call2l
 
         def call2(st, env):
             key = (f1(st, env), f2(st, env))

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from conftest import FIXTURES
 from solver import domains as dz
 from solver.codec import from_json, to_json
-from solver.errors import InputError
+from solver.errors import EvalError, InputError
 from solver.game import load_path
 from solver.types import finite
 
@@ -131,6 +131,40 @@ def test_memoised_calls_are_kept_per_value_of_the_fields_read():
     assert len(memo.store) == 1          # a2 met a's heights: no new entry
     assert [area(x, (0, 0)) for x in (b, a, b, a2)] == [1, 2, 1, 2]
     assert len(memo.store) == 2
+
+
+@settings(max_examples=30, deadline=None)
+@given(a=boards, b=boards)
+def test_a_remembered_filter_follows_the_state_and_the_outer_locals(a, b):
+    """`t in Sq where height[t] > 1` reads only the state: its values are remembered per
+    heights; `d in Dir where on_board(s, d)` reads the outer local s: per square.  Asked for
+    every square of two alternating states, each answer is the plain one."""
+    g = load_path(FIXTURES / "flood.rules")
+    sq = _sq(g)
+    tall = g.expr("count t in Sq where height[t] > 1: t.x == s.x", {"s": sq})[0]
+    sides = g.expr("count d in Dir where on_board(s, d): height[shift(s, d)] == 0",
+                   {"s": sq})[0]
+    states = [(h, _state(g, h)) for h in (a, b)]
+    for _ in range(2):
+        for h, st_ in states:
+            for s in finite(sq).values:
+                assert tall(st_, s) == sum(1 for t, v in h.items() if v > 1 and t[0] == s[0])
+                near = [(s[0] + dx, s[1] + dy) for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))]
+                assert sides(st_, s) == sum(1 for n in near if 0 <= n[0] <= 2
+                                            and 0 <= n[1] <= 2 and h.get(n, 0) == 0)
+
+
+def test_a_filter_that_fails_further_on_is_not_evaluated_there(flood):
+    """`where 6 / (2 - t.x) > 0` divides by zero at x = 2.  An `exists` that is true before
+    that square must not fail, with or without its filter remembered; a `forall` that gets
+    there fails as the plain loop does."""
+    st_ = _state(flood, {})
+    found = flood.expr("exists t in Sq where 6 / (2 - t.x) > 0: t.x == 0")[0]
+    assert found(st_) is True
+    assert found(st_) is True           # asked again: still the lazy loop, still no error
+    every = flood.expr("forall t in Sq where 6 / (2 - t.x) > 0: t.x < 5")[0]
+    with pytest.raises(EvalError, match="division by zero"):
+        every(st_)
 
 
 def test_enum_json_spellings_round_trip(flood):
