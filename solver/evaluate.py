@@ -312,13 +312,17 @@ class Compiler:
                     # A square bound by a quantifier: its ordinal straight from the table.
                     index = finite(kt).index
                     return lambda st, env: st[i][index[env[lk]]]
+                if isinstance(kt, RecordT):
+                    index = finite(kt).index
+                    return lambda st, env: st[i][index[fk0(st, env)]]
                 return lambda st, env: st[i][fk(st, env)]
             # A local map (a fixpoint's value, a let) indexed in a hot loop: read straight
             # from env, a record key's ordinal straight from the table.
             lc = _local(fc)
             if lc is not None and lc in self._recorded:
-                return _recording_index(lc, fk, finite(kt).index if lk is not None
-                                        and isinstance(kt, RecordT) else None, lk)
+                if isinstance(kt, RecordT):
+                    return _recording_index(lc, fk0, finite(kt).index, lk)
+                return _recording_index(lc, fk, None, None)
             if lc is not None and _own_ordinal(kt):
                 if lk is not None:
                     return lambda st, env: env[lc][env[lk]]
@@ -377,6 +381,9 @@ class Compiler:
             if op == "==":
                 return lambda st, env: dz.eq(t, fa(st, env), fb(st, env))
             return lambda st, env: dz.not_(dz.eq(t, fa(st, env), fb(st, env)))
+        if not sym and isinstance(e.right, ir.Const) and op in _WITH_CONST:
+            # `height[t] > 0`, `x + 1`: the constant inline, one call less.
+            return _WITH_CONST[op](fa, e.right.value)
         match op:
             case "+":
                 return lambda st, env: fa(st, env) + fb(st, env)
@@ -644,7 +651,14 @@ class Compiler:
             memo = self._filter_memo(e)
             if memo is not None:
                 fd, fw = _remembered_filter(fd, fw, s1, *memo), None
-            return _concrete_quant(kind, fd, fw, fb, s1, e)
+            q = _concrete_quant(kind, fd, fw, fb, s1, e)
+            reads, bound, _, old, _ = fixinc.summary(e, self._summaries)
+            if not old and reads <= bound:
+                # It reads nothing but the state: one value per state (`table t in Sq:
+                # height[t] > 0`, passed to a flood at every call of `castle(s)`).
+                fields = fixinc.state_fields(e, self._fields_read)
+                return _remembered_value(q, _DefMemo(fields))
+            return q
 
         def q(st, env):
             pairs = []
@@ -849,14 +863,32 @@ class Compiler:
         return sassign
 
 
+# Concrete binary operators with a constant right operand (Compiler._binary).
+_WITH_CONST = {
+    "+": lambda fa, c: lambda st, env: fa(st, env) + c,
+    "-": lambda fa, c: lambda st, env: fa(st, env) - c,
+    "<": lambda fa, c: lambda st, env: fa(st, env) < c,
+    "<=": lambda fa, c: lambda st, env: fa(st, env) <= c,
+    ">": lambda fa, c: lambda st, env: fa(st, env) > c,
+    ">=": lambda fa, c: lambda st, env: fa(st, env) >= c,
+}
+
+
 def _recording_index(lc: int, fk: Fn, index: dict | None, lk: int | None) -> Fn:
     """``r[k]`` for a fixpoint's value ``r`` held in ``env[lc]`` as a `fixinc._Reads`: the
-    entry read is recorded (``index``: a record key's ordinals, when the key is the local
-    ``env[lk]``; else ``fk`` gives the ordinal)."""
+    entry read is recorded.  With ``index`` (a record key's ordinals), ``fk`` gives the key
+    (or it is the local ``env[lk]``); without, ``fk`` gives the ordinal."""
+    if index is not None and lk is not None:
+        def get_local(st, env):
+            p = env[lc]
+            i = index[env[lk]]
+            p.seen.add(i)
+            return p.vals[i]
+        return get_local
     if index is not None:
         def get_rec(st, env):
             p = env[lc]
-            i = index[env[lk]]
+            i = index[fk(st, env)]
             p.seen.add(i)
             return p.vals[i]
         return get_rec
@@ -978,6 +1010,18 @@ def _remembered_filter(fd, fw, s1, shared: "_DefMemo", outer: tuple[int, ...]):
             memo[key] = hit
         return hit
     return filtered
+
+
+def _remembered_value(f: Fn, shared: "_DefMemo") -> Fn:
+    """``f``, an expression of the state alone, evaluated once per state (the fields it
+    reads, as a def's memo).  An evaluation that fails is not remembered."""
+    def once(st, env):
+        memo = shared.memo if st is shared.last else shared.switch(st)
+        hit = memo.get((), memo)
+        if hit is memo:
+            hit = memo[()] = f(st, env)
+        return hit
+    return once
 
 
 class _Lazy:
