@@ -154,6 +154,19 @@ def test_a_remembered_filter_follows_the_state_and_the_outer_locals(a, b):
                                             and 0 <= n[1] <= 2 and h.get(n, 0) == 0)
 
 
+@settings(max_examples=30, deadline=None)
+@given(a=boards, b=boards)
+def test_a_quantifier_of_the_state_alone_follows_the_state(a, b):
+    """`count t in Sq: height[t] > 0` reads only the state: it is kept per heights, and
+    states that alternate each get their own count."""
+    g = load_path(FIXTURES / "flood.rules")
+    built = g.expr("count t in Sq: height[t] > 0")[0]
+    states = [(h, _state(g, h)) for h in (a, b)]
+    for _ in range(2):
+        for h, st_ in states:
+            assert built(st_) == sum(1 for v in h.values() if v > 0)
+
+
 def test_a_filter_that_fails_further_on_is_not_evaluated_there(flood):
     """`where 6 / (2 - t.x) > 0` divides by zero at x = 2.  An `exists` that is true before
     that square must not fail, with or without its filter remembered; a `forall` that gets
