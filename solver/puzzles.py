@@ -30,10 +30,13 @@ DEFAULT_BACKEND = "search"
 # them into symbolic ones (see `symbolic.unroll`).
 EXACT_BUDGET = 256
 # From a wholly concrete start, the states within the bound are listed one by one up to this
-# many (see `symbolic.explore`); past it the layered unrolling above takes over.  The same
-# number: the explicit states serve exactly where the unrolling would keep every state apart,
-# and a larger space is left to its symbolic merging, not enumerated first.
-EXPLICIT_BUDGET = EXACT_BUDGET
+# many (see `symbolic.explore`); past it the layered unrolling above takes over.  Listing is
+# cheap (a few thousand states take a second or less in the interpreter) and z3 then only
+# decides which listed states a run reaches, while the unrolling's merged symbolic states can
+# cost z3 minutes: the Tours de pouvoir `max_take` query with a market of 5 (564 states), the
+# Towers `tallest` golden puzzle (295) and the Torres 4x4 `best-turn` golden board (2,104) each
+# went from minutes (or "unknown") unrolled to under 3 s listed.  A larger space is unrolled.
+EXPLICIT_BUDGET = 4096
 
 
 class Disagreement(RulebookError):
@@ -614,7 +617,10 @@ def _z3_explicit(prep: Prepared, q: ir.Query, st0, env, depth: int, timeout_ms: 
     (one incremental solver, no push/pop).  None when the states exceed the budget (the layered
     unrolling takes over)."""
     game = prep.game
-    ex = explore(game, st0, depth, _actions(prep, q, st0, env), EXPLICIT_BUDGET)
+    try:
+        ex = explore(game, st0, depth, _actions(prep, q, st0, env), EXPLICIT_BUDGET, deadline)
+    except Unknown:
+        return {"found": "unknown", "steps": None, "best": "unknown"}
     if ex is None:
         return None
     goal = game.compiled(q.goal)

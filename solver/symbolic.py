@@ -18,7 +18,8 @@ DEFAULT_TIMEOUT_MS = 60_000
 
 
 class Unknown(Exception):
-    """Z3 gave up (time-out or resource limit): the answer is "unknown", never "impossible"."""
+    """Z3 gave up (time-out or resource limit), or the time ran out before it was asked: the
+    answer is "unknown", never "impossible"."""
 
 
 def make_solver(timeout_ms: int = DEFAULT_TIMEOUT_MS, optimize: bool = False,
@@ -468,14 +469,18 @@ class Explicit:
 
 
 def explore(game: Game, st0, depth: int, actions,
-            budget: int) -> Explicit | None:
-    """Breadth-first search by the interpreter; None past ``budget`` states."""
+            budget: int, deadline: float | None = None) -> Explicit | None:
+    """Breadth-first search by the interpreter; None past ``budget`` states.  Past
+    ``deadline`` (a `time.monotonic` value) it raises `Unknown`."""
     index = {st0: 0}
     states, level, into = [st0], [0], [[]]
     frontier = [0]
     for k in range(1, depth + 1):
         nxt = []
         for n in frontier:
+            if deadline is not None and time.monotonic() > deadline:
+                raise Unknown(f"the states within {depth} moves were still being listed "
+                              f"({len(states)} so far) when the time ran out")
             for m, st2, _ in game.legal(states[n], actions):
                 j = index.get(st2)
                 if j is None:

@@ -314,6 +314,26 @@ def test_a_z3_query_keeps_to_one_time_limit_over_its_checks(monkeypatch):
     assert got["best_found"]["max_take"] <= full["max_take"] <= got["at_most"]
 
 
+def test_listing_the_states_for_z3_keeps_to_the_time_limit(monkeypatch):
+    """The interpreter lists the states within the bound before z3 is asked: that listing
+    stops at the query's time limit too, and the answer is "unknown".  The clock is
+    simulated (1,000 s a reading), and the checks themselves are given no limit, so only the
+    listing can run out of time."""
+    import itertools
+    import time
+
+    import solver.puzzles as P
+    inp = json.loads((ROOT / "tests" / "golden" / "puzzles" / "market_max_take.json")
+                     .read_text())["input"]
+    assert solve(inp, backend="z3")["max_take"] != "unknown"
+    ticks = itertools.count()
+    monkeypatch.setattr(time, "monotonic", lambda: next(ticks) * 1000.0)
+    real = P.check
+    monkeypatch.setattr(P, "check", lambda s, *a, deadline=None: real(s, *a))
+    got = solve(inp, backend="z3", timeout_ms=60_000)
+    assert got["max_take"] == "unknown"
+
+
 def test_z3_out_of_time_after_a_run_gives_it_as_best_found(monkeypatch):
     """When z3 gives up while raising the objective, the run it had is kept: the answer is
     "unknown", and `best_found` holds that run's score and steps, replayed in the
