@@ -1463,15 +1463,22 @@ def _memoised(fb: Fn, fargs: list, symbolic: bool, shared: _DefMemo | None = Non
     compare as terms, not as values)."""
     if shared is None:
         shared = _DefMemo(None)
-    if not symbolic and len(fargs) == 1:
-        (s1, f1), = fargs
+    if not symbolic and 1 <= len(fargs) <= 2:
+        # The common cases without the generic loop: one or two arguments, concrete.  The
+        # keys are the tuples mcall builds: the memo is shared with it.
+        (s1, f1), (s2, f2) = fargs[0], fargs[-1]
+        one = len(fargs) == 1
         l1 = _local(f1)
 
-        def mcall1(st, env):
+        def mcall12(st, env):
             memo = shared.memo if st is shared.last else shared.switch(st)
-            a = env[l1] if l1 is not None else f1(st, env)
-            env[s1] = a
-            key = (a,)              # the key mcall builds: the memo is shared with it
+            if one:
+                a = env[l1] if l1 is not None else f1(st, env)
+                env[s1] = a
+                key = (a,)
+            else:
+                key = (f1(st, env), f2(st, env))
+                env[s1], env[s2] = key
             try:
                 hit = memo.get(key, memo)
             except TypeError:
@@ -1481,26 +1488,7 @@ def _memoised(fb: Fn, fargs: list, symbolic: bool, shared: _DefMemo | None = Non
                     memo.clear()
                 hit = memo[key] = fb(st, env)
             return hit
-        return mcall1
-
-    if not symbolic and len(fargs) == 2:
-        (s1, f1), (s2, f2) = fargs
-
-        def mcall2(st, env):
-            # The common case without the generic loop: two arguments, concrete.
-            memo = shared.memo if st is shared.last else shared.switch(st)
-            key = (f1(st, env), f2(st, env))
-            env[s1], env[s2] = key
-            try:
-                hit = memo.get(key, memo)
-            except TypeError:
-                return fb(st, env)
-            if hit is memo:
-                if len(memo) >= MEMO_CALLS:
-                    memo.clear()
-                hit = memo[key] = fb(st, env)
-            return hit
-        return mcall2
+        return mcall12
 
     def mcall(st, env):
         memo = shared.memo if st is shared.last else shared.switch(st)

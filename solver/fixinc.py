@@ -123,19 +123,10 @@ def remembered(fb, fargs):
     memo: dict = {}
     if len(fargs) == 1:
         (s1, f1), = fargs
-        l1 = getattr(f1, "local", None)
-        if l1 is not None:
-            def call1l(st, env):
-                a = env[l1]
-                hit = memo.get(a, memo)
-                if hit is memo:
-                    env[s1] = a
-                    hit = memo[a] = fb(st, env)
-                return hit
-            return call1l
+        l1 = getattr(f1, "local", None)     # a local argument is read straight from env
 
         def call1(st, env):
-            a = f1(st, env)
+            a = env[l1] if l1 is not None else f1(st, env)
             hit = memo.get(a, memo)
             if hit is memo:
                 env[s1] = a
@@ -146,19 +137,10 @@ def remembered(fb, fargs):
     if len(fargs) == 2:
         (s1, f1), (s2, f2) = fargs
         l1, l2 = getattr(f1, "local", None), getattr(f2, "local", None)
-        if l1 is not None and l2 is not None:
-            # Both arguments are locals (`shift(s, d)` in a loop): read straight from env.
-            def call2l(st, env):
-                key = (env[l1], env[l2])
-                hit = memo.get(key, memo)
-                if hit is memo:
-                    env[s1], env[s2] = key
-                    hit = memo[key] = fb(st, env)
-                return hit
-            return call2l
+        both = l1 is not None and l2 is not None    # `shift(s, d)` in a loop
 
         def call2(st, env):
-            key = (f1(st, env), f2(st, env))
+            key = (env[l1], env[l2]) if both else (f1(st, env), f2(st, env))
             hit = memo.get(key, memo)
             if hit is memo:
                 env[s1], env[s2] = key
