@@ -235,9 +235,9 @@ class Compiler:
             # Each key's step reads the fixpoint's value through `_Reads`, which records the
             # entries read: its reads r[k] are compiled to record them (see _index).
             st_ = e.step
+            fseed = self.expr(e.seed)
             self._recorded.add(e.slot + 1)
             try:
-                fseed = self.expr(e.seed)
                 fw = self.expr(st_.where) if st_.where is not None else None
                 fbody = self.expr(st_.body)
             finally:
@@ -382,7 +382,7 @@ class Compiler:
                 return lambda st, env: dz.eq(t, fa(st, env), fb(st, env))
             return lambda st, env: dz.not_(dz.eq(t, fa(st, env), fb(st, env)))
         if not sym and isinstance(e.right, ir.Const) and op in _WITH_CONST:
-            # `height[t] > 0`, `x + 1`: the constant inline, one call less.
+            # `x > 0`, `x + 1`: the constant inline, one call less.
             return _WITH_CONST[op](fa, e.right.value)
         match op:
             case "+":
@@ -648,17 +648,17 @@ class Compiler:
         s1 = e.slot + 1
         kind = e.kind
         if not self.symbolic:
+            reads, bound, _, old, _ = fixinc.summary(e, self._summaries)
+            if not old and reads <= bound:
+                # It reads nothing but the state: one value per state (a table of the state
+                # passed as an argument at every call of a def), its filter with it.
+                fields = fixinc.state_fields(e, self._fields_read)
+                return _remembered_value(_concrete_quant(kind, fd, fw, fb, s1, e),
+                                         _DefMemo(fields))
             memo = self._filter_memo(e)
             if memo is not None:
                 fd, fw = _remembered_filter(fd, fw, s1, *memo), None
-            q = _concrete_quant(kind, fd, fw, fb, s1, e)
-            reads, bound, _, old, _ = fixinc.summary(e, self._summaries)
-            if not old and reads <= bound:
-                # It reads nothing but the state: one value per state (`table t in Sq:
-                # height[t] > 0`, passed to a flood at every call of `castle(s)`).
-                fields = fixinc.state_fields(e, self._fields_read)
-                return _remembered_value(q, _DefMemo(fields))
-            return q
+            return _concrete_quant(kind, fd, fw, fb, s1, e)
 
         def q(st, env):
             pairs = []
@@ -676,9 +676,9 @@ class Compiler:
         """A memo for the values of e's domain that pass its `where`, and the env indices of
         the outer locals the filter reads, when it reads nothing else but the quantified value
         and the current state, and those locals are scalars: then it selects the same values
-        wherever the quantifier is evaluated in one state with the same locals (`exists k in
-        Sq where occupant[k] == king: ...` asked for each of 64 squares walks the board once,
-        not 64 times; `min d in Dir where on_board(s, d)` asks `on_board` once per square)."""
+        wherever the quantifier is evaluated in one state with the same locals (a def of a
+        square whose body is `exists k in K where f(k): g(k, s)` tests f on each k once per
+        state, not once per square; `where h(s, d)` is asked once per value of s)."""
         if e.where is None:
             return None
         dreads, dbound, _, dold, _ = fixinc.summary(e.domain, self._summaries)
@@ -987,11 +987,14 @@ def _concrete_assign(fv, getters, bounds, source, target, span):
 
 # ---- concrete quantifiers ----------------------------------------------------------------------
 
+_FAILS: list = []     # a filter that fails on some value (see _remembered_filter)
+
+
 def _remembered_filter(fd, fw, s1, shared: "_DefMemo", outer: tuple[int, ...]):
     """The domain ``fd`` filtered by ``fw``, as ``(True, value)`` pairs, computed once per
     state and value of the ``outer`` env entries (see Compiler._filter_memo).  When the filter
-    fails on some value, nothing is remembered and the error is left to the plain loop, which
-    may stop before that value."""
+    fails on some value, the error is left to the plain loop, which may stop before that value;
+    that the filter fails is remembered, so the next evaluation goes straight to the loop."""
     def filtered(st, env):
         memo = shared.memo if st is shared.last else shared.switch(st)
         key = tuple([env[i] for i in outer]) if outer else ()
@@ -1004,10 +1007,12 @@ def _remembered_filter(fd, fw, s1, shared: "_DefMemo", outer: tuple[int, ...]):
                     if fw(st, env):
                         hit.append((g, v))
             except EvalError:
-                return _Lazy(fd(st, env), fw, s1, st, env)
+                hit = _FAILS
             if len(memo) >= MEMO_CALLS:
                 memo.clear()
             memo[key] = hit
+        if hit is _FAILS:
+            return _Lazy(fd(st, env), fw, s1, st, env)
         return hit
     return filtered
 
