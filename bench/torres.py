@@ -120,7 +120,7 @@ def bench_torres(args, table, run_limited, median, p95, rnd) -> dict:
             ts.append(wall)
             cs.append(wall)
             if status == "ok" and "best_found" in val[0]:
-                gaps.append(f"{val[0]['best_found']['score']}..{val[0]['at_most']}")
+                gaps.append(f"{val[0]['best_found']['score']}..{val[0]['at_most']['score']}")
     med, cmed = median(ts), median(cs)
     res["best_turn_search"] = {"median_s": rnd(med, 2), "cpu_median_s": rnd(cmed, 2),
                                "timeouts": timeouts, "wall_s": wall, "load": _load(),

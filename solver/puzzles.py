@@ -151,11 +151,14 @@ def solve(obj: dict, backend: str = DEFAULT_BACKEND, timeout_ms: int = 60_000,
             out[key] = res[kind]
         if res.get("incumbent") is not None:
             # Out of time before the optimum was proved: the best run found so far (replayed
-            # in the interpreter) and what the optimum is known to be at most.
+            # in the interpreter) and what the optimum is known to be at most, under the
+            # query's own answer names (two queries may each run out of time).
             value, steps, at_most = res["incumbent"]
-            out["best_found"] = {key: (value if kind == "best" else steps)
-                                 for key, kind in q.answers if kind in ("best", "steps")}
-            out["at_most"] = at_most
+            found = {key: (value if kind == "best" else steps)
+                     for key, kind in q.answers if kind in ("best", "steps")}
+            out.setdefault("best_found", {}).update(found)
+            out.setdefault("at_most", {}).update(
+                {key: at_most for key, kind in q.answers if kind == "best"})
     return out
 
 
