@@ -249,15 +249,21 @@ def _search_runs(prep: Prepared, q: ir.Query) -> list:
 
 def _z3_runs(prep: Prepared, q: ir.Query, timeout_ms: int):
     """Every solution run from z3: enumerate models, blocking each run's path of choices; every
-    run is replayed in the interpreter before it is counted."""
+    run is replayed in the interpreter before it is counted.  The unrolling and every check
+    share ``timeout_ms``: past it the answer is "unknown", never a partial list."""
     game = prep.game
+    deadline = time.monotonic() + timeout_ms / 1000
     if q.choose is not None:
         raise InputError("the z3 backend enumerates solutions only for queries without choose")
     st0, env = _start_sym(prep, q, None)
     depth = game.symbolic.expr(q.within)(st0, env)
     if dz.is_sym(depth):
         raise InputError("the z3 backend enumerates solutions only for a fixed `within`")
-    u = unroll(game, st0, depth, _actions(prep, q, st0, env, True), exact_budget=EXACT_BUDGET)
+    try:
+        u = unroll(game, st0, depth, _actions(prep, q, st0, env, True),
+                   exact_budget=EXACT_BUDGET, deadline=deadline)
+    except Unknown:
+        return "unknown"
     fgoal = game.symbolic.expr(q.goal)
     plain = dz.is_concrete(tuple(env))
     cgoal = game.concrete.expr(q.goal) if plain else None
@@ -278,7 +284,7 @@ def _z3_runs(prep: Prepared, q: ir.Query, timeout_ms: int):
     s.add(dz.lift(dz.any_(dz.and_(n.active, g) for n, g in zip(u.layers[-1], reached[-1]))))
     runs = []
     try:
-        while check(s):
+        while check(s, deadline=deadline):
             model = s.model()
             moves = read_moves(game, u, model)
             steps, _ = replay(prep, q, None, moves)
@@ -792,20 +798,26 @@ def _reachable(game: Game, st0, depth: int, actions) -> list:
 
 def _z3_all(prep: Prepared, q: ir.Query, et, timeout_ms: int):
     """Enumerate the feasible choices with z3, blocking each one found; every one is replayed
-    in the interpreter before it is reported."""
+    in the interpreter before it is reported.  The unrolling and every check share
+    ``timeout_ms``: past it the answer is None ("unknown"), never a partial list."""
     game = prep.game
+    deadline = time.monotonic() + timeout_ms / 1000
     fresh = dz.Fresh("choose_")
     chosen = fresh.value(et, q.choose.name)
     st0, env = _start_sym(prep, q, chosen)
     depth = game.concrete.expr(q.within)(*_start(prep, q, _choices(prep, q)[0]))
-    u = unroll(game, st0, depth, _actions(prep, q, st0, env, True), exact_budget=EXACT_BUDGET)
+    try:
+        u = unroll(game, st0, depth, _actions(prep, q, st0, env, True),
+                   exact_budget=EXACT_BUDGET, deadline=deadline)
+    except Unknown:
+        return None
     fgoal = game.symbolic.expr(q.goal)
     goal = u.final(lambda st: fgoal(st, env), None)
     s = make_solver(timeout_ms)
     s.add(*fresh.constraints, *u.constraints, dz.lift(goal))
     found = []
     try:
-        while check(s):
+        while check(s, deadline=deadline):
             model = s.model()
             c = dz.concretize(et, chosen, model)
             moves = read_moves(game, u, model)

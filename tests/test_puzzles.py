@@ -316,6 +316,32 @@ def test_a_z3_query_keeps_to_one_time_limit_over_its_checks(monkeypatch):
         assert got["best_found"][key] <= full[key] <= got["at_most"][key]
 
 
+@pytest.mark.parametrize("game, name, key", [("towers", "placements_bar_on_cube", "count"),
+                                             ("torres", "gate_free_picture", "destinations")])
+def test_z3_enumerations_keep_to_one_time_limit(monkeypatch, game, name, key):
+    """Listing every run (`runs`, `count`) or every feasible choice (`all`) with z3 is one
+    query: once its checks have used up the time limit, the answer is "unknown", not the part
+    listed so far.  The clock is simulated: each check takes 1,000 s of it, so a limit of
+    2,500 s allows two checks and the third is not started."""
+    import time
+
+    import solver.puzzles as P
+    inp, exp = next((i, e) for n, i, e in golden(game) if n == name)
+    full = solve(inp, backend="z3")
+    assert full[key] == exp[key] and len(full["placements" if key == "count" else key]) > 3
+    clock = {"now": 0.0}
+    monkeypatch.setattr(time, "monotonic", lambda: clock["now"])
+    real = P.check
+
+    def slow(s, *a, **k):
+        r = real(s, *a, **k)
+        clock["now"] += 1000.0
+        return r
+    monkeypatch.setattr(P, "check", slow)
+    got = solve(inp, backend="z3", timeout_ms=2_500_000)
+    assert got[key] == "unknown"
+
+
 def test_listing_the_states_for_z3_keeps_to_the_time_limit(monkeypatch):
     """The interpreter lists the states within the bound before z3 is asked: that listing
     stops at the query's time limit too, and the answer is "unknown".  The clock is
