@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import random
 import sys
@@ -262,16 +263,17 @@ def cmd_moves(args) -> int:
     g = _load(args)
     st = g.initial()
     if args.state:
-        data = _read_json(args.state)
-        if not isinstance(data, dict):
-            raise InputError(f"{args.state}: a state is a JSON object of fields")
-        st = list(st)
-        for k, v in data.items():
-            if k not in g.field_index:
-                raise InputError(f"{args.state}: {k}: not a state field of {g.name}")
-            i = g.field_index[k]
-            st[i] = from_json(g.p.state[i].type, v, f"{args.state}: {k}")
-        st = tuple(st)
+        data, text = _read_json(args.state)
+        with _located_in(args.state, text):
+            if not isinstance(data, dict):
+                raise InputError(f"{args.state}: a state is a JSON object of fields")
+            st = list(st)
+            for k, v in data.items():
+                if k not in g.field_index:
+                    raise InputError(f"{args.state}.{k}: not a state field of {g.name}")
+                i = g.field_index[k]
+                st[i] = from_json(g.p.state[i].type, v, f"{args.state}.{k}")
+            st = tuple(st)
     moves = g.moves(st)
     out = []
     for m, st2, shows, refused in moves:
@@ -299,19 +301,20 @@ def cmd_moves(args) -> int:
 
 def cmd_solve(args) -> int:
     from .puzzles import DEFAULT_BACKEND, solve
-    data = _read_json(args.file)
+    data, text = _read_json(args.file)
     backend = args.backend or DEFAULT_BACKEND
     many = isinstance(data, list)
     items = data if many else [data]
     answers = []
     for i, obj in enumerate(items):
         where = f"{args.file}[{i}]" if many else args.file
-        answers.append(solve(obj, backend, int(args.timeout * 1000), where,
-                             None if args.json else _progress))
+        with _located_in(args.file, text):
+            answers.append(solve(obj, backend, int(args.timeout * 1000), where,
+                                 None if args.json else _progress))
     if args.svg:
         from .puzzles import prepare
         from .render import render_svg
-        prep = prepare(items[0], args.file)
+        prep = prepare(items[0], f"{args.file}[0]" if many else args.file)
         q = prep.puzzle.queries[0]
         from .puzzles import solution_state
         st, marks, n = solution_state(prep, q, answers[0])
@@ -431,14 +434,25 @@ def _traced_playout(g, rng):
 
 
 def _read_json(path: str):
+    """The JSON document at ``path`` ("-": stdin) and its text (to locate later errors in)."""
     try:
         text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise InputError(f"{path}: {e.strerror}") from None
     try:
-        return json.loads(text)
+        return json.loads(text), text
     except json.JSONDecodeError as e:
         raise InputError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+
+
+@contextlib.contextmanager
+def _located_in(path: str, text: str):
+    """An input error about a value of the document at ``path`` gets its line and column."""
+    from .jsonpos import locate
+    try:
+        yield
+    except InputError as e:
+        raise locate(e, path, text) from None
 
 
 COMMANDS = {

@@ -168,6 +168,38 @@ def test_invalid_json_reports_file_line_col(tmp_path):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("text, where", [
+    # a record's missing field: at the record
+    ('{"game": "torres",\n "board": {"w": 8,\n   "height": [[0]], "occupant": [[null]]},\n'
+     ' "ask": "destinations", "piece": [3, 4]}', ":2:11: board: Board needs the field 'h'"),
+    # the second puzzle of a list, a card's value out of range: at the card
+    ('[{"game": "les-5-tours", "hand": [["sand", 4]]},\n {"game": "les-5-tours",\n'
+     '  "hand": [["sand", 4], ["sand", 99]]}]', ":3:25: [1].hand[1].value: 99 is outside"),
+    ('[1, 2]', ":1:2: [0]: a puzzle is a JSON object"),
+])
+def test_bad_puzzle_reports_file_line_col(tmp_path, text, where):
+    """A well-formed JSON file whose puzzle is wrong is located at the value at fault (or the
+    deepest value of its path that the text writes), in one line, exit 2."""
+    bad = tmp_path / "bad.json"
+    bad.write_text(text)
+    r = run_cli("solve", str(bad))
+    assert r.returncode == 2
+    lines = r.stderr.splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith(f"rulebook: {bad}{where}"), lines[0]
+
+
+def test_bad_state_reports_file_line_col(tmp_path):
+    bad = tmp_path / "state.json"
+    bad.write_text('{"ap": 3,\n  "turn": 9}')
+    r = run_cli("moves", "torres", "--state", str(bad))
+    assert r.returncode == 2
+    assert r.stderr.splitlines() == [f"rulebook: {bad}:2:11: turn: 9 is outside 0..3"]
+    bad.write_text('{"apx": 3}')
+    r = run_cli("moves", "torres", "--state", str(bad))
+    assert r.stderr.splitlines() == [f"rulebook: {bad}:1:9: apx: not a state field of torres"]
+
+
 def test_missing_file_exits_2(tmp_path):
     r = run_cli("solve", str(tmp_path / "nope.json"))
     assert r.returncode == 2

@@ -241,12 +241,16 @@ def test_malformed_plan_by_cli(tmp_path):
                              "turns": 2}))
     r = run_cli("solve", str(p))
     assert r.returncode == 2
-    assert "p.json.hand: a hand holds three cards" in r.stderr
+    # Located at the value at fault: line 1, the column of the hand's list.
+    col = p.read_text().index('["floor1"') + 1
+    assert f"{p}:1:{col}: hand: a hand holds three cards" in r.stderr
     assert "Traceback" not in r.stderr
     p.write_text(json.dumps({"game": CT, "ask": "plan", "hand": ["floor1", "clock", "floor2"],
                              "roof_pile": ["clock"], "turns": 2}))
     r = run_cli("solve", str(p))
-    assert r.returncode == 2 and "p.json.roof_pile: the roof pile holds roofs only" in r.stderr
+    col = p.read_text().index('["clock"]') + 1
+    assert r.returncode == 2 and f"{p}:1:{col}: roof_pile: the roof pile holds roofs only" \
+        in r.stderr
 
 
 # ---- the interpreter against the z3 terms -------------------------------------------------------

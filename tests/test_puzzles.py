@@ -280,7 +280,7 @@ def test_cli_names_the_item_of_a_bad_list_entry(tmp_path):
     r = run_cli("solve", str(path))
     assert r.returncode == 2
     assert len(r.stderr.splitlines()) == 1
-    assert f"{path}[1].hand" in r.stderr
+    assert f"{path}:1:" in r.stderr and ": [1].hand[0].value: 16 is outside" in r.stderr
 
 
 def test_ask_names_the_puzzle_like_puzzle_does():

@@ -82,7 +82,9 @@ def test_cli_reports_a_bad_tower_in_one_line(tmp_path):
     r = run_cli("solve", str(p))
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert r.stderr.count("\n") == 1
-    assert "bad.json.blocks[0].cells[0].x: 9 is outside -2..4" in r.stderr
+    # Located at the cell (a record written as a list: x has no place of its own).
+    col = p.read_text().index("[9, 0, 0]") + 1
+    assert f"{p}:1:{col}: blocks[0].cells[0].x: 9 is outside -2..4" in r.stderr
 
 
 # ---- statics: interpreter against z3, on random towers ------------------------------------
