@@ -324,6 +324,30 @@ def test_undo_gives_back_the_tree_cards_paid():
     assert {v: held(st, _card(g, "tree", v)) for v in (4, 7, 12)} == before
 
 
+@pytest.mark.parametrize("reading", ["before_demolition", "any_time"])
+def test_a_0_is_never_rebuilt_onto_a_tree_tower_that_owes(reading):
+    """While a tree card is owed, a scrap card built offers a rebuild; a 0 of the pile rebuilt
+    onto the tree tower would give it a top, and the debt could no longer be paid: no move at
+    all would be left (the build can be undone only while a hand card cannot be placed).
+    Under the default tree_payment:before_demolition nothing is built before paying; under
+    any_time the rebuild of that 0 is refused (`keeps_payment`), while a non-zero tree card
+    may still come back (the tower keeps paying, from its new top)."""
+    from solver.evaluate import Refused
+    g = load_game(GAME, (EXT, f"tree_payment:{reading}"))
+    st = _building(g, {"tree": [5]}, [["scrap", 3]], pile=[["tree", 0], ["tree", 4]], owed=1,
+                   demolished=True)
+    try:
+        st, _ = g.apply(st, Move("build", (_card(g, "scrap", 3),)))
+    except Refused as r:
+        assert reading == "before_demolition" and r.rule == "paid_first"
+        return
+    assert reading == "any_time" and st[g.field_index["offer"]] is True
+    assert _why(g, st, Move("rebuild", (_card(g, "tree", 0),))) == "keeps_payment"
+    st, _ = g.apply(st, Move("rebuild", (_card(g, "tree", 4),)))
+    st, shows = g.apply(st, Move("pay", ()))
+    assert shows == [["pay", "tree", 4]] and st[g.field_index["owed"]] == 0
+
+
 def test_bid_beyond_the_market_needs_a_tree_tower():
     g = load_game(GAME, (EXT,))
     fi = g.field_index
