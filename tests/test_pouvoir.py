@@ -348,6 +348,32 @@ def test_a_0_is_never_rebuilt_onto_a_tree_tower_that_owes(reading):
     assert shows == [["pay", "tree", 4]] and st[g.field_index["owed"]] == 0
 
 
+# The invariants z3 does not yet prove inductive, with 5 s per step query: card counts over a
+# tower after a `pop` (demolish) and at the end of a round (bid); they hold up to depth 2.
+NOT_YET_INDUCTIVE = {"les-5-tours": {"whole_deck", "whole_snapshot"},
+                     EXT: {"whole_deck", "whole_snapshot", "pile_never_shrinks"}}
+
+
+@pytest.mark.parametrize("game", sorted(NOT_YET_INDUCTIVE))
+def test_stored_proof_is_current_and_says_what_is_proved(game):
+    """docs/proofs/<game>.json (``python docs/refresh.py GAME --only proofs --depth 2``, about
+    12 minutes each, 2 players) was made from this very spec (its rules and invariants), and
+    every invariant in it is inductive but the card counts above, which hold up to depth 2.
+    With the expansion on, its own invariants (powers_at_rest, offer_has_a_card,
+    no_offer_while_owing, owed_is_payable) are all inductive.  Fails when a rule or an
+    invariant changes (refresh), when an invariant is added without a proof, or when one that
+    was proved no longer is."""
+    from conftest import ROOT
+    from solver.docpages import current
+    stored = json.loads((ROOT / "docs" / "proofs" / f"{game}.json").read_text("utf-8"))
+    g = load_game(game, (), tuple(sorted(stored["params"].items())))
+    assert current(g, stored), "stale: rerun docs/refresh.py"
+    status = {r["invariant"]: r["status"] for r in stored["results"]}
+    assert set(status) == {i.name for i in g.p.invariants}
+    assert {n for n, s in status.items() if s != "inductive"} == NOT_YET_INDUCTIVE[game]
+    assert {status[n] for n in NOT_YET_INDUCTIVE[game]} == {"holds"}
+
+
 def test_bid_beyond_the_market_needs_a_tree_tower():
     g = load_game(GAME, (EXT,))
     fi = g.field_index
