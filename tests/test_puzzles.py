@@ -288,16 +288,11 @@ def test_ask_names_the_puzzle_like_puzzle_does():
     assert solve({**p, "ask": "build"}) == solve({**p, "puzzle": "build"}) == solve(p)
 
 
-def test_a_z3_query_keeps_to_one_time_limit_over_its_checks(monkeypatch):
-    """The time limit is the query's, not each check's: once a check has used it up, the next
-    one is not started, and the run in hand is the answer's best_found.  The clock is
-    simulated: each check takes 1,000 s of it."""
+def _each_z3_check_takes_1000_s(monkeypatch):
+    """A simulated clock on which each z3 check of a puzzle takes 1,000 s."""
     import time
 
     import solver.puzzles as P
-    inp = json.loads((ROOT / "tests" / "golden" / "puzzles" / "market_max_take.json")
-                     .read_text())["input"]
-    full = solve(inp, backend="z3")
     clock = {"now": 0.0}
     monkeypatch.setattr(time, "monotonic", lambda: clock["now"])
     real = P.check
@@ -307,6 +302,16 @@ def test_a_z3_query_keeps_to_one_time_limit_over_its_checks(monkeypatch):
         clock["now"] += 1000.0
         return r
     monkeypatch.setattr(P, "check", slow)
+
+
+def test_a_z3_query_keeps_to_one_time_limit_over_its_checks(monkeypatch):
+    """The time limit is the query's, not each check's: once a check has used it up, the next
+    one is not started, and the run in hand is the answer's best_found.  The clock is
+    simulated: each check takes 1,000 s of it."""
+    inp = json.loads((ROOT / "tests" / "golden" / "puzzles" / "market_max_take.json")
+                     .read_text())["input"]
+    full = solve(inp, backend="z3")
+    _each_z3_check_takes_1000_s(monkeypatch)
     got = solve(inp, backend="z3", timeout_ms=60_000)
     # Both queries (best_score, then max_take) found a run, then ran out of time: each one's
     # best run and upper bound are kept, under its own answer's name.
@@ -323,21 +328,10 @@ def test_z3_enumerations_keep_to_one_time_limit(monkeypatch, game, name, key):
     query: once its checks have used up the time limit, the answer is "unknown", not the part
     listed so far.  The clock is simulated: each check takes 1,000 s of it, so a limit of
     2,500 s allows two checks and the third is not started."""
-    import time
-
-    import solver.puzzles as P
     inp, exp = next((i, e) for n, i, e in golden(game) if n == name)
     full = solve(inp, backend="z3")
     assert full[key] == exp[key] and len(full["placements" if key == "count" else key]) > 3
-    clock = {"now": 0.0}
-    monkeypatch.setattr(time, "monotonic", lambda: clock["now"])
-    real = P.check
-
-    def slow(s, *a, **k):
-        r = real(s, *a, **k)
-        clock["now"] += 1000.0
-        return r
-    monkeypatch.setattr(P, "check", slow)
+    _each_z3_check_takes_1000_s(monkeypatch)
     got = solve(inp, backend="z3", timeout_ms=2_500_000)
     assert got[key] == "unknown"
 
