@@ -60,9 +60,10 @@ def run_cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subpr
                           input=stdin, capture_output=True, text=True, timeout=timeout)
 
 
-def walk(game, rng, steps: int):
+def walk(game, rng, steps: int, each=None):
     """Play at most ``steps`` moves from the initial state, as `Game.playout` does (chance
-    first, weighted; else a uniformly random player move); return (state, moves played)."""
+    first, weighted; else a uniformly random player move); return (state, moves played).
+    ``each(move, state)``, if given, is called after every move."""
     st = game.initial()
     chance = [a for a in game.actions if a.chance]
     player = [a for a in game.actions if not a.chance]
@@ -75,7 +76,19 @@ def walk(game, rng, steps: int):
             raise AssertionError(f"no legal move in a non-terminal state after {len(moves)} moves")
         m, st = picked
         moves.append(m)
+        if each is not None:
+            each(m, st)
     return st, moves
+
+
+def stored_proof(game_name: str):
+    """docs/proofs/<game>.json, checked current against the spec (its rules and invariants),
+    as (the game under the stored parameters, invariant name -> stored status)."""
+    from solver.docpages import current
+    stored = json.loads((ROOT / "docs" / "proofs" / f"{game_name}.json").read_text("utf-8"))
+    g = load_game(game_name, (), tuple(sorted(stored["params"].items())))
+    assert current(g, stored), "stale: rerun docs/refresh.py"
+    return g, {r["invariant"]: r["status"] for r in stored["results"]}
 
 
 def holds(game, inv, st, old=None) -> bool:

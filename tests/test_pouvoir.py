@@ -379,12 +379,8 @@ def test_stored_proof_is_current_and_says_what_is_proved(game):
     no_offer_while_owing, owed_is_payable) are all inductive.  Fails when a rule or an
     invariant changes (refresh), when an invariant is added without a proof, or when one that
     was proved no longer is."""
-    from conftest import ROOT
-    from solver.docpages import current
-    stored = json.loads((ROOT / "docs" / "proofs" / f"{game}.json").read_text("utf-8"))
-    g = load_game(game, (), tuple(sorted(stored["params"].items())))
-    assert current(g, stored), "stale: rerun docs/refresh.py"
-    status = {r["invariant"]: r["status"] for r in stored["results"]}
+    from conftest import stored_proof
+    g, status = stored_proof(game)
     assert set(status) == {i.name for i in g.p.invariants}
     assert {n for n, s in status.items() if s != "inductive"} == NOT_YET_INDUCTIVE[game]
     assert {status[n] for n in NOT_YET_INDUCTIVE[game]} == {"holds"}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, holds
+from conftest import ROOT, holds, walk
 from solver.check import read_source
 from solver.game import load_game
 
@@ -52,17 +52,10 @@ def test_every_reading_is_played():
 def test_no_dead_end_and_invariants_hold_under_each_option(game, option):
     g = load_game(game, (option,), ())
     invs = [i for i in g.p.invariants if not i.transition]
-    chance = [a for a in g.actions if a.chance]
-    player = [a for a in g.actions if not a.chance]
+
+    def invariants_hold(m, st):
+        broken = [i.name for i in invs if not holds(g, i, st)]
+        assert not broken, f"after {m.label(g)}: {broken}"
     seeds, moves = BUDGET.get(game.split("-")[0], DEFAULT_BUDGET)
     for seed in range(seeds):
-        rng = random.Random(seed)
-        st = g.initial()
-        for k in range(moves):
-            if g.is_terminal(st):
-                break
-            picked = g._pick(st, rng, chance, True) or g._pick(st, rng, player, False)
-            assert picked is not None, f"seed {seed}: no legal move after {k} moves"
-            m, st = picked
-            broken = [i.name for i in invs if not holds(g, i, st)]
-            assert not broken, f"seed {seed}, move {k} ({m.label(g)}): {broken}"
+        walk(g, random.Random(seed), moves, invariants_hold)     # raises at a dead end

@@ -335,12 +335,8 @@ def test_stored_proof_is_current_and_proves_every_invariant():
     deals the next phase's stacks over stacks a phase left unused).  Fails when a rule or an
     invariant changes (refresh), when an invariant is added without a proof, or when one is
     only bounded-model-checked."""
-    from conftest import ROOT
-    from solver.docpages import current
-    stored = json.loads((ROOT / "docs" / "proofs" / "torres.json").read_text("utf-8"))
-    g = load_game("torres", (), tuple(sorted(stored["params"].items())))
-    assert current(g, stored), "stale: rerun docs/refresh.py"
-    status = {r["invariant"]: r["status"] for r in stored["results"]}
+    from conftest import stored_proof
+    g, status = stored_proof("torres")
     assert set(status) == {i.name for i in g.p.invariants}
     assert {n for n, s in status.items() if s != "inductive"} == set()
 
