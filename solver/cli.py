@@ -92,6 +92,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="retry a step query z3 gives up on (within 2 s) case by case over the "
                    "lengths of the sequences the step changes: slower, but it proves counts "
                    "over cards pushed onto towers (Clock Towers' conserved)")
+    p.add_argument("--split-on", action="append", default=[], metavar="FIELD",
+                   help="check the inductive step case by case over the values of this state "
+                   "field (a bool, integer or enum), the field concrete in each case: a step "
+                   "that reads a table at that field (a block's cells for its shape) then reads "
+                   "numbers; repeatable")
+    p.add_argument("--exact-reals", action="store_true",
+                   help="decide each `exists real` exactly in the inductive step (primal or "
+                   "Farkas dual) instead of as an uninterpreted predicate of what it reads: "
+                   "proves what depends on the statics themselves, at a far higher cost")
 
     p = sub.add_parser("examples", help="check the rulebook's worked examples",
                        description="Run the spec's examples: for each, 'confirmed' or "
@@ -333,7 +342,7 @@ def cmd_prove(args) -> int:
     t0 = time.perf_counter()
     res = prove(g, args.depth, int(args.timeout * 1000), args.invariant,
                 None if args.json else _progress, int(args.step_timeout * 1000),
-                args.split_lengths)
+                args.split_lengths, args.exact_reals, tuple(args.split_on))
     if args.json:
         print(json.dumps({"game": g.name, "seconds": round(time.perf_counter() - t0, 2),
                           "results": [r.as_json() for r in res]}))

@@ -196,6 +196,45 @@ def eq(t: Type, a, b):
     raise TypeError(t)
 
 
+def canonical_leaves(t: Type, v) -> list | None:
+    """The leaves of ``v`` as z3 terms, in an order fixed by ``t``, with the slots of a seq past
+    its length replaced by defaults: two values are equal exactly when their leaves are equal,
+    term for term.  None for a text, which has no z3 leaf."""
+    match t:
+        case BoolT() | IntT() | EnumT():
+            return [lift(v)]
+        case RecordT(fields=fields):
+            out = []
+            for (_, ft), x in zip(fields, v):
+                sub = canonical_leaves(ft, x)
+                if sub is None:
+                    return None
+                out += sub
+            return out
+        case MapT(val=vt):
+            out = []
+            for x in v:
+                sub = canonical_leaves(vt, x)
+                if sub is None:
+                    return None
+                out += sub
+            return out
+        case BagT() | SetT():
+            return [lift(x) for x in v]
+        case SeqT(elem=et, cap=cap):
+            s = to_symseq(t, v)
+            blank = canonical_leaves(et, default(et))
+            if blank is None:
+                return None
+            out = [lift(s.length)]
+            for i in range(cap):
+                here = simplify_bool(s.length > i) if is_sym(s.length) else s.length > i
+                sub = canonical_leaves(et, s.slots[i])
+                out += [lift(leaf_ite(here, a, b)) for a, b in zip(sub, blank)]
+            return out
+    return None
+
+
 def ordinal(t: Type, v):
     """The index of key ``v`` among the values of finite type ``t`` (concrete or a term)."""
     if is_concrete(v):
@@ -238,14 +277,28 @@ def _span(idx, n: int) -> tuple[int, int]:
     return getattr(idx, "_rb_span", None) or (0, n - 1)
 
 
+_SELECTED: dict = {}
+SELECT_MEMO = 4096
+
+
 def select(elem_t: Type, tup: tuple, idx):
-    """``tup[idx]`` for a possibly symbolic index."""
+    """``tup[idx]`` for a possibly symbolic index.  Remembered per (tuple, index term): a
+    constant table read at a symbolic key by every call of a def (a shape's cells at the
+    chosen shape) is merged once, not once per call, and the merge is the costly part."""
     if not is_sym(idx):
         return tup[idx]
+    key = (id(tup), idx.get_id())
+    hit = _SELECTED.get(key)
+    if hit is not None and hit[0] is tup and hit[1].eq(idx) and _span(hit[1], 0) == \
+            _span(idx, 0):
+        return hit[2]
     lo, hi = _span(idx, len(tup))
     out = tup[hi]
     for i in range(hi - 1, lo - 1, -1):
         out = merge(elem_t, idx == i, tup[i], out)
+    if len(_SELECTED) >= SELECT_MEMO:
+        _SELECTED.clear()
+    _SELECTED[key] = (tup, idx, out)      # both kept alive: their ids stay theirs
     return out
 
 

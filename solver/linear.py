@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+from contextlib import contextmanager
 from fractions import Fraction
 from math import gcd
 from typing import Callable
@@ -29,6 +30,7 @@ import z3
 
 from . import domains as dz
 from . import ir
+from .irwalk import nodes
 from .types import IntT, RealT, finite
 
 Fn = Callable
@@ -167,8 +169,12 @@ def compile_exists(comp, e: ir.RealExists) -> Fn:
     rows_f = _rows(comp, D, e.body)
     n = finite(e.domain.elem).size
     name = e.name
+    inputs = _inputs(e) if comp.symbolic else None
 
     def run(st, env):
+        app = _predicate(e, inputs, st, env) if _OPAQUE[0] and inputs is not None else None
+        if app is not None and not z3.is_true(app[1]):
+            return app[0]
         active = []
         for g, v in fd(st, env):
             if fw is not None:
@@ -179,7 +185,12 @@ def compile_exists(comp, e: ir.RealExists) -> Fn:
         env[fam1] = active
         rows = rows_f(st, env, True)
         if comp.symbolic:
-            return decide_symbolic(rows, active, name)
+            c = decide_symbolic(rows, active, name)
+            if app is not None:
+                # Concrete inputs: the predicate at them is what the rows decide, so that a
+                # term the step reaches by substitution, the same application, knows it too.
+                _SIDE[app[0].get_id()] = (app[0], app[0] == c)
+            return c
         return decide(rows)
     return run
 
@@ -766,6 +777,87 @@ def _decide_z3(rows) -> bool:
     return r == z3.sat
 
 
+# ---- the prover's abstraction: an `exists real` as an uninterpreted predicate ----------------
+
+_OPAQUE = [False]
+_PREDICATES: dict = {}
+
+
+@contextmanager
+def opaque():
+    """Within it, a symbolic `exists real` whose inputs are not all concrete is an uninterpreted
+    predicate applied to the values it reads, one predicate per `exists real` of the source:
+    two places that ask it of equal values get one answer, and nothing else is known of it.
+    A step proved so holds for every predicate, the true one included, and costs no real
+    arithmetic (the Farkas dual of a body whose lever arms are symbolic splits every product
+    over its interval).  Not for witnesses: a model may give the predicate any truth."""
+    before = _OPAQUE[0]
+    _OPAQUE[0] = True
+    try:
+        yield
+    finally:
+        _OPAQUE[0] = before
+
+
+def _inputs(e: ir.RealExists):
+    """What an `exists real` reads from outside: its free locals (in order of first use, the
+    same at every place its def is inlined) and the current state's fields, each with its
+    type; None when it reads the state whole or the old state."""
+    bound = {e.slot, e.family}
+    for n in nodes(e):
+        match n:
+            case ir.Quant(slot=sl) | ir.Let(slot=sl) | ir.Fix(slot=sl):
+                bound.add(sl)
+            case ir.Call(slots=ss):
+                bound.update(ss)
+            case ir.RealExists(slot=sl, family=fam):
+                bound.update((sl, fam))
+    locs: dict = {}
+    fields: dict = {}
+    parents_of_state = 0
+    refs = 0
+    for n in nodes(e):
+        match n:
+            case ir.Local(slot=sl) if sl not in bound and sl not in locs:
+                locs[sl] = n.type
+            case ir.Field(record=ir.StateRef(old=False), index=i):
+                fields.setdefault(i, n.type)
+                parents_of_state += 1
+            case ir.StateRef(old=o):
+                if o:
+                    return None
+                refs += 1
+    if refs > parents_of_state:
+        return None     # the state passed whole (to a def, or compared)
+    return tuple(locs.items()), tuple(sorted(fields.items()))
+
+
+def _predicate(e: ir.RealExists, inputs, st, env):
+    """The uninterpreted predicate of ``e`` applied to what it reads, and whether every input
+    is concrete (true: the caller decides it exactly as well); None when an input has no z3
+    leaf (a text)."""
+    locs, fields = inputs
+    args = []
+    for sl, t in locs:
+        sub = dz.canonical_leaves(t, env[sl + 1])     # env[0] is the old state
+        if sub is None:
+            return None
+        args += sub
+    for i, t in fields:
+        sub = dz.canonical_leaves(t, st[i])
+        if sub is None:
+            return None
+        args += sub
+    concrete = all(z3.is_int_value(a) or z3.is_true(a) or z3.is_false(a) for a in args)
+    sorts = tuple(a.sort() for a in args)
+    key = (e.span.file, e.span.line, e.span.col, e.name, tuple(str(x) for x in sorts))
+    f = _PREDICATES.get(key)
+    if f is None:
+        f = _PREDICATES[key] = z3.Function(
+            f"{e.name}@{e.span.line}:{e.span.col}#{len(_PREDICATES)}", *sorts, z3.BoolSort())
+    return f(*args), z3.BoolVal(concrete)
+
+
 # ---- the symbolic decision: primal or Farkas dual, chosen by a fresh Bool ---------------------------
 
 _SIDE: dict = {}        # z3 ast id of c -> (c, side condition)
@@ -840,6 +932,9 @@ def side_conditions(solver, assumptions=()) -> list:
             solver._rulebook_side = done
         except AttributeError:
             pass
+    # Added inside a scope, a side condition goes with it when the scope is popped: only one
+    # added at the base level is remembered as added.
+    base = not hasattr(solver, "num_scopes") or solver.num_scopes() == 0
     out = []
     todo = list(solver.assertions()) + [a for a in assumptions if dz.is_sym(a)]
     seen: set = set()
@@ -858,7 +953,8 @@ def side_conditions(solver, assumptions=()) -> list:
             if z3.is_app(a):
                 stack.extend(a.children())
         for i in found:
-            done.add(i)
+            if base:
+                done.add(i)
             side = _SIDE[i][1]
             out.append(side)
             todo.append(side)   # a side condition may mention another literal (nesting)

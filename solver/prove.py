@@ -3,6 +3,8 @@ model checking from the initial state ("holds up to depth k"), or refuted with a
 interpreter replays."""
 from __future__ import annotations
 
+import contextlib
+import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -11,10 +13,12 @@ import z3
 
 from . import domains as dz
 from . import ir
+from . import linear
 from .errors import RulebookError
 from .evaluate import Refused
 from .game import Game, Move
 from .irwalk import nodes
+from .types import BoolT, EnumT, IntT, finite
 from .symbolic import (Unknown, branches, check, leaves, make_solver, read_moves, substitution,
                        unroll)
 
@@ -47,12 +51,17 @@ class Result:
 
 def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str | None = None,
           progress=None, step_timeout_ms: int = 5_000,
-          split_lengths: bool = False) -> list[Result]:
+          split_lengths: bool = False, exact_reals: bool = False,
+          split_on: tuple[str, ...] = ()) -> list[Result]:
     """Prove the invariants.  ``step_timeout_ms`` bounds each query of the inductive step (a
     query that times out leaves its invariant to bounded model checking, never "proved");
     ``timeout_ms`` bounds each bounded-model-checking query.  ``split_lengths``: a step query
     z3 gives up on is checked again case by case over the lengths of the sequences the step
-    changes (a count over a tower a card was pushed onto): slower, and it proves more."""
+    changes (a count over a tower a card was pushed onto): slower, and it proves more.
+    ``exact_reals``: the step decides each `exists real` exactly instead of reading it as an
+    uninterpreted predicate of its inputs (see `linear.opaque`).  ``split_on``: state fields
+    (bool, integer or enum) whose every value is a case of the step, that field concrete: a
+    step that reads a constant table at such a field (a piece's shape) then reads numbers."""
     invs = [i for i in game.p.invariants if only is None or i.name == only]
     if only is not None and not invs:
         raise RulebookError(f"{game.name} has no invariant named {only!r}")
@@ -69,9 +78,15 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
     # Inductive step (Houdini): drop refuted candidates until the rest is inductive together.
     say("induction: building the symbolic step")
     state_invs = [i for i in game.p.invariants if not i.transition and i.name not in results]
-    inductive, ctis = _houdini(game, state_invs, step_timeout_ms, say, split_lengths)
-    trans = [i for i in invs if i.transition]
-    trans_ok = _transitions(game, trans, inductive, step_timeout_ms, say) if trans else {}
+    # The step reads each `exists real` as an uninterpreted predicate (linear.opaque): what
+    # holds for every predicate holds for the true one, so "inductive" stays sound, and a
+    # step that needs no more than "equal inputs, equal answers" is proved without real
+    # arithmetic.  ``exact_reals`` encodes them exactly instead (primal or Farkas dual).
+    with contextlib.nullcontext() if exact_reals else linear.opaque():
+        inductive, ctis = _houdini(game, state_invs, step_timeout_ms, say, split_lengths,
+                                   split_on)
+        trans = [i for i in invs if i.transition]
+        trans_ok = _transitions(game, trans, inductive, step_timeout_ms, say) if trans else {}
     elapsed = time.perf_counter() - t0
     for inv in invs:
         if inv.name in results:
@@ -178,26 +193,45 @@ def _reads_field(e, index: int) -> bool:
     return refs > fields  # a state reference that is not the record of a field access
 
 
-def _cases(game: Game, fresh: dz.Fresh, tag: str) -> list:
-    """Fresh symbolic states covering every state.  When the spec's `actor` is a state field,
-    one state per actor value with that field concrete: the cases cover its whole domain, and
-    with a concrete actor a move writes only the actor's part of the state."""
-    from .types import finite
+def _split_fields(game: Game, names=()) -> list[int]:
+    """The state fields the step is checked case by case over: the actor's, when the spec's
+    `actor` is a state field, and those named (``prove --split-on``)."""
     t = game.state_type
-    a = game.p.actor
+    index = {n: i for i, (n, _) in enumerate(t.fields)}
+    out = []
+    for n in names:
+        if n not in index:
+            raise RulebookError(f"{game.name} has no state field named {n!r} "
+                                f"(state fields: {', '.join(index)})")
+        if not isinstance(t.fields[index[n]][1], (IntT, EnumT, BoolT)):
+            raise RulebookError(f"--split-on {n}: only a bool, integer or enum field can be "
+                                f"split into cases")
+        out.append(index[n])
+    ai = _actor_field(game)
+    if ai is not None and ai not in out:
+        out.append(ai)
+    return out
+
+
+def _cases(game: Game, fresh: dz.Fresh, tag: str, split: list[int] | None = None) -> list:
+    """Fresh symbolic states covering every state: one per combination of values of the
+    ``split`` fields, those fields concrete.  With a concrete actor a move writes only the
+    actor's part of the state; with a concrete kind of piece its cells are numbers."""
+    t = game.state_type
+    if split is None:
+        split = _split_fields(game)
     base = fresh.value(t, tag)
-    if isinstance(a, ir.Field) and isinstance(a.record, ir.StateRef):
-        out = []
-        for v in finite(a.type).values:
-            st = list(base)
-            st[a.index] = v
-            out.append(tuple(st))
-        return out
-    return [base]
+    out = []
+    for combo in itertools.product(*(finite(t.fields[i][1]).values for i in split)):
+        st = list(base)
+        for i, v in zip(split, combo):
+            st[i] = v
+        out.append(tuple(st))
+    return out
 
 
 def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
-             split: bool = False):
+             split: bool = False, split_on=()):
     """Houdini: assume every candidate, check each action path, drop the candidates that a
     path breaks, and repeat until none is dropped; the survivors are inductive together.
 
@@ -207,12 +241,15 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
     t = game.state_type
     fresh = dz.Fresh("s_")
     cases = []
-    ai = _actor_field(game)
-    reads_actor = {i.name: ai is not None and _reads_field(i.expr, ai) for i in invs}
-    for S in _cases(game, fresh, "s"):
+    fields = _split_fields(game, split_on)
+    reads_actor = {i.name: any(_reads_field(i.expr, f) for f in fields) for i in invs}
+    all_cases = _cases(game, fresh, "s", fields)
+    for ci, S in enumerate(all_cases):
         lengths = _seq_lengths(S)
         conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
-        bs = branches(game, S)
+        # A case whose split fields already falsify a candidate (a phase no move enters) is
+        # assumed away while that candidate stands: its paths are built only if it falls.
+        falsified = {n for n, cs in conj.items() if any(z3.is_false(c) for c in cs)}
         readers: dict[int, list] = {}
         reads: dict[tuple, frozenset] = {}
         memo: dict[int, tuple] = {}
@@ -222,29 +259,35 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                 reads[(n, k)] = fv
                 for v in fv:
                     readers.setdefault(v, []).append((n, k))
-        say(f"induction: {len(bs)} action paths, {len(invs)} candidate invariants")
-        work = []
-        for b in bs:
-            subst = substitution(t, S, b.state)
-            pairs = {a.get_id(): (a, v) for a, v in subst if dz.is_sym(a)}
-            touched = {nk for i in pairs for nk in readers.get(i, ())}
-            changed = []
-            moved = ai is not None and any(not dz.is_sym(a) for a, _ in subst)
-            if moved:
-                # The actor changed: an invariant that reads it is evaluated afresh.
-                for inv in invs:
-                    if reads_actor[inv.name]:
-                        new = _conjuncts(_sym_inv(game, inv, b.state))
-                        changed.extend((inv.name, k, c2) for k, c2 in enumerate(new))
-                        touched -= {(inv.name, k) for k in range(len(conj[inv.name]))}
-            for n, k in sorted(touched):
-                c = conj[n][k]
-                mine = [pairs[i] for i in reads[(n, k)] if i in pairs]
-                c2 = z3.substitute(c, *mine)
-                if not c2.eq(c):
-                    changed.append((n, k, c2))
-            work.append((b, changed, {i for i in pairs if i in lengths}))
-        cases.append((S, conj, work, readers, lengths))
+
+        def build(S=S, conj=conj, readers=readers, reads=reads, lengths=lengths, ci=ci):
+            bs = branches(game, S)
+            say(f"induction: {len(bs)} action paths, {len(invs)} candidate invariants"
+                + (f" (case {ci + 1} of {len(all_cases)})" if len(all_cases) > 1 else ""))
+            work = []
+            for b in bs:
+                subst = substitution(t, S, b.state)
+                pairs = {a.get_id(): (a, v) for a, v in subst if dz.is_sym(a)}
+                touched = {nk for i in pairs for nk in readers.get(i, ())}
+                changed = []
+                moved = any(not dz.is_sym(a) for a, _ in subst)
+                if moved:
+                    # A split field (the actor) changed: an invariant that reads it is
+                    # evaluated afresh.
+                    for inv in invs:
+                        if reads_actor[inv.name]:
+                            new = _conjuncts(_sym_inv(game, inv, b.state))
+                            changed.extend((inv.name, k, c2) for k, c2 in enumerate(new))
+                            touched -= {(inv.name, k) for k in range(len(conj[inv.name]))}
+                for n, k in sorted(touched):
+                    c = conj[n][k]
+                    mine = [pairs[i] for i in reads[(n, k)] if i in pairs]
+                    c2 = z3.substitute(c, *mine)
+                    if not c2.eq(c):
+                        changed.append((n, k, c2))
+                work.append((b, changed, {i for i in pairs if i in lengths}))
+            return work
+        cases.append((S, conj, [], readers, lengths, falsified, build))
     candidates = [i.name for i in invs]
     ctis: dict[str, str] = {}
     local = make_solver(timeout_ms)
@@ -254,7 +297,11 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
     while True:
         dropped: set[str] = set()
         timing: dict = {}
-        for S, conj, work, readers_of, lengths in cases:
+        for S, conj, work, readers_of, lengths, falsified, build in cases:
+            if falsified & set(candidates):
+                continue
+            if not work:
+                work.extend(build())
             memo2: dict = {}
             full_box: list = []
 

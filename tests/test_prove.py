@@ -281,3 +281,39 @@ def test_the_conjuncts_near_the_changed_ones_are_tried_before_those_near_the_gua
     near = P._near(z3.And(guard, goal), conj, readers, list(conj), {})
     with pytest.raises(Unknown):
         small_only(make_solver(5_000), z3.And(guard, goal, *near))
+
+
+# ---- `exists real` in the step: an uninterpreted predicate, or decided exactly -----------------
+
+@pytest.fixture(scope="module")
+def opaque():
+    return load_path(FIXTURES / "opaque.rules")
+
+
+def test_an_invariant_that_holds_for_any_predicate_is_proved_without_real_arithmetic(opaque):
+    res = {r.name: r for r in prove(opaque, 3, TIMEOUT_MS)}
+    assert res["borne"].status == "inductive"
+    # `light` needs what `bears` means: with an uninterpreted `bears`, a load of 3 might be
+    # borne, so the step is not proved, and bounded model checking says what it can.
+    assert res["light"].status == "holds" and res["light"].depth == 3
+    assert "not inductive" in res["light"].detail
+
+
+def test_exact_reals_prove_what_depends_on_the_statics(opaque):
+    res = {r.name: r for r in prove(opaque, 3, TIMEOUT_MS, exact_reals=True)}
+    assert res["borne"].status == "inductive" and res["light"].status == "inductive"
+
+
+def test_the_step_split_on_a_field_reads_it_as_a_number(opaque):
+    res = {r.name: r.status for r in prove(opaque, 3, TIMEOUT_MS, split_on=("w",))}
+    assert res == {"borne": "inductive", "light": "holds"}
+    # With `tries` a number in each case, `bears(tries)` has concrete inputs and is decided
+    # exactly, and the predicate at that number is tied to the answer: `light` is proved.
+    res = {r.name: r.status for r in prove(opaque, 3, TIMEOUT_MS, split_on=("tries",))}
+    assert res == {"borne": "inductive", "light": "inductive"}
+
+
+def test_split_on_names_a_scalar_state_field(opaque):
+    from solver.errors import RulebookError
+    with pytest.raises(RulebookError, match="no state field named 'x'.*w, tries"):
+        prove(opaque, 1, TIMEOUT_MS, split_on=("x",))
