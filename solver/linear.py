@@ -190,6 +190,9 @@ def compile_exists(comp, e: ir.RealExists) -> Fn:
                 # Concrete inputs: the predicate at them is what the rows decide, so that a
                 # term the step reaches by substitution, the same application, knows it too.
                 _SIDE[app[0].get_id()] = (app[0], app[0] == c)
+                # Every query that applies the predicate to terms gets this fact too: a term
+                # that equals these inputs (the guard says so) then has the same answer.
+                _FACTS.setdefault(app[0].decl().name(), set()).add(app[0].get_id())
             return c
         return decide(rows)
     return run
@@ -781,6 +784,7 @@ def _decide_z3(rows) -> bool:
 
 _OPAQUE = [False]
 _PREDICATES: dict = {}
+_FACTS: dict = {}       # predicate name -> ids in _SIDE of its applications to concrete inputs
 
 
 @contextmanager
@@ -951,8 +955,10 @@ def side_conditions(solver, assumptions=()) -> list:
             if i in _SIDE and i not in done:
                 found.append(i)
             if z3.is_app(a):
+                if _FACTS and a.num_args() and a.decl().name() in _FACTS:
+                    found.extend(j for j in _FACTS[a.decl().name()] if j not in done)
                 stack.extend(a.children())
-        for i in found:
+        for i in dict.fromkeys(found):
             if base:
                 done.add(i)
             side = _SIDE[i][1]

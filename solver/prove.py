@@ -7,7 +7,7 @@ import contextlib
 import itertools
 import math
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import z3
 
@@ -19,7 +19,7 @@ from .evaluate import Refused
 from .game import Game, Move
 from .irwalk import nodes
 from .types import BoolT, EnumT, IntT, finite
-from .symbolic import (Unknown, branches, check, leaves, make_solver, read_moves, substitution,
+from .symbolic import (Unknown, branches, check, make_solver, read_moves, substitution,
                        unroll)
 
 
@@ -230,6 +230,52 @@ def _cases(game: Game, fresh: dz.Fresh, tag: str, split: list[int] | None = None
     return out
 
 
+def _split_after(game: Game, b, fields: list[int]) -> list:
+    """The path ``b``, one path per value a split field may have after it when the move sets
+    it to a term (the next player, the highest bidder): that term is replaced by the value
+    wherever the successor reads it, under the guard that it has that value.  The successor
+    then reads its split fields as numbers, as the state before it did: a count kept for
+    every player but the one to move is a sum of the others, not a sum of `if`s over a term
+    z3 must case-split itself."""
+    t = game.state_type
+    out = [b]
+    for f in fields:
+        nxt = []
+        for b1 in out:
+            term = b1.state[f]
+            if not dz.is_sym(term):
+                nxt.append(b1)
+                continue
+            for v in finite(t.fields[f][1]).values:
+                val = dz.lift(v)
+                guard = z3.simplify(z3.And(dz.lift(b1.guard), term == val))
+                if z3.is_false(guard):
+                    continue
+                st = list(_substituted(b1.state, term, val))
+                st[f] = v
+                nxt.append(replace(b1, guard=guard, state=tuple(st)))
+        out = nxt
+    return out
+
+
+def _substituted(v, term, val):
+    """A value with every occurrence of ``term`` in its leaves replaced by ``val`` (and each
+    leaf simplified: a leaf that becomes a constant is a Python value again)."""
+    if isinstance(v, dz.SymSeq):
+        return dz.SymSeq(_substituted(v.length, term, val),
+                         tuple(_substituted(x, term, val) for x in v.slots))
+    if isinstance(v, tuple):
+        return tuple(_substituted(x, term, val) for x in v)
+    if not dz.is_sym(v):
+        return v
+    r = z3.simplify(z3.substitute(v, (term, val)))
+    if z3.is_int_value(r):
+        return r.as_long()
+    if z3.is_true(r) or z3.is_false(r):
+        return z3.is_true(r)
+    return r
+
+
 def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
              split: bool = False, split_on=()):
     """Houdini: assume every candidate, check each action path, drop the candidates that a
@@ -261,7 +307,7 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                     readers.setdefault(v, []).append((n, k))
 
         def build(S=S, conj=conj, readers=readers, reads=reads, lengths=lengths, ci=ci):
-            bs = branches(game, S)
+            bs = [b2 for b in branches(game, S) for b2 in _split_after(game, b, fields)]
             say(f"induction: {len(bs)} action paths, {len(invs)} candidate invariants"
                 + (f" (case {ci + 1} of {len(all_cases)})" if len(all_cases) > 1 else ""))
             work = []
@@ -385,13 +431,18 @@ QUICK_MS = 2_000
 
 def _step(local, guard, goal, conj, name, items, readers, candidates, memo, split, timeout_ms):
     """The tiers for one invariant on one path.  With ``split`` (prove's ``split_lengths``), a
-    query z3 gives up on within QUICK_MS is checked again case by case over the sequence
-    lengths the step changes (_split_tiers), and the other paths of that action go there
-    directly for that invariant; a query that cannot be split gets the whole step time-out."""
+    query of one conjunct that z3 gives up on within QUICK_MS is checked again case by case
+    over the sequence lengths the step changes (_split_tiers), and the other paths of that
+    action go there directly for that invariant; a query that cannot be split gets the whole
+    step time-out.  A query of several conjuncts is only tried quickly, and left to
+    `_step_each`, which takes them one at a time."""
     if not split:
         return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None,
                       timeout_ms)
     lengths, moved, cache, learned, key = split
+    if len(items) > 1 and key in learned:
+        # Split, many conjuncts make many cases each: _step_each takes them one at a time.
+        raise Unknown("split one conjunct at a time")
     if key not in learned:
         quick = min(QUICK_MS, timeout_ms)
         local.set("timeout", quick)
@@ -399,7 +450,8 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
             return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None,
                           quick)
         except Unknown:
-            pass
+            if len(items) > 1:
+                raise       # one at a time first: each alone is often proved without a split
         finally:
             local.set("timeout", timeout_ms)
     try:
@@ -419,16 +471,20 @@ def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, ful
     own = [conj[name][k] for k, _ in items if k < len(conj[name])]
     if _check_assume(local, z3.And(guard, goal, *own)) is None:
         return None
-    # Then the conjuncts that read what the changed conjuncts read, before or after the step
-    # (a count kept by its own conjunct and by another that bounds the same entries), within
-    # a short time: the path's guard alone often reads many more.
+    # Then, within a short time each, the conjuncts about the same few things as the changed
+    # ones (those that read their rarely read variables: the same card's count kept by
+    # another invariant), then all that read what they read, before or after the step (a
+    # count kept by its own conjunct and by another that bounds the same entries): the
+    # path's guard alone often reads many more.
     local.set("timeout", min(MID_MS, local_ms))
     try:
-        if _check_assume(local, z3.And(guard, goal, *_near(z3.And(goal, *own), conj, readers,
-                                                             candidates, memo))) is None:
-            return None
-    except Unknown:
-        pass
+        for pick in (_rare, _near):
+            try:
+                if _check_assume(local, z3.And(guard, goal, *own, *pick(
+                        z3.And(goal, *own), conj, readers, candidates, memo))) is None:
+                    return None
+            except Unknown:
+                pass
     finally:
         local.set("timeout", local_ms)
     model = _check_assume(local, z3.And(guard, goal,
@@ -436,6 +492,42 @@ def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, ful
     if model is None or full is None:
         return model
     return _check_assume(full(), z3.And(guard, goal))
+
+
+# A variable that at most this many conjuncts read is rare: a conjunct that reads one of the
+# goal's rare variables is about the same few things (one card's count, kept by two
+# invariants), where one that shares only common variables (a tower's slots, which every
+# count over that tower reads) need not be.
+RARE_READERS = 4
+# A conjunct that reads more rare variables than this (a total over a whole map) is not
+# followed further: every conjunct about an entry of that map would come with it.
+HUB_RARE = 12
+
+
+def _rare(formula, conj, readers, candidates, memo) -> list:
+    """The conjuncts of the candidate invariants that read a rare variable of ``formula``, and
+    those that read a rare variable of one of these that is not a hub: a conservation law
+    needs the same entry's count from another invariant, and, two steps away, what bounds an
+    entry of it (an empty hand in this phase)."""
+    def rare(vs):
+        return {v for v in vs if len(readers.get(v, ())) <= RARE_READERS}
+    frontier = rare(_free_vars(formula, memo))
+    seen = set(frontier)
+    chosen: dict = {}
+    for _ in range(2):
+        nxt: set = set()
+        for v in frontier:
+            for nk in readers.get(v, ()):
+                n, k = nk
+                if nk in chosen or n not in candidates or k >= len(conj[n]):
+                    continue
+                chosen[nk] = conj[n][k]
+                more = rare(_free_vars(conj[n][k], memo))
+                if len(more) <= HUB_RARE:
+                    nxt |= more - seen
+        seen |= nxt
+        frontier = nxt
+    return list(chosen.values())
 
 
 def _near(formula, conj, readers, candidates, memo) -> list:
@@ -533,15 +625,24 @@ def _split_tiers(local, guard, conj, name, items, readers, candidates, memo, len
                 cache[q.get_id()] = q
                 continue
             if near is None:
-                near = z3.And(*_near(z3.And(guard, c2), conj, readers, candidates, memo)
-                              or [z3.BoolVal(True)])
-            q = z3.And(g2, goal, own2, z3.simplify(z3.substitute(near, *sub)))
-            if q.get_id() in cache:
-                continue
-            model = _check_assume(local, q)
-            if model is not None:
-                return model
-            cache[q.get_id()] = q
+                # The conjuncts about the same few things first (`_rare`), then all near.
+                near = [z3.And(*pick(about, conj, readers, candidates, memo) or [z3.BoolVal(True)])
+                        for pick, about in ((_rare, z3.And(c2, own)), (_near, z3.And(guard, c2)))]
+            for i, around in enumerate(near):
+                q = z3.And(g2, goal, own2, z3.simplify(z3.substitute(around, *sub)))
+                if q.get_id() in cache:
+                    break
+                try:
+                    model = _check_assume(local, q)
+                except Unknown:
+                    if i + 1 < len(near):
+                        continue
+                    raise
+                if model is None:
+                    cache[q.get_id()] = q
+                    break
+                if i + 1 == len(near):
+                    return model
     return None
 
 
@@ -563,31 +664,34 @@ def _describe_cti(game: Game, b, model, S) -> str:
 
 
 def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeout_ms: int, say):
-    t = game.state_type
     fresh = dz.Fresh("t_")
-    S = fresh.value(t, "s")
-    N = fresh.value(t, "n")
-    inv_terms = [_sym_inv(game, i, S) for i in game.p.invariants
-                 if not i.transition and i.name in assumed]
-    out = {}
-    bs = branches(game, S)
-    for tr in trans:
-        term = _sym_inv(game, tr, N, old=S)
-        solver = make_solver(timeout_ms)
-        solver.add(*fresh.constraints, *inv_terms)
-        result = (True, "")
-        for b in bs:
-            pairs = [(a, dz.lift(c)) for a, c in zip(leaves(t, N), leaves(t, b.state))]
-            post = z3.substitute(term, *pairs)
-            try:
-                model = _check_assume(solver, z3.And(dz.lift(b.guard), z3.Not(post)))
-                if model is not None:
-                    result = (False, _describe_cti(game, b, model, S))
+    fields = _split_fields(game)
+    out = {tr.name: (True, "") for tr in trans}
+    # One case per value of the split fields (the actor's), before and after the move, as
+    # for the invariants: a move then writes only the actor's part of the state.
+    for S in _cases(game, fresh, "s", fields):
+        inv_terms = [_sym_inv(game, i, S) for i in game.p.invariants
+                     if not i.transition and i.name in assumed]
+        if any(z3.is_false(c) for c in inv_terms):
+            continue        # no state of this case satisfies the invariants
+        bs = [b2 for b in branches(game, S) for b2 in _split_after(game, b, fields)]
+        for tr in trans:
+            if out[tr.name][0] is not True:
+                continue
+            solver = make_solver(timeout_ms)
+            solver.add(*fresh.constraints, *inv_terms)
+            for b in bs:
+                # Evaluated on the successor itself, whose split fields are numbers.
+                post = _sym_inv(game, tr, b.state, old=S)
+                try:
+                    model = _check_assume(solver, z3.And(dz.lift(b.guard), z3.Not(post)))
+                    if model is not None:
+                        out[tr.name] = (False, _describe_cti(game, b, model, S))
+                        break
+                except Unknown:
+                    out[tr.name] = (False, f"z3 gave up on the inductive step (a path of "
+                                           f"{b.action}, {timeout_ms / 1000:g} s per query)")
                     break
-            except Unknown:
-                result = (False, "z3 gave up on the inductive step")
-                break
-        out[tr.name] = result
     return out
 
 
