@@ -22,6 +22,7 @@ one), so a variable is never rebound while an enclosing expression still needs i
 from __future__ import annotations
 
 import linecache
+from types import CodeType, FunctionType
 from contextlib import contextmanager
 from itertools import compress
 from typing import assert_never
@@ -42,8 +43,19 @@ MAX_INLINE = 400
 # Node kinds never written out: `exists real` is lowered by linear.py, `f[k]` only inside it.
 _EXTERNAL = (ir.RealExists, ir.RealVar)
 
+# Write each function's source at its first call (False: when it is compiled, for a test that
+# changes how the Compiler decides, around the compilation only).
+LAZY = True
+
 # The statistics of what was generated (read by the tests: codegen must keep applying).
-STATS = {"functions": 0, "external": 0, "fallback_roots": 0}
+STATS = {"functions": 0, "compiled": 0, "external": 0, "fallback_roots": 0}
+
+# Generated code by source text: the same def inlined at many call sites gives the same text
+# (its locals and env indices are named in order of appearance), compiled once.
+CODE_CACHE = 1 << 14
+_CODE: dict = {}
+_SOURCES: list = []
+_GLOBALS = {"__builtins__": __builtins__}
 
 
 class _Split(Exception):
@@ -52,12 +64,46 @@ class _Split(Exception):
 
 def compile_expr(comp, e: ir.Expr):
     """A generated ``f(st, env)`` for ``e``, or None when e's own kind is not generated (the
-    caller then builds its closure, whose children come back here)."""
+    caller then builds its closure, whose children come back here).
+
+    The source is written when ``f`` is first called, not before: a game has far more
+    expressions than one run evaluates.  Then ``f`` takes the generated code as its own, so
+    that its callers call the generated code directly from the next call on."""
     if isinstance(e, _EXTERNAL) or (isinstance(e, ir.Quant)
                                     and isinstance(e.domain, ir.SubbagDomain)):
         STATS["fallback_roots"] += 1
         return None
-    return _Gen(comp).function(e)
+    # The one piece of the Compiler's context that the code depends on: which locals are a
+    # fixpoint's value whose reads are recorded (see Compiler._fix).
+    recorded = set(comp._recorded)
+
+    def build():
+        saved = comp._recorded
+        comp._recorded = set(recorded)
+        try:
+            g = _Gen(comp).function(e)
+        finally:
+            comp._recorded = saved
+        if LAZY:
+            lazy.__code__ = g.__code__
+            lazy.__defaults__ = g.__defaults__
+            lazy.source = g.source
+        return g
+
+    if not LAZY:
+        return build()
+
+    def lazy(st, env, _build=build):
+        return _build()(st, env)
+    lazy.build = build
+    return lazy
+
+
+def source_of(f) -> str | None:
+    """The generated source of ``f`` (built now if it was not yet), or None for a closure."""
+    if getattr(f, "build", None) is not None and getattr(f, "source", None) is None:
+        f.build()
+    return getattr(f, "source", None)
 
 
 def _tuple(xs: list[str]) -> str:
@@ -70,6 +116,16 @@ def _seq_index_error(i, s, span):
 
 def _returned_error(name, v, chk, span):
     return EvalError(f"{name} returned {v!r}, outside its declared type {chk}", span)
+
+
+def _changed(nxt, r, n):
+    return [i for i in range(n) if nxt[i] != r[i]]
+
+
+def _readers_of(changed, readers):
+    """The keys that read an entry that changed, in order (stale readers only cost a
+    needless evaluation, as in fixinc)."""
+    return sorted({i for j in changed for i in readers[j]})
 
 
 def _bag_add(a, b):
@@ -94,6 +150,9 @@ class _Gen:
         self.by_id: dict = {}           # id(value) -> its name (values held in self.values)
         self.ntemp = 0
         self.scope: set = set()         # slots bound here, held in Python variables
+        self.vars: dict = {}            # slot -> its Python variable
+        self.envs: dict = {}            # slot -> the parameter holding slot + 1
+        self.fixes: dict = {}           # fixpoint slot -> (its values, its reads) variables
         self.needed: set = set()        # slots that code called from here reads in env
         self.blocks = 0                 # nested loops / trys around the current point
         self.indent = 0                 # nested blocks of any kind
@@ -105,25 +164,45 @@ class _Gen:
         self.ev = ev
         body: list[str] = []
         x = self.gen(e, body)
-        lines = ["def f(st, env):"]
+        lines = []
         for ln in body:
             stripped = ln.lstrip(" ")
-            if stripped.startswith("#ENV "):
-                s = int(stripped[5:])
-                if s in self.needed:
-                    lines.append("    " + ln[:len(ln) - len(stripped)] + f"env[{s + 1}] = v{s}")
+            if stripped.startswith("#"):
+                # What code called from here reads in env, written only if it does.
+                pad = "    " + ln[:len(ln) - len(stripped)]
+                what, slot, *names = stripped[1:].split()
+                s = int(slot)
+                if s not in self.needed:
+                    continue
+                if what == "ENV":
+                    lines.append(f"{pad}env[{self.envix(s)}] = {self.var(s)}")
+                elif what == "PROXY":       # a fixpoint's values, reads recorded (fixinc)
+                    proxy, r = names
+                    lines.append(f"{pad}{proxy} = {self.const(fixinc._Reads, 'H')}({r})")
+                    lines.append(f"{pad}env[{self.envix(s)}] = {proxy}")
+                elif what == "SEEN":
+                    proxy, seen, r = names
+                    lines.append(f"{pad}{proxy}.seen = {seen}")
+                    lines.append(f"{pad}{proxy}.vals = {r}")
                 continue
             lines.append("    " + ln)
-        lines.append(f"    return {x}")
-        src = "\n".join([f"def _make({', '.join(self.names)}):"]
-                        + ["    " + ln for ln in lines] + ["    return f", ""])
+        # The constants are parameters with defaults: read as fast locals, and the code
+        # does not depend on them (it is shared by every def body that gives the same text).
+        src = "\n".join([f"def f(st, env, {', '.join(self.names)}):" if self.names
+                         else "def f(st, env):"] + lines + [f"    return {x}", ""])
+        code = _CODE.get(src)
+        if code is None:
+            if len(_CODE) >= CODE_CACHE:
+                _CODE.clear()
+            name = f"<rules codegen {len(_SOURCES)}>"
+            # Kept for tracebacks and for reading the generated code.
+            linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+            _SOURCES.append(name)
+            module = compile(src, name, "exec")
+            code = _CODE[src] = next(c for c in module.co_consts if isinstance(c, CodeType))
+            STATS["compiled"] += 1
         STATS["functions"] += 1
-        name = f"<rules {e.span}#{STATS['functions']}>"
-        # Kept for tracebacks and for reading the generated code (`source_of`).
-        linecache.cache[name] = (len(src), None, src.splitlines(True), name)
-        ns: dict = {}
-        exec(compile(src, name, "exec"), ns)
-        f = ns["_make"](*self.values)
+        f = FunctionType(code, _GLOBALS, "f", tuple(self.values))
         f.source = src
         return f
 
@@ -216,7 +295,7 @@ class _Gen:
         return t
 
     def bind(self, slot: int, x: str, out: list):
-        out.append(f"v{slot} = {x}")
+        out.append(f"{self.var(slot)} = {x}")
         self.bind_loop(slot, out)
 
     def bind_loop(self, slot: int, out: list):
@@ -225,7 +304,25 @@ class _Gen:
         self.scope.add(slot)
 
     def local(self, slot: int) -> str:
-        return f"v{slot}" if slot in self.scope else f"env[{slot + 1}]"
+        return self.var(slot) if slot in self.scope else f"env[{self.envix(slot)}]"
+
+    def var(self, slot: int) -> str:
+        """The Python variable of a slot bound here (numbered in order of appearance, so
+        that a def body inlined at two call sites gives the same source)."""
+        v = self.vars.get(slot)
+        if v is None:
+            v = self.vars[slot] = f"v{len(self.vars)}"
+        return v
+
+    def envix(self, slot: int) -> str:
+        """The name of ``slot + 1``, the slot's index in env (a parameter, for the same
+        reason)."""
+        n = self.envs.get(slot)
+        if n is None:
+            n = self.envs[slot] = f"E{len(self.names)}"
+            self.names.append(n)
+            self.values.append(slot + 1)
+        return n
 
     def raise_(self, out: list, cond: str, err: str):
         out.append(f"if {cond}:")
@@ -295,9 +392,9 @@ class _Gen:
                     return self.external(self.comp._closure(e), e, out)
                 return self.quant(e, out)
             case ir.Fix():
-                # The fixpoint's loop (incremental or plain) stays in the Compiler; its step
-                # comes back here as a function of its own.
-                return self.external(self.comp._fix(e), e, out)
+                if fixinc.applies(e):
+                    return self.fix_incremental(e, out)
+                return self.fix_plain(e, out)
             case ir.RealExists() | ir.RealVar():
                 return self.external(self.comp._closure(e), e, out)
             case _:
@@ -313,7 +410,10 @@ class _Gen:
 
     def index(self, e: ir.Index, out: list) -> str:
         ct = e.coll.type
-        c, k = self.seq((e.coll, e.key), out)
+        if isinstance(e.coll, ir.Local) and e.coll.slot in self.fixes:
+            c, k = "", self.gen(e.key, out)
+        else:
+            c, k = self.seq((e.coll, e.key), out)
         if isinstance(ct, SeqT):
             c, k = self.atom(c, out), self.atom(k, out)
             self.raise_(out, f"not 0 <= {k} < len({c})",
@@ -323,6 +423,12 @@ class _Gen:
         kt = ct.key if isinstance(ct, MapT) else ct.elem
         i = self.key(kt, k, out)
         coll = e.coll
+        if isinstance(coll, ir.Local) and coll.slot in self.fixes:
+            # The value of a fixpoint computed here, read by its step: record the entry.
+            r, seen = self.fixes[coll.slot]
+            i = self.atom(i, out)
+            out.append(f"{seen}.add({i})")
+            return f"{r}[{i}]"
         if isinstance(coll, ir.Local) and coll.slot + 1 in self.comp._recorded:
             # A fixpoint's value read by its step: the entry read is recorded (fixinc).
             p, i = self.atom(c, out), self.atom(i, out)
@@ -422,6 +528,67 @@ class _Gen:
         out.append(f"{b} = tuple({b})")
         return b
 
+    # ---- fixpoints -------------------------------------------------------------------
+
+    def fix_plain(self, e: ir.Fix, out: list) -> str:
+        """``fix`` iterated whole, as `Compiler._fix` does when fixinc does not apply."""
+        r = self.temp()
+        out.append(f"{r} = {self.gen(e.seed, out)}")
+        body: list[str] = []
+        with self.deeper(loop=True):
+            self.bind(e.slot, r, body)
+            lines, x = self.here(e.step)
+        x = self.atom(x, lines)
+        body += lines + [f"if {x} == {r}:", "    break", f"{r} = {x}"]
+        self.nested(out, f"for {self.temp()} in range({e.bound}):", body)
+        return r
+
+    def fix_incremental(self, e: ir.Fix, out: list) -> str:
+        """``fix`` whose step is a table over the map's keys, evaluated as
+        `fixinc.compile_fix` does: each key's body again only when an entry it read changed;
+        the same result and the same count of steps against `within`."""
+        step = e.step
+        keys = self.const(tuple(finite(step.domain.elem).values))
+        n = finite(step.domain.elem).size
+        r = self.temp()
+        out.append(f"{r} = list({self.gen(e.seed, out)})")
+        if e.bound <= 0:
+            return f"tuple({r})"
+        readers, nxt, todo, steps, seen, i, j, chg, proxy = (self.temp() for _ in range(9))
+        out += [f"{readers} = [[] for _ in range({n})]", f"{nxt} = [None] * {n}",
+                f"{todo} = range({n})", f"{steps} = 0", f"#PROXY {e.slot} {proxy} {r}"]
+        body = [f"{seen} = set()", f"#SEEN {e.slot} {proxy} {seen} {r}"]
+        # Code called from the step (compiled apart) reads r through the proxy, recorded.
+        self.comp._recorded.add(e.slot + 1)
+        self.fixes[e.slot] = (r, seen)
+        try:
+            with self.deeper(2, loop=True):
+                self.bind(step.slot, f"{keys}[{i}]", body)
+                if step.where is None:
+                    lines, x = self.here(step.body)
+                    body += lines + [f"{nxt}[{i}] = {x}"]
+                else:
+                    wl, w = self.here(step.where)
+                    with self.deeper():
+                        lines, x = self.here(step.body)
+                    body += wl
+                    self.nested(body, f"if {w}:", lines + [f"{nxt}[{i}] = {x}"])
+                    body += ["else:", f"    {nxt}[{i}] = {self.literal(default(step.type.val))}"]
+        finally:
+            del self.fixes[e.slot]
+            self.comp._recorded.discard(e.slot + 1)
+        body += [f"for {j} in {seen}:", f"    {readers}[{j}].append({i})"]
+        loop = [f"for {i} in {todo}:"] + ["    " + ln for ln in body]
+        loop += [f"{steps} += 1",
+                 f"{chg} = {self.const(_changed, 'H')}({nxt}, {r}, {n})",
+                 f"if not {chg}:", "    break",
+                 f"{r} = {nxt}",
+                 f"if {steps} >= {e.bound}:", "    break",
+                 f"{todo} = {self.const(_readers_of, 'H')}({chg}, {readers})",
+                 f"{nxt} = list({r})"]
+        self.nested(out, "while True:", loop)
+        return f"tuple({r})"
+
     # ---- calls -----------------------------------------------------------------------
 
     def call(self, e: ir.Call, out: list) -> str:
@@ -441,7 +608,7 @@ class _Gen:
             STATS["external"] += 1
             v = self.temp()
             key = self.temp()
-            put = [f"env[{s + 1}] = {x}" for s, x in zip(slots, xs)]
+            put = [f"env[{self.envix(s)}] = {x}" for s, x in zip(slots, xs)]
             if kind == "remembered" and len(xs) == 1:
                 out.append(f"{key} = {xs[0]}")
             else:
@@ -535,8 +702,8 @@ class _Gen:
             with self.deeper(loop=True):
                 self.bind_loop(e.slot, body)
                 wl, w = self.here(e.where)
-            body += wl + [f"if {w}:", f"    {vals}.append(v{e.slot})"]
-            self.nested(tried, f"for v{e.slot} in {dom}:", body)
+            body += wl + [f"if {w}:", f"    {vals}.append({self.var(e.slot)})"]
+            self.nested(tried, f"for {self.var(e.slot)} in {dom}:", body)
         fill = [f"{vals} = []", "try:"] + ["    " + ln for ln in tried]
         fill += [f"except {self.const(EvalError, 'H')}:", f"    {vals} = {fails}",
                  f"if len({m}) >= {self.ev.MEMO_CALLS}:", f"    {m}.clear()",
@@ -606,7 +773,7 @@ class _Gen:
                         b = self.atom(b, body)
                         cmp = ">" if kind == "max" else "<"
                         body += [f"if {acc} is None or {b} {cmp} {acc}:", f"    {acc} = {b}"]
-        self.nested(out, f"for v{s} in {it}:", body)
+        self.nested(out, f"for {self.var(s)} in {it}:", body)
         if kind == "table":
             out.append(f"{acc} = tuple({acc})")
         elif kind in ("max", "min"):
