@@ -22,6 +22,7 @@ one), so a variable is never rebound while an enclosing expression still needs i
 from __future__ import annotations
 
 import linecache
+import re
 from types import CodeType, FunctionType
 from contextlib import contextmanager
 from itertools import compress
@@ -106,6 +107,9 @@ def source_of(f) -> str | None:
     return getattr(f, "source", None)
 
 
+_ATOMIC = re.compile(r"(_t\d+|v\d+|f\d+|[A-Z]+\d+|st|True|False|None|\(?-?\d+\)?|'[^']*'|\"[^\"]*\")$")
+
+
 def _tuple(xs: list[str]) -> str:
     return f"({', '.join(xs)},)" if xs else "()"
 
@@ -153,6 +157,7 @@ class _Gen:
         self.vars: dict = {}            # slot -> its Python variable
         self.envs: dict = {}            # slot -> the parameter holding slot + 1
         self.fixes: dict = {}           # fixpoint slot -> (its values, its reads) variables
+        self.free: dict = {}            # slot of a caller's local read here -> its variable
         self.needed: set = set()        # slots that code called from here reads in env
         self.blocks = 0                 # nested loops / trys around the current point
         self.indent = 0                 # nested blocks of any kind
@@ -186,6 +191,7 @@ class _Gen:
                     lines.append(f"{pad}{proxy}.vals = {r}")
                 continue
             lines.append("    " + ln)
+        lines[:0] = [f"    {v} = env[{self.envix(s)}]" for s, v in self.free.items()]
         # The constants are parameters with defaults: read as fast locals, and the code
         # does not depend on them (it is shared by every def body that gives the same text).
         src = "\n".join([f"def f(st, env, {', '.join(self.names)}):" if self.names
@@ -234,11 +240,10 @@ class _Gen:
 
     @staticmethod
     def atomic(x: str) -> bool:
-        """An expression whose value cannot change nor fail: a temporary, a literal, a name
-        of the constants table."""
-        if x.startswith("_t") or x.startswith("K") or x in ("True", "False", "None", "st"):
-            return True
-        return x.lstrip("(-").rstrip(")").isdigit() or (x[:1] in "'\"")
+        """An expression whose value cannot change nor fail while an expression holding it
+        waits: a temporary, a local's variable (rebound only by its own binder), a name of
+        the constants table, a literal."""
+        return _ATOMIC.match(x) is not None
 
     def atom(self, x: str, out: list) -> str:
         if self.atomic(x):
@@ -304,7 +309,14 @@ class _Gen:
         self.scope.add(slot)
 
     def local(self, slot: int) -> str:
-        return self.var(slot) if slot in self.scope else f"env[{self.envix(slot)}]"
+        if slot in self.scope:
+            return self.var(slot)
+        # A local of the caller: read from env once, at the function's start (nothing here
+        # sets it: slots are unique, and what this code calls binds slots of its own).
+        v = self.free.get(slot)
+        if v is None:
+            v = self.free[slot] = f"f{len(self.free)}"
+        return v
 
     def var(self, slot: int) -> str:
         """The Python variable of a slot bound here (numbered in order of appearance, so
@@ -620,7 +632,8 @@ class _Gen:
                 out.append(f"{v} = {m}.get({key}, {m})")
                 self.nested(out, f"if {v} is {m}:", put + [f"{v} = {m}[{key}] = {fb}(st, env)"])
             else:
-                out.extend(put)
+                # The arguments are put in env before the lookup by the closures; only the
+                # body reads them there, so here they are put only when it runs.
                 if kind == "pure":
                     # evaluate._memoised_pure: per call site, across states, bounded.
                     m, size = self.const({}, "M"), self.ev.PURE_MEMO_SIZE
@@ -631,7 +644,7 @@ class _Gen:
                     m, size = self.temp(), self.ev.MEMO_CALLS
                     out.append(f"{m} = {d}.memo if st is {d}.last else {d}.switch(st)")
                 out.append(f"{v} = {m}.get({key}, {m})")
-                self.nested(out, f"if {v} is {m}:", [
+                self.nested(out, f"if {v} is {m}:", put + [
                     f"if len({m}) >= {size}:", f"    {m}.clear()",
                     f"{v} = {m}[{key}] = {fb}(st, env)"])
         chk = e.check
