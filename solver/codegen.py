@@ -59,10 +59,6 @@ _SOURCES: list = []
 _GLOBALS = {"__builtins__": __builtins__}
 
 
-class _Split(Exception):
-    """The node must be compiled apart (raised before anything of it is emitted)."""
-
-
 def compile_expr(comp, e: ir.Expr):
     """A generated ``f(st, env)`` for ``e``, or None when e's own kind is not generated (the
     caller then builds its closure, whose children come back here).

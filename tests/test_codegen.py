@@ -93,7 +93,22 @@ def _states(game, seed: int, depths=(0, 7, 25, 60, 140)):
 @pytest.mark.parametrize("name,variants", _specs(), ids=lambda x: x if isinstance(x, str)
                          else "+".join(x) or "base")
 def test_generated_code_agrees_with_closures(name, variants, monkeypatch):
-    game = load_game(name, variants)
+    _agree(load_game(name, variants), monkeypatch)
+
+
+def test_split_code_agrees_with_closures(monkeypatch):
+    """Code nested deeper than Python allows is compiled apart and called: forced here at
+    every level (a fixpoint's step then reads its values through fixinc's recording proxy),
+    and written eagerly."""
+    monkeypatch.setattr(codegen, "MAX_INDENT", 1)
+    monkeypatch.setattr(codegen, "MAX_BLOCKS", 0)
+    monkeypatch.setattr(codegen, "LAZY", False)
+    before = codegen.STATS["external"]
+    _agree(load_game("torres", (), (("players", 3),)), monkeypatch, actions=False)
+    assert codegen.STATS["external"] > before
+
+
+def _agree(game, monkeypatch, actions=True):
     st_t = game.state_type
     gen, clo = Compiler(False, st_t, codegen=True), Compiler(False, st_t, codegen=False)
     assert gen.codegen and not clo.codegen
@@ -137,6 +152,8 @@ def test_generated_code_agrees_with_closures(name, variants, monkeypatch):
                 if e is not None:
                     same(e, env_of)
     assert compared > 0
+    if not actions:
+        return
 
     # Every action's verdict and outcome, through a whole game compiled each way.
     monkeypatch.setenv("RULEBOOK_CODEGEN", "0")
