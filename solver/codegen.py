@@ -5,27 +5,28 @@ costs far more than the arithmetic or comparison it carries out.  Here the large
 made of the node kinds handled below is written out as the source of one function
 ``f(st, env)``, with inline arithmetic, comparisons, loops, `if`s and `let`s, and compiled by
 `compile()`.  Whatever is not written out (the node kinds listed in `_EXTERNAL`, a def body
-behind a memo, a fixpoint, a loop nested too deep for Python) is compiled by the `Compiler`
-as before and called from the generated code: the two kinds of code mix freely, and both
-read and write locals in ``env`` the same way.
+behind a memo, a subtree nested too deep for Python) is compiled by the `Compiler` (whose
+`expr` comes back here for the subtrees below it) and called from the generated code: the
+two kinds of code mix freely, and both read and write locals in ``env`` the same way.
 
 Semantics are the closure interpreter's, exactly: the same values, the same `EvalError`s with
 the same spans, in the same order (an operand is evaluated before the next one; `and`, `or`
 and the quantifiers stop where the closures stop), and the same memos, shared with the
 closures (a def's `_DefMemo`) or of the same shape (per call site, per quantifier).
 
-Locals: a local bound in the generated function lives in a Python variable ``v<slot>``; it is
-also written to ``env[slot + 1]`` when code called from here reads it (a def body behind a
-memo reads its parameters there).  Slots are unique in a frame (`check.Frame` never reuses
-one), so a variable is never rebound while an enclosing expression still needs it.
+Locals: a local bound in the generated function lives in a Python variable; it is also
+written to ``env[slot + 1]`` when code called from here reads it (a def body behind a memo
+reads its parameters there).  A local of the caller is read from env once.  Slots are unique
+in a frame (`check.Frame` never reuses one), so a variable is never rebound while an
+enclosing expression still needs it, and nothing called from here sets a caller's local.
 """
 from __future__ import annotations
 
 import linecache
 import re
-from types import CodeType, FunctionType
 from contextlib import contextmanager
 from itertools import compress
+from types import CodeType, FunctionType
 from typing import assert_never
 
 from . import fixinc
@@ -103,7 +104,8 @@ def source_of(f) -> str | None:
     return getattr(f, "source", None)
 
 
-_ATOMIC = re.compile(r"(_t\d+|v\d+|f\d+|[A-Z]+\d+|st|True|False|None|\(?-?\d+\)?|'[^']*'|\"[^\"]*\")$")
+_ATOMIC = re.compile(r"(_t\d+|v\d+|f\d+|[A-Z]+\d+|st|True|False|None|\(?-?\d+\)?"
+                     r"|'[^']*'|\"[^\"]*\")$")
 
 
 def _tuple(xs: list[str]) -> str:
@@ -556,7 +558,7 @@ class _Gen:
         `fixinc.compile_fix` does: each key's body again only when an entry it read changed;
         the same result and the same count of steps against `within`."""
         step = e.step
-        keys = self.const(tuple(finite(step.domain.elem).values))
+        keys = self.const(finite(step.domain.elem).values)
         n = finite(step.domain.elem).size
         r = self.temp()
         out.append(f"{r} = list({self.gen(e.seed, out)})")
@@ -662,7 +664,7 @@ class _Gen:
         """An iterable of the domain's values (evaluated here, before the loop)."""
         match d:
             case ir.TypeDomain(elem=t):
-                return self.const(tuple(finite(t).values))
+                return self.const(finite(t).values)
             case ir.RangeDomain(lo=lo, hi=hi):
                 a, b = self.seq((lo, hi), out)
                 return f"range({a}, {b} + 1)"
@@ -670,7 +672,8 @@ class _Gen:
                 x = self.gen(c, out)
                 if isinstance(c.type, SeqT):
                     return x
-                return f"{self.const(compress, 'H')}({self.const(tuple(finite(c.type.elem).values))}, {x})"
+                values = self.const(finite(c.type.elem).values)
+                return f"{self.const(compress, 'H')}({values}, {x})"
             case ir.SubbagDomain():
                 raise AssertionError("subbags are enumerated by the query runner")
         assert_never(d)
