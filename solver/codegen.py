@@ -197,14 +197,19 @@ class _Gen:
         code = _CODE.get(src)
         if code is None:
             if len(_CODE) >= CODE_CACHE:
+                # Bounded, like the memos: a long run that loads game after game would
+                # otherwise keep every source it ever wrote.
                 _CODE.clear()
-            name = f"<rules codegen {len(_SOURCES)}>"
+                for old in _SOURCES:
+                    linecache.cache.pop(old, None)
+                _SOURCES.clear()
+            STATS["compiled"] += 1
+            name = f"<rules codegen {STATS['compiled']}>"
             # Kept for tracebacks and for reading the generated code.
             linecache.cache[name] = (len(src), None, src.splitlines(True), name)
             _SOURCES.append(name)
             module = compile(src, name, "exec")
             code = _CODE[src] = next(c for c in module.co_consts if isinstance(c, CodeType))
-            STATS["compiled"] += 1
         STATS["functions"] += 1
         f = FunctionType(code, _GLOBALS, "f", tuple(self.values))
         f.source = src
