@@ -36,7 +36,7 @@ from .types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, default,
 
 # Python refuses more than 20 nested loops or `try`s in one function, and deep indentation:
 # a subtree nested deeper is compiled apart (its own generated function).
-MAX_BLOCKS = 12
+MAX_LOOPS = 12
 MAX_INDENT = 40
 # A pure expression longer than this is stored in a temporary: it keeps the parser's nesting
 # of parentheses shallow.
@@ -157,8 +157,8 @@ class _Gen:
         self.fixes: dict = {}           # fixpoint slot -> (its values, its reads) variables
         self.free: dict = {}            # slot of a caller's local read here -> its variable
         self.needed: set = set()        # slots that code called from here reads in env
-        self.blocks = 0                 # nested loops / trys around the current point
-        self.indent = 0                 # nested blocks of any kind
+        self.loops = 0                  # nested loops and `try`s around the current point
+        self.indent = 0                 # nested indented suites of any kind
 
     # ---- the function ----------------------------------------------------------------
 
@@ -265,17 +265,17 @@ class _Gen:
 
     @contextmanager
     def deeper(self, levels: int = 1, loop: bool = False):
-        """Code generated meanwhile goes ``levels`` blocks deeper (one of them a loop)."""
+        """Code generated meanwhile goes ``levels`` suites deeper (one of them a loop)."""
         self.indent += levels
-        self.blocks += loop
+        self.loops += loop
         try:
             yield
         finally:
             self.indent -= levels
-            self.blocks -= loop
+            self.loops -= loop
 
     def sub(self, e: ir.Expr) -> tuple[list, str]:
-        """Generate ``e`` into a block nested one level deeper."""
+        """Generate ``e`` into a suite nested one level deeper."""
         with self.deeper():
             return self.here(e)
 
@@ -346,7 +346,7 @@ class _Gen:
     # ---- expressions -----------------------------------------------------------------
 
     def gen(self, e: ir.Expr, out: list) -> str:
-        if self.indent > MAX_INDENT or self.blocks > MAX_BLOCKS:
+        if self.indent > MAX_INDENT or self.loops > MAX_LOOPS:
             if not isinstance(e, (ir.Const, ir.Text, ir.Local, ir.StateRef)):
                 return self.external(self.comp.expr(e), e, out)
         x = self.node(e, out)
@@ -738,7 +738,7 @@ class _Gen:
         return self.loop(e, it, e.where, out, lazy=lazy)
 
     def here(self, e: ir.Expr) -> tuple[list, str]:
-        """Generate ``e`` into a block of its own, at the current depth."""
+        """Generate ``e`` into lines of its own, at the current depth."""
         lines: list[str] = []
         x = self.gen(e, lines)
         return lines, x

@@ -101,7 +101,7 @@ def test_split_code_agrees_with_closures(monkeypatch):
     every level (a fixpoint's step then reads its values through fixinc's recording proxy),
     and written eagerly."""
     monkeypatch.setattr(codegen, "MAX_INDENT", 1)
-    monkeypatch.setattr(codegen, "MAX_BLOCKS", 0)
+    monkeypatch.setattr(codegen, "MAX_LOOPS", 0)
     monkeypatch.setattr(codegen, "LAZY", False)
     before = codegen.STATS["external"]
     _agree(load_game("torres", (), (("players", 3),)), monkeypatch, actions=False)
