@@ -10,12 +10,14 @@ previous state in a transition property, slot ``s`` is ``env[s + 1]``).
 """
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from itertools import compress
 from typing import Callable, assert_never
 
 import z3
 
+from . import codegen
 from . import domains as dz
 from . import fixinc
 from . import ir
@@ -56,8 +58,14 @@ class SymCtx:
 
 
 class Compiler:
-    def __init__(self, symbolic: bool, state_type: Type | None = None):
+    def __init__(self, symbolic: bool, state_type: Type | None = None,
+                 codegen: bool | None = None):
         self.symbolic = symbolic
+        # Concretely, expressions are compiled to Python source (codegen.py) unless turned off
+        # (RULEBOOK_CODEGEN=0: the closures alone, for differential tests and timings).
+        if codegen is None:
+            codegen = os.environ.get("RULEBOOK_CODEGEN", "1") != "0"
+        self.codegen = codegen and not symbolic
         self._def_memos: dict = {}    # def name -> _DefMemo, shared by its call sites
         self._stateless_defs: dict = {}   # def name -> whether it reads only its arguments
         self._summaries: dict = {}        # IR node id -> what it reads (fixinc.summary)
@@ -75,6 +83,36 @@ class Compiler:
     # ---- expressions ------------------------------------------------------------------
 
     def expr(self, e: ir.Expr) -> Fn:
+        if self.codegen and not isinstance(e, _LEAVES):
+            f = codegen.compile_expr(self, e)
+            if f is not None:
+                return f
+        return self._closure(e)
+
+    def _call_memo(self, e: ir.Call):
+        """How a call is remembered: ``("pure", None)`` (by its arguments, across states),
+        ``("shared", memo)`` (the def's `_DefMemo`, None symbolically), ``("remembered",
+        None)`` (a def of scalar arguments that reads no state) or ``("inline", None)``."""
+        if fixinc.memoisable(e.body, e.slots, self._summaries):
+            if not self.symbolic and _reads_no_state(e.body):
+                # A function of its arguments alone (a tower's score): remembered across
+                # states, in a bounded memo.
+                return "pure", None
+            if self.symbolic:
+                return "shared", None
+            # Concretely, one memo per def (not per call site): `castle(s)` asked by area,
+            # tallest and rep in one state is flooded once.
+            shared = self._def_memos.get(e.name)
+            if shared is None:
+                fields = fixinc.state_fields(e.body, self._fields_read)
+                shared = self._def_memos[e.name] = _DefMemo(fields)
+            return "shared", shared
+        if not self.symbolic and self._stateless(e.name, e.body, e.slots, e.args):
+            return "remembered", None
+        return "inline", None
+
+    def _closure(self, e: ir.Expr) -> Fn:
+        """The closure of ``e``: one per node (its children through `expr`)."""
         match e:
             case ir.Const(value=v):
                 return lambda st, env: v
@@ -151,22 +189,12 @@ class Compiler:
                         for (s1, _), v in zip(fargs, vals):
                             env[s1] = v
                         return fb(st, env)
-                if fixinc.memoisable(body, slots, self._summaries):
-                    if not self.symbolic and _reads_no_state(body):
-                        # A function of its arguments alone (a tower's score): remembered
-                        # across states, in a bounded memo.
-                        call = _memoised_pure(fb, fargs)
-                    else:
-                        # Concretely, one memo per def (not per call site): `castle(s)` asked
-                        # by area, tallest and rep in one state is flooded once.
-                        shared = None
-                        if not self.symbolic:
-                            shared = self._def_memos.get(name)
-                            if shared is None:
-                                fields = fixinc.state_fields(body, self._fields_read)
-                                shared = self._def_memos[name] = _DefMemo(fields)
-                        call = _memoised(fb, fargs, self.symbolic, shared)
-                elif not self.symbolic and self._stateless(name, body, slots, args):
+                kind, shared = self._call_memo(e)
+                if kind == "pure":
+                    call = _memoised_pure(fb, fargs)
+                elif kind == "shared":
+                    call = _memoised(fb, fargs, self.symbolic, shared)
+                elif kind == "remembered":
                     call = fixinc.remembered(fb, fargs)
                 if chk is None or self.symbolic:
                     # Symbolically, the declared type's bounds are asserted by the concrete
@@ -862,6 +890,10 @@ class Compiler:
             return [(put(st, 0, v, st, env), ctx)]
         return sassign
 
+
+# Leaves: their closures are as fast as generated code, and the closures' fast paths
+# recognise a local's (`_local`).
+_LEAVES = (ir.Const, ir.Text, ir.Local, ir.StateRef)
 
 # Concrete binary operators with a constant right operand (Compiler._binary).
 _WITH_CONST = {

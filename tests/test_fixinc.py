@@ -7,7 +7,7 @@ import random
 import pytest
 
 from conftest import FIXTURES
-from solver import fixinc, ir
+from solver import codegen, fixinc, ir
 from solver.errors import Span
 from solver.irwalk import nodes
 from solver.game import load_path
@@ -17,6 +17,15 @@ ROOT = FIXTURES.parent.parent
 
 
 def _both(path, params=()):
+    # The decisions are made when the code is written: all of it now, inside each patch.
+    codegen.LAZY = False
+    try:
+        return _both_now(path, params)
+    finally:
+        codegen.LAZY = True
+
+
+def _both_now(path, params):
     used = []
     orig = fixinc.applies
     fixinc.applies = lambda e: used.append(orig(e)) or used[-1]
