@@ -435,7 +435,19 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
     over the sequence lengths the step changes (_split_tiers), and the other paths of that
     action go there directly for that invariant; a query that cannot be split gets the whole
     step time-out.  A query of several conjuncts is only tried quickly, and left to
-    `_step_each`, which takes them one at a time."""
+    `_step_each`, which takes them one at a time.
+
+    A single conjunct is first rid of the terms of its sums that equal their previous
+    versions whatever the values (`_same_terms`): a count over a tower that a card of another
+    value was pushed onto is the same count, slot by slot."""
+    reduced = False
+    if len(items) == 1 and items[0][0] < len(conj[name]):
+        k, c2 = items[0]
+        c3 = _same_terms(conj[name][k], c2)
+        if c3.eq(conj[name][k]):
+            return None
+        if not c3.eq(c2):
+            items, goal, reduced = [(k, c3)], z3.Not(c3), True
     if not split:
         return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None,
                       timeout_ms)
@@ -443,7 +455,7 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
     if len(items) > 1 and key in learned:
         # Split, many conjuncts make many cases each: _step_each takes them one at a time.
         raise Unknown("split one conjunct at a time")
-    if key not in learned:
+    if key not in learned or reduced:
         quick = min(QUICK_MS, timeout_ms)
         local.set("timeout", quick)
         try:
@@ -492,6 +504,51 @@ def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, ful
     if model is None or full is None:
         return model
     return _check_assume(full(), z3.And(guard, goal))
+
+
+def _same_terms(old, new):
+    """``new`` (``old`` after a step's substitution) with each term of its sums that equals the
+    same term of ``old`` for every value of the variables put back as it was.  The two are
+    walked together (``new`` has ``old``'s shape); a sum's differing terms are checked at
+    once, then one by one when some differ (a z3 query each, with no assumption: an identity,
+    like a slot that a push wrote only past the count's length)."""
+    pairs: list = []
+    stack = [(old, new)]
+    while stack:
+        a, b = stack.pop()
+        if a.eq(b) or not (z3.is_app(a) and z3.is_app(b)) or a.num_args() != b.num_args() \
+                or not a.decl().eq(b.decl()):
+            continue
+        if z3.is_add(a):
+            for x, y in zip(a.children(), b.children()):
+                if x.eq(y):
+                    continue
+                if z3.is_add(x) and z3.is_add(y):
+                    stack.append((x, y))
+                elif z3.is_arith(x) and z3.is_arith(y):
+                    pairs.append((x, y))
+        else:
+            stack.extend(zip(a.children(), b.children()))
+    if len(pairs) < 2:
+        return new      # a lone differing term is the change itself
+    solver = z3.Solver()
+    solver.set("timeout", SAME_TERM_MS)
+    same = pairs
+    solver.add(z3.Or([x != y for x, y in pairs]))
+    if solver.check() != z3.unsat:
+        same = []
+        for x, y in pairs:
+            solver.reset()
+            solver.add(x != y)
+            if solver.check() == z3.unsat:
+                same.append((x, y))
+    if not same:
+        return new
+    return z3.substitute(new, *[(y, x) for x, y in same])
+
+
+# Each identity `_same_terms` asks gets this long (ms).
+SAME_TERM_MS = 200
 
 
 # A variable that at most this many conjuncts read is rare: a conjunct that reads one of the

@@ -408,3 +408,24 @@ def test_a_move_that_sets_the_actor_to_a_term_is_one_path_per_value_of_it():
         s = z3.Solver()
         s.add(b2.guard, b.state[turn] != v)
         assert s.check() == z3.unsat
+
+
+def test_terms_of_a_sum_that_equal_their_old_versions_whatever_the_values_are_put_back():
+    """A count over a stack that a card of another value was pushed onto is the same count,
+    slot by slot: only the hand's term is left changed.  With a card of the counted value the
+    slot at the old length differs, and nothing is put back."""
+    import z3
+
+    import solver.prove as P
+    n, h = z3.Ints("n h")
+    s = [z3.Int(f"s{i}") for i in range(6)]
+
+    def law(length, slots, hand):
+        return z3.Sum([z3.If(z3.And(i < length, slots[i] == 3), 1, 0)
+                       for i in range(6)] + [hand]) == 5
+    old = law(n, s, h)
+
+    def pushed(v):
+        return law(n + 1, [z3.If(n == i, v, s[i]) for i in range(6)], h - 1)
+    assert P._same_terms(old, pushed(7)).eq(law(n, s, h - 1))
+    assert P._same_terms(old, pushed(3)).eq(pushed(3))
