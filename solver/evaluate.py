@@ -259,6 +259,17 @@ class Compiler:
                 assert_never(e)
 
     def _fix(self, e: ir.Fix) -> Fn:
+        mp = None if self.symbolic else fixinc.min_plus(e, self._summaries)
+        if mp is None:
+            return self._fix_iterated(e)
+        # A relaxation of shortest paths: solved at once when that is the iteration's value.
+        cost, q = mp
+        return fixinc.compile_min_plus(
+            self.expr(e.seed), None if cost is None else self.expr(cost),
+            None if q.where is None else self.expr(q.where), self.expr(q.body.key), e, q,
+            _empty_extreme(q.type), self._fix_iterated(e))
+
+    def _fix_iterated(self, e: ir.Fix) -> Fn:
         if not self.symbolic and fixinc.applies(e):
             # Each key's step reads the fixpoint's value through `_Reads`, which records the
             # entries read: its reads r[k] are compiled to record them (see _index).

@@ -96,6 +96,138 @@ def compile_fix(fseed, fwhere, fbody, e: ir.Fix):
     return fix
 
 
+
+# ---- shortest paths ---------------------------------------------------------------------------
+#
+# A fix of the shape
+#     fix r = seed within N: table s in K: least(r[s], c(s) + min d in D where ok(s, d): r[to(s, d)])
+# (`c(s) +` optional, the operands of `least` and `+` in either order) is a relaxation of
+# shortest paths: r after i steps is, for each key s, the least of seed[t] + c(s) + c(s1) + ...
+# over the walks s, s1, ..., t of at most i edges along `to` (an empty `min` adds its value, 0,
+# as an edge to nowhere).  With costs c >= 0 Dijkstra's algorithm finds the limit at once, and
+# with it the fewest edges a cheapest walk needs: the plain iteration reaches the limit after
+# that many steps, so when it is within N the value is exactly the iteration's.  Otherwise (a
+# negative cost, `within` too short, an edge to no key) the step is iterated as before.
+#
+# The edges are asked only when `ok` and `to` read no state and nothing but s and d (and the
+# game's parameters): they are then constants of the compiled game, found once.
+
+def min_plus(e: ir.Fix, cache: dict):
+    """``(cost or None, the min quantifier)`` when ``e`` has the shape above, else None."""
+    if not applies(e) or e.step.where is not None:
+        return None
+    step, r, s = e.step, e.slot, e.step.slot
+    body = step.body
+    if not (isinstance(body, ir.Builtin) and body.name == "least" and len(body.args) == 2):
+        return None
+
+    def own(x):             # r[s]
+        return (isinstance(x, ir.Index) and isinstance(x.coll, ir.Local) and x.coll.slot == r
+                and isinstance(x.key, ir.Local) and x.key.slot == s)
+
+    a, b = body.args
+    if own(b):
+        a, b = b, a
+    if not own(a):
+        return None
+    cost = None
+    if isinstance(b, ir.Binary) and b.op == "+":
+        cost, b = (b.left, b.right) if isinstance(b.right, ir.Quant) else (b.right, b.left)
+    if not (isinstance(b, ir.Quant) and b.kind == "min" and isinstance(b.domain, ir.TypeDomain)
+            and isinstance(b.body, ir.Index) and isinstance(b.body.coll, ir.Local)
+            and b.body.coll.slot == r):
+        return None
+    if not isinstance(b.type, IntT) or (cost is not None and not isinstance(cost.type, IntT)):
+        return None
+
+    def reads_r(x):
+        return x is not None and any(isinstance(n, ir.Local) and n.slot == r for n in nodes(x))
+
+    if reads_r(cost) or reads_r(b.where) or reads_r(b.body.key):
+        return None
+    for x in (b.where, b.body.key):
+        if x is None:
+            continue
+        reads, bound, _, old, state = summary(x, cache)
+        if state or old or not reads - bound <= {s, b.slot} \
+                or any(isinstance(n, ir.RealExists) for n in nodes(x)):
+            return None
+    return cost, b
+
+
+def compile_min_plus(fseed, fcost, fok, fto, e: ir.Fix, quant: ir.Quant, empty, fallback):
+    """``fix(st, env)`` for a fix that `min_plus` recognised: fcost, fok and fto are the
+    compiled cost, filter and target; ``empty`` the value of an empty `min`; ``fallback`` the
+    plain (or incremental) evaluation, used when the limit is not the iteration's value."""
+    import heapq
+    keys = finite(e.step.domain.elem).values
+    n = len(keys)
+    where = {k: i for i, k in enumerate(keys)}
+    dvals = finite(quant.domain.elem).values
+    k1, d1, s1, bound = e.step.slot + 1, quant.slot + 1, e.slot + 1, e.bound
+    graph: list = []            # [into, ends]: the keys whose min reads each key; dead ends
+
+    def edges(st, env):
+        into: list[list[int]] = [[] for _ in range(n)]
+        ends = []
+        for i, k in enumerate(keys):
+            env[k1] = k
+            hit = False
+            for d in dvals:
+                env[d1] = d
+                if fok is None or fok(st, env):
+                    j = where.get(fto(st, env))
+                    if j is None:
+                        return None
+                    into[j].append(i)
+                    hit = True
+            if not hit:
+                ends.append(i)
+        return into, ends
+
+    def fix(st, env):
+        if bound <= 0:
+            return fallback(st, env)
+        if not graph:
+            g = edges(st, env)
+            if g is None:
+                return fallback(st, env)
+            graph.append(g)
+        into, ends = graph[0]
+        seed = fseed(st, env)
+        if fcost is None:
+            cost = [0] * n
+        else:
+            cost = []
+            for k in keys:
+                env[k1] = k
+                cost.append(fcost(st, env))
+            if min(cost) < 0:
+                return fallback(st, env)
+        best = [(seed[i], 0) for i in range(n)]
+        for i in ends:
+            c = (cost[i] + empty, 1)
+            if c < best[i]:
+                best[i] = c
+        heap = [(v, h, i) for i, (v, h) in enumerate(best)]
+        heapq.heapify(heap)
+        while heap:
+            v, h, j = heapq.heappop(heap)
+            if (v, h) != best[j]:
+                continue
+            for i in into[j]:
+                c = (v + cost[i], h + 1)
+                if c < best[i]:
+                    best[i] = c
+                    heapq.heappush(heap, (c[0], c[1], i))
+        if max(h for _, h in best) > bound:
+            return fallback(st, env)
+        out = tuple(v for v, _ in best)
+        env[s1] = out
+        return out
+    return fix
+
+
 # ---- defs of scalar arguments that read no state ------------------------------------------
 
 def scalar(t) -> bool:
