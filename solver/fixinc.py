@@ -204,6 +204,12 @@ def compile_min_plus(fseed, fcost, fok, fto, e: ir.Fix, quant: ir.Quant, empty, 
                 cost.append(fcost(st, env))
             if min(cost) < 0:
                 return fallback(st, env)
+        if bound >= n:
+            # A cheapest walk needs no more than n - 1 edges (a cycle costs nothing at best),
+            # and one to nowhere: the iteration reaches the limit within its bound.
+            out = _dijkstra(list(seed), cost, into, ends, empty)
+            env[s1] = out
+            return out
         best = [(seed[i], 0) for i in range(n)]
         for i in ends:
             c = (cost[i] + empty, 1)
@@ -226,6 +232,48 @@ def compile_min_plus(fseed, fcost, fok, fto, e: ir.Fix, quant: ir.Quant, empty, 
         env[s1] = out
         return out
     return fix
+
+
+def _dijkstra(val: list, cost: list, into: list, ends: list, empty) -> tuple:
+    """The least of val[t] + the costs of the keys walked from each key to t (see above)."""
+    import heapq
+    for i in ends:
+        c = cost[i] + empty
+        if c < val[i]:
+            val[i] = c
+    lo, hi = min(val), max(val)
+    if isinstance(lo, int) and isinstance(hi, int) and hi - lo <= 4 * len(val):
+        # Few distinct values (a turn's moves): a bucket per value instead of a heap.
+        buckets: list[list[int]] = [[] for _ in range(hi - lo + 1)]
+        for i, v in enumerate(val):
+            buckets[v - lo].append(i)
+        for b, bucket in enumerate(buckets):
+            v = b + lo
+            k = 0
+            while k < len(bucket):          # grows while it is walked: edges that cost 0
+                j = bucket[k]
+                k += 1
+                if val[j] != v:
+                    continue
+                for i in into[j]:
+                    c = v + cost[i]
+                    if c < val[i]:          # so c <= hi, and c >= v: a bucket not yet done
+                        val[i] = c
+                        buckets[c - lo].append(i)
+        return tuple(val)
+    heap = [(v, i) for i, v in enumerate(val)]
+    heapq.heapify(heap)
+    pop, push = heapq.heappop, heapq.heappush
+    while heap:
+        v, j = pop(heap)
+        if v != val[j]:
+            continue
+        for i in into[j]:
+            c = v + cost[i]
+            if c < val[i]:
+                val[i] = c
+                push(heap, (c, i))
+    return tuple(val)
 
 
 # ---- defs of scalar arguments that read no state ------------------------------------------
