@@ -130,6 +130,24 @@ def _readers_of(changed, readers):
     return sorted({i for j in changed for i in readers[j]})
 
 
+_HELD: dict = {}
+HELD_SIZE = 4096
+
+
+def _held_keys(m, keys):
+    """The keys a map to bool holds true, in order: remembered per map value (by identity,
+    the value kept alive with them, so that an id is not reused while remembered).  A castle
+    flooded once per state is asked for its squares by every def that walks it."""
+    hit = _HELD.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    if len(_HELD) >= HELD_SIZE:
+        _HELD.clear()
+    ks = tuple(compress(keys, m))
+    _HELD[id(m)] = (m, ks)
+    return ks
+
+
 def _bag_add(a, b):
     return tuple(x + y for x, y in zip(a, b))
 
@@ -700,6 +718,16 @@ class _Gen:
                 x = self.loop(e, self.domain(e.domain, lines), e.where, lines)
             self.nested(out, f"if {v} is {m}:", lines + [f"{v} = {m}[()] = {x}"])
             return v
+        held = self.held_map(e)
+        if held is not None:
+            # `where m[t] and ...` (or `count t in K: m[t]`), m a map to bool read from a
+            # local: only the keys m holds true are walked, the same values in the same order.
+            it = self.temp()
+            keys = self.const(finite(e.domain.elem).values)
+            out.append(f"{it} = {self.const(_held_keys, 'H')}({self.gen(held, out)}, {keys})")
+            if e.where is None:
+                return f"len({it})"
+            return self.loop(e, it, e.where, out)
         memo = comp._filter_memo(e)
         if memo is None:
             return self.loop(e, self.domain(e.domain, out), e.where, out)
@@ -739,6 +767,26 @@ class _Gen:
         it = self.temp()
         out.append(f"{it} = {dom2} if {lazy} else {vals}")
         return self.loop(e, it, e.where, out, lazy=lazy)
+
+    def held_map(self, e: ir.Quant) -> "ir.Local | None":
+        """The local m when e walks a type's values t under `where m[t] and ...` (its first
+        conjunct), or is `count t in K: m[t]`, and m maps that type to bool."""
+        if e.kind == "table" or not isinstance(e.domain, ir.TypeDomain):
+            return None
+        if e.where is None:
+            first = e.body if e.kind == "count" else None
+        else:
+            first = e.where
+            while isinstance(first, ir.Binary) and first.op == "and":
+                first = first.left
+        if not (isinstance(first, ir.Index) and isinstance(first.key, ir.Local)
+                and first.key.slot == e.slot and isinstance(first.coll, ir.Local)
+                and first.coll.slot != e.slot):
+            return None
+        t = first.coll.type
+        if not (isinstance(t, MapT) and t.key == e.domain.elem and isinstance(t.val, BoolT)):
+            return None
+        return first.coll
 
     def here(self, e: ir.Expr) -> tuple[list, str]:
         """Generate ``e`` into lines of its own, at the current depth."""

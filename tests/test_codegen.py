@@ -241,18 +241,36 @@ def test_hot_defs_are_generated(name):
     assert "def f(st, env" in src
 
 
+def _fix_of(game, text, bindings):
+    e, _, _ = _checked(game, text, bindings)
+    body = _body(e)
+    while isinstance(body, ir.Call):        # castle(s) is flood(s, ...)
+        body = body.body
+    assert isinstance(body, ir.Fix)
+    return body
+
+
 def test_fixpoints_are_inline():
-    """The floods of moves_to and castle are loops of the generated code, reads recorded."""
+    """The flood of castle is a loop of the generated code, reads recorded; moves_to, a
+    shortest-path relaxation, is solved at once (fixinc.min_plus), called from it."""
+    from solver import fixinc
     game = load_game("torres")
-    for text, bindings in (("moves_to(p)", {"p": game.p.types["Player"]}),
-                           ("castle(s)", {"s": game.p.types["Sq"]})):
-        e, _, _ = _checked(game, text, bindings)
-        body = _body(e)
-        while isinstance(body, ir.Call):        # castle(s) is flood(s, ...)
-            body = body.body
-        assert isinstance(body, ir.Fix)
-        src = codegen.source_of(Compiler(False, game.state_type).expr(body))
-        assert "while True:" in src and ".add(" in src, src
+    body = _fix_of(game, "castle(s)", {"s": game.p.types["Sq"]})
+    src = codegen.source_of(Compiler(False, game.state_type).expr(body))
+    assert "while True:" in src and ".add(" in src, src
+    body = _fix_of(game, "moves_to(p)", {"p": game.p.types["Player"]})
+    assert fixinc.min_plus(body, {}) is not None
+
+
+def test_a_castle_walk_visits_only_its_squares():
+    """`max t in Sq where c[t] and ...` over a castle c walks c's squares alone (the list is
+    remembered per castle), with the values of the closures (test_generated_code_agrees...)."""
+    game = load_game("torres")
+    p, sq = game.p.types["Player"], game.p.types["Sq"]
+    e, _, _ = _checked(game, "best_level(p, s)", {"p": p, "s": sq})
+    fn = Compiler(False, game.state_type).expr(_body(e))
+    src = codegen.source_of(fn)         # built now: its constants are then its defaults
+    assert codegen._held_keys in (fn.__defaults__ or ()), src
 
 
 def test_codegen_can_be_turned_off(monkeypatch):
