@@ -136,8 +136,8 @@ HELD_SIZE = 4096
 
 def _held_keys(m, keys):
     """The keys a map to bool holds true, in order: remembered per map value (by identity,
-    the value kept alive with them, so that an id is not reused while remembered).  A castle
-    flooded once per state is asked for its squares by every def that walks it."""
+    the value kept alive with them, so that an id is not reused while remembered).  A region
+    flooded once per state is asked for its keys by every def that walks it."""
     hit = _HELD.get(id(m))
     if hit is not None and hit[0] is m:
         return hit[1]

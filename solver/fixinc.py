@@ -243,7 +243,7 @@ def _dijkstra(val: list, cost: list, into: list, ends: list, empty) -> tuple:
             val[i] = c
     lo, hi = min(val), max(val)
     if isinstance(lo, int) and isinstance(hi, int) and hi - lo <= 4 * len(val):
-        # Few distinct values (a turn's moves): a bucket per value instead of a heap.
+        # Few distinct values (short distances): a bucket per value instead of a heap.
         buckets: list[list[int]] = [[] for _ in range(hi - lo + 1)]
         for i, v in enumerate(val):
             buckets[v - lo].append(i)
