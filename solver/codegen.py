@@ -32,7 +32,7 @@ from typing import assert_never
 from . import fixinc
 from . import ir
 from .errors import EvalError
-from .types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, default, finite
+from .types import BagT, BoolT, EnumT, IntT, MapT, SeqT, SetT, default, finite
 
 # Python refuses more than 20 nested loops or `try`s in one function, and deep indentation:
 # a subtree nested deeper is compiled apart (its own generated function).

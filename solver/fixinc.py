@@ -15,6 +15,8 @@ passed whole to a def, quantified over or compared, `r` could be read without be
 so such a step is iterated plainly."""
 from __future__ import annotations
 
+import heapq
+
 from . import ir
 from .irwalk import nodes
 from .types import BoolT, EnumT, IntT, MapT, RecordT, default, finite
@@ -159,7 +161,6 @@ def compile_min_plus(fseed, fcost, fok, fto, e: ir.Fix, quant: ir.Quant, empty, 
     """``fix(st, env)`` for a fix that `min_plus` recognised: fcost, fok and fto are the
     compiled cost, filter and target; ``empty`` the value of an empty `min`; ``fallback`` the
     plain (or incremental) evaluation, used when the limit is not the iteration's value."""
-    import heapq
     keys = finite(e.step.domain.elem).values
     n = len(keys)
     where = {k: i for i, k in enumerate(keys)}
@@ -236,7 +237,6 @@ def compile_min_plus(fseed, fcost, fok, fto, e: ir.Fix, quant: ir.Quant, empty, 
 
 def _dijkstra(val: list, cost: list, into: list, ends: list, empty) -> tuple:
     """The least of val[t] + the costs of the keys walked from each key to t (see above)."""
-    import heapq
     for i in ends:
         c = cost[i] + empty
         if c < val[i]:

@@ -29,7 +29,7 @@ from typing import Callable
 import z3
 
 from . import domains as dz
-from . import ir
+from . import fixinc, ir
 from .irwalk import nodes
 from .types import IntT, RealT, finite
 
@@ -807,15 +807,7 @@ def _inputs(e: ir.RealExists):
     """What an `exists real` reads from outside: its free locals (in order of first use, the
     same at every place its def is inlined) and the current state's fields, each with its
     type; None when it reads the state whole or the old state."""
-    bound = {e.slot, e.family}
-    for n in nodes(e):
-        match n:
-            case ir.Quant(slot=sl) | ir.Let(slot=sl) | ir.Fix(slot=sl):
-                bound.add(sl)
-            case ir.Call(slots=ss):
-                bound.update(ss)
-            case ir.RealExists(slot=sl, family=fam):
-                bound.update((sl, fam))
+    bound = set(fixinc.summary(e, {})[1])   # e's own slot and family included
     locs: dict = {}
     fields: dict = {}
     parents_of_state = 0

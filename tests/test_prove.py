@@ -245,6 +245,31 @@ def test_a_step_z3_gives_up_on_is_retried_one_conjunct_at_a_time(monkeypatch):
         step([x[0] + 1 >= 0])
 
 
+def _readers(conj: dict) -> dict:
+    """Each variable -> the (invariant, conjunct index) pairs that read it, as prove builds."""
+    import solver.prove as P
+    readers: dict = {}
+    for name, cs in conj.items():
+        for k, c in enumerate(cs):
+            for v in P._free_vars(c, {}):
+                readers.setdefault(v, []).append((name, k))
+    return readers
+
+
+def _only_small_checks(monkeypatch):
+    """z3 simulated as giving up on more than ten assumptions: (the real check, the patched)."""
+    import solver.prove as P
+    from solver.symbolic import Unknown
+    real = P._check_assume
+
+    def small_only(solver, goal):
+        if len(goal.children()) > 10:
+            raise Unknown("simulated")
+        return real(solver, goal)
+    monkeypatch.setattr(P, "_check_assume", small_only)
+    return real, small_only
+
+
 def test_the_conjuncts_near_the_changed_ones_are_tried_before_those_near_the_guard(monkeypatch):
     """A conjunct the step changes may need another invariant that reads the same variables
     (y == 0 for x + 2y >= 0 from x + y >= 0), while the path's guard reads a variable many
@@ -258,18 +283,8 @@ def test_the_conjuncts_near_the_changed_ones_are_tried_before_those_near_the_gua
     x, y, g = z3.Ints("x y g")
     zs = [z3.Int(f"z{i}") for i in range(50)]
     conj = {"inv": [x + y >= 0], "zero": [y == 0], "other": [g + z >= 0 for z in zs]}
-    readers: dict = {}
-    for name, cs in conj.items():
-        for k, c in enumerate(cs):
-            for v in P._free_vars(c, {}):
-                readers.setdefault(v, []).append((name, k))
-    real = P._check_assume
-
-    def small_only(solver, goal):
-        if len(goal.children()) > 10:
-            raise Unknown("simulated")
-        return real(solver, goal)
-    monkeypatch.setattr(P, "_check_assume", small_only)
+    readers = _readers(conj)
+    real, small_only = _only_small_checks(monkeypatch)
     c2 = x + 2 * y >= 0
     args = (make_solver(5_000), g >= 0, z3.Not(c2), conj, "inv", [(0, c2)], readers,
             list(conj), {}, None, 5_000)
@@ -306,18 +321,8 @@ def test_the_conjuncts_about_the_same_few_things_are_tried_first(monkeypatch):
         "paid_empty": [z3.Implies(paid, z3.Sum(cart) == 0)],
         "other": [s + z3.Int(f"z{k}") >= 0 for k in range(50)],
     }
-    readers: dict = {}
-    for name, cs in conj.items():
-        for k, c in enumerate(cs):
-            for v in P._free_vars(c, {}):
-                readers.setdefault(v, []).append((name, k))
-    real = P._check_assume
-
-    def small_only(solver, goal):
-        if len(goal.children()) > 10:
-            raise Unknown("simulated")
-        return real(solver, goal)
-    monkeypatch.setattr(P, "_check_assume", small_only)
+    readers = _readers(conj)
+    real, small_only = _only_small_checks(monkeypatch)
     i = 7
     c2 = shelf[i] + s == 3          # the snapshot taken after the carts went to the shelves
     goal = z3.Not(c2)
