@@ -101,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="decide each `exists real` exactly in the inductive step (primal or "
                    "Farkas dual) instead of as an uninterpreted predicate of what it reads: "
                    "proves what depends on the statics themselves, at a far higher cost")
+    p.add_argument("--jobs", type=_jobs, default=1, metavar="N",
+                   help="check the inductive step's paths in N processes at once (default 1); "
+                   "the verdicts are the same, only the time changes")
 
     p = sub.add_parser("examples", help="check the rulebook's worked examples",
                        description="Run the spec's examples: for each, 'confirmed' or "
@@ -190,6 +193,17 @@ def _named_params(items: list[str]) -> list[tuple[str, int]]:
         if not eq or not name.strip():
             raise InputError(f"--param {it}: expected NAME=N")
     return out
+
+
+def _jobs(text: str) -> int:
+    """argparse type of --jobs: a whole number of processes, at least 1."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of processes (1 or more), got {text!r}")
+    return n
 
 
 def _load(args):
@@ -342,7 +356,7 @@ def cmd_prove(args) -> int:
     t0 = time.perf_counter()
     res = prove(g, args.depth, int(args.timeout * 1000), args.invariant,
                 None if args.json else _progress, int(args.step_timeout * 1000),
-                args.split_lengths, args.exact_reals, tuple(args.split_on))
+                args.split_lengths, args.exact_reals, tuple(args.split_on), args.jobs)
     if args.json:
         print(json.dumps({"game": g.name, "seconds": round(time.perf_counter() - t0, 2),
                           "results": [r.as_json() for r in res]}))

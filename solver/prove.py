@@ -52,7 +52,7 @@ class Result:
 def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str | None = None,
           progress=None, step_timeout_ms: int = 5_000,
           split_lengths: bool = False, exact_reals: bool = False,
-          split_on: tuple[str, ...] = ()) -> list[Result]:
+          split_on: tuple[str, ...] = (), jobs: int = 1) -> list[Result]:
     """Prove the invariants.  ``step_timeout_ms`` bounds each query of the inductive step (a
     query that times out leaves its invariant to bounded model checking, never "proved");
     ``timeout_ms`` bounds each bounded-model-checking query.  ``split_lengths``: a step query
@@ -61,7 +61,9 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
     ``exact_reals``: the step decides each `exists real` exactly instead of reading it as an
     uninterpreted predicate of its inputs (see `linear.opaque`).  ``split_on``: state fields
     (bool, integer or enum) whose every value is a case of the step, that field concrete: a
-    step that reads a constant table at such a field (a piece's shape) then reads numbers."""
+    step that reads a constant table at such a field (a piece's shape) then reads numbers.
+    ``jobs``: processes that check the inductive step's paths at once (forked; 1 on a
+    platform without fork).  The verdicts do not depend on it, only the time."""
     invs = [i for i in game.p.invariants if only is None or i.name == only]
     if only is not None and not invs:
         raise RulebookError(f"{game.name} has no invariant named {only!r}")
@@ -84,7 +86,7 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
     # arithmetic.  ``exact_reals`` encodes them exactly instead (primal or Farkas dual).
     with contextlib.nullcontext() if exact_reals else linear.opaque():
         inductive, ctis = _houdini(game, state_invs, step_timeout_ms, say, split_lengths,
-                                   split_on)
+                                   split_on, jobs)
         trans = [i for i in invs if i.transition]
         trans_ok = _transitions(game, trans, inductive, step_timeout_ms, say) if trans else {}
     elapsed = time.perf_counter() - t0
@@ -277,13 +279,14 @@ def _substituted(v, term, val):
 
 
 def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
-             split: bool = False, split_on=()):
+             split: bool = False, split_on=(), jobs: int = 1):
     """Houdini: assume every candidate, check each action path, drop the candidates that a
     path breaks, and repeat until none is dropped; the survivors are inductive together.
 
     A path changes few leaves, so after substitution most conjuncts are the very same term as
     before (and hold by assumption).  Only changed conjuncts are checked: first from their own
-    previous versions alone, then, if that is not enough, from every assumption."""
+    previous versions alone, then, if that is not enough, from every assumption.  With ``jobs``
+    over 1, each round's paths are shared out among that many forked processes."""
     t = game.state_type
     fresh = dz.Fresh("s_")
     cases = []
@@ -348,56 +351,126 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                 continue
             if not work:
                 work.extend(build())
-            memo2: dict = {}
-            full_box: list = []
 
-            def full_solver(conj=conj, box=full_box):
-                if not box:
-                    f = make_solver(timeout_ms)
-                    f.add(*fresh.constraints)
-                    f.add(*[c for n in candidates for c in conj[n]])
-                    box.append(f)
-                return box[0]
-            for b, changed, moved_lengths in work:
-                t_b = time.perf_counter()
-                by_inv: dict[str, list] = {}
-                for n, k, c2 in changed:
-                    if n in candidates and n not in dropped:
-                        by_inv.setdefault(n, []).append((k, c2))
-                guard = dz.lift(b.guard)
-                for n, items in by_inv.items():
-                    goal = z3.Not(z3.And([c2 for _, c2 in items]))
-                    try:
-                        # Every candidate at once is too much for z3 on real specs: what the
-                        # two local tiers cannot prove goes to bounded model checking.
-                        verdict = _step_each(local, guard, goal, conj, n, items,
-                                             readers_of, candidates, memo2,
-                                             split and (lengths, moved_lengths, split_memo,
-                                                        learned, (b.action, n)),
-                                             timeout_ms)
-                    except Unknown:
-                        dropped.add(n)
-                        ctis.setdefault(n, f"z3 gave up on the inductive step (a path of "
-                                           f"{b.action}, {timeout_ms / 1000:g} s per query)")
-                        continue
-                    if verdict is not None:
-                        dropped.add(n)
-                        ctis.setdefault(n, "not provable from the invariants it shares "
-                                        "variables with: " + _describe_cti(game, b, verdict, S))
-                tm = timing.setdefault(b.action, [0, 0.0])
-                tm[0] += 1
-                tm[1] += time.perf_counter() - t_b
-                done = sum(x for x, _ in timing.values())
-                if done % 100 == 0:
-                    say(f"induction: {done} paths checked ("
-                        + ", ".join(f"{a} {x}: {s_:.0f} s" for a, (x, s_) in timing.items())
-                        + ")")
+            def check_paths(paths, say=say, S=S, conj=conj, readers_of=readers_of,
+                            lengths=lengths):
+                return _check_paths(game, S, paths, local, conj, readers_of, candidates,
+                                    lengths, split and (split_memo, learned), timeout_ms, say)
+            paths = list(enumerate(work))
+            if jobs > 1:
+                results = _forked(check_paths, [paths[j::jobs] for j in range(jobs)], say)
+            else:
+                results = [check_paths(paths)]
+            # Why a candidate fell: on the first path that breaks it, as one process would say.
+            first: dict[str, tuple] = {}
+            for d, c, tm, lr in results:
+                dropped |= d
+                for n, at in c.items():
+                    first[n] = min(first.get(n, at), at)
+                for a, (x, s_) in tm.items():
+                    t_ = timing.setdefault(a, [0, 0.0])
+                    t_[0] += x
+                    t_[1] += s_
+                learned |= lr
+            for n, (_, why) in sorted(first.items()):
+                ctis.setdefault(n, why)
         say("induction: checked " + ", ".join(f"{a} ({n} paths, {s_:.1f} s)"
                                                 for a, (n, s_) in timing.items()))
         if not dropped:
             return set(candidates), ctis
         say(f"induction: not inductive: {', '.join(sorted(dropped))}; retrying the rest")
         candidates = [n for n in candidates if n not in dropped]
+
+
+def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, split, timeout_ms, say):
+    """One Houdini round over some action paths of one case: the candidates a path breaks
+    (or z3 gives up on), why, the time per action, and the (action, invariant) pairs that
+    needed length splitting.  ``work`` holds (index, path) pairs; each reason comes with the
+    index of the path that gave it.  ``split`` is False or (split_memo, learned)."""
+    dropped: set[str] = set()
+    ctis: dict[str, str] = {}
+    timing: dict = {}
+    memo: dict = {}
+    learned = split[1] if split else set()
+    for at, (b, changed, moved_lengths) in work:
+        t_b = time.perf_counter()
+        by_inv: dict[str, list] = {}
+        for n, k, c2 in changed:
+            if n in candidates and n not in dropped:
+                by_inv.setdefault(n, []).append((k, c2))
+        guard = dz.lift(b.guard)
+        for n, items in by_inv.items():
+            goal = z3.Not(z3.And([c2 for _, c2 in items]))
+            try:
+                # Every candidate at once is too much for z3 on real specs: what the two
+                # local tiers cannot prove goes to bounded model checking.
+                verdict = _step_each(local, guard, goal, conj, n, items, readers_of,
+                                     candidates, memo,
+                                     split and (lengths, moved_lengths, split[0], learned,
+                                                (b.action, n)),
+                                     timeout_ms)
+            except Unknown:
+                dropped.add(n)
+                ctis.setdefault(n, (at, f"z3 gave up on the inductive step (a path of "
+                                        f"{b.action}, {timeout_ms / 1000:g} s per query)"))
+                continue
+            if verdict is not None:
+                dropped.add(n)
+                ctis.setdefault(n, (at, "not provable from the invariants it shares variables "
+                                        "with: " + _describe_cti(game, b, verdict, S)))
+        tm = timing.setdefault(b.action, [0, 0.0])
+        tm[0] += 1
+        tm[1] += time.perf_counter() - t_b
+        done = sum(x for x, _ in timing.values())
+        if done % 100 == 0:
+            say(f"induction: {done} paths checked ("
+                + ", ".join(f"{a} {x}: {s_:.0f} s" for a, (x, s_) in timing.items()) + ")")
+    return dropped, ctis, timing, set(learned)
+
+
+def _forked(fn, shares: list, say) -> list:
+    """``fn`` over each share in its own forked child, at once: a Houdini round's paths are
+    independent given the candidates, so the round's verdict is the union of the children's.
+    Each child has a copy of the parent's z3 terms; what comes back is plain data.  A child
+    that dies is an error, never a silent "proved"."""
+    import multiprocessing as mp
+    try:
+        ctx = mp.get_context("fork")
+    except ValueError:
+        return [fn(share) for share in shares]
+    procs = []
+    for j, share in enumerate(shares):
+        recv, send = ctx.Pipe(duplex=False)
+
+        def child(share=share, send=send, j=j):
+            try:
+                send.send(("ok", fn(share, say=lambda m: say(f"[{j + 1}/{len(shares)}] {m}"))))
+            except BaseException as e:   # noqa: BLE001 - reported to the parent
+                send.send(("error", f"{type(e).__name__}: {e}"))
+            finally:
+                send.close()
+        p = ctx.Process(target=child, daemon=True)
+        p.start()
+        send.close()
+        procs.append((p, recv))
+    out = []
+    try:
+        for p, recv in procs:
+            try:
+                kind, value = recv.recv()
+            except EOFError:
+                p.join()
+                raise RulebookError(f"a proof worker exited with status {p.exitcode}")
+            if kind != "ok":
+                raise RulebookError(f"a proof worker failed: {value}")
+            out.append(value)
+    finally:
+        for p, recv in procs:
+            if p.is_alive():
+                p.kill()
+            p.join()
+            recv.close()
+    return out
 
 
 def _step_each(local, guard, goal, conj, name, items, readers, candidates, memo, split,

@@ -434,3 +434,32 @@ def test_terms_of_a_sum_that_equal_their_old_versions_whatever_the_values_are_pu
         return law(n + 1, [z3.If(n == i, v, s[i]) for i in range(6)], h - 1)
     assert P._same_terms(old, pushed(7)).eq(law(n, s, h - 1))
     assert P._same_terms(old, pushed(3)).eq(pushed(3))
+
+
+def test_the_step_shared_out_among_processes_gives_the_same_verdicts(toy):
+    one = _results(toy)
+    two = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, jobs=2)}
+
+    def verdicts(res):
+        # A refutation's depth is that of the model z3 finds, not always the least.
+        return {n: (r.status, r.detail, None if r.status == "refuted" else r.depth)
+                for n, r in res.items()}
+    assert verdicts(two) == verdicts(one)
+    # The reason not_eight is not inductive is the first path that breaks it (dec), as one
+    # process finds it, whichever process checked that path.
+    assert "where dec() breaks it" in two["not_eight"].detail
+
+
+def test_forked_shares_run_in_other_processes_and_their_failures_are_errors():
+    import os
+    from solver.errors import RulebookError
+    from solver.prove import _forked
+    out = _forked(lambda share, say=None: (os.getpid(), sum(share)), [[1, 2], [3], []],
+                  lambda m: None)
+    assert [s for _, s in out] == [3, 3, 0]
+    assert os.getpid() not in {p for p, _ in out} and len({p for p, _ in out}) == 3
+
+    def boom(share, say=None):
+        raise ValueError("no")
+    with pytest.raises(RulebookError, match="ValueError: no"):
+        _forked(boom, [[1]], lambda m: None)
