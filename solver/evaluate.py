@@ -1464,6 +1464,44 @@ FIELD_MEMO_STATES = 256
 MEMO_CALLS = 1 << 14
 
 
+class _FieldValues:
+    """The values some fields of the state have, named by a small number: the defs that read
+    the same fields (a board's heights and pieces) name a state's values once between them,
+    instead of each hashing the whole board again.  Numbers are never reused, so a memo keyed
+    by one stays right when the table is emptied (past FIELD_MEMO_STATES * 16 values)."""
+
+    __slots__ = ("fields", "last", "id", "ids", "next")
+
+    def __init__(self, fields: tuple):
+        self.fields = fields
+        self.last = None
+        self.id = None
+        self.ids: dict = {}
+        self.next = 0
+
+    def of(self, st):
+        """The number of ``st``'s values (None when a field is not hashable)."""
+        if st is self.last:
+            return self.id
+        self.last = st
+        key = tuple([st[i] for i in self.fields])
+        try:
+            n = self.ids.get(key)
+        except TypeError:       # a field that is not hashable
+            self.id = None
+            return None
+        if n is None:
+            if len(self.ids) >= FIELD_MEMO_STATES * 16:
+                self.ids.clear()
+            n = self.ids[key] = self.next
+            self.next += 1
+        self.id = n
+        return n
+
+
+_FIELD_VALUES: dict[tuple, _FieldValues] = {}
+
+
 class _DefMemo:
     """One def's remembered calls, shared by its call sites, for the states met lately.
 
@@ -1477,7 +1515,13 @@ class _DefMemo:
     __slots__ = ("fields", "store", "last", "memo")
 
     def __init__(self, fields):
-        self.fields = None if fields is None else tuple(sorted(fields))
+        if fields is None:
+            self.fields = None
+        else:
+            key = tuple(sorted(fields))
+            self.fields = _FIELD_VALUES.get(key)
+            if self.fields is None:
+                self.fields = _FIELD_VALUES[key] = _FieldValues(key)
         self.store: dict = {}
         self.last = None
         self.memo: dict = {}
@@ -1485,20 +1529,18 @@ class _DefMemo:
     def switch(self, st) -> dict:
         """The memo for ``st`` (the caller checked that ``st`` is not the last state)."""
         self.last = st
-        fields = self.fields
-        if fields is None:
+        if self.fields is None:
             self.memo = {}
             return self.memo
-        key = tuple([st[i] for i in fields])
-        try:
-            memo = self.store.get(key)
-        except TypeError:       # a field that is not hashable: this state's calls only
+        n = self.fields.of(st)
+        if n is None:
             self.memo = {}
             return self.memo
+        memo = self.store.get(n)
         if memo is None:
             if len(self.store) >= FIELD_MEMO_STATES:
                 self.store.clear()
-            memo = self.store[key] = {}
+            memo = self.store[n] = {}
         self.memo = memo
         return memo
 

@@ -127,12 +127,34 @@ def test_memoised_calls_are_kept_per_value_of_the_fields_read():
     assert area(a, (0, 0)) == 2
     # (Generated code is written at its first call: the memo exists from then on.)
     memo = flood.concrete._def_memos["castle"]
-    assert memo.fields == (flood.field_index["height"],)
+    assert memo.fields.fields == (flood.field_index["height"],)
     assert len(memo.store) == 1
     assert area(a2, (0, 0)) == 2
     assert len(memo.store) == 1          # a2 met a's heights: no new entry
     assert [area(x, (0, 0)) for x in (b, a, b, a2)] == [1, 2, 1, 2]
     assert len(memo.store) == 2
+
+
+def test_defs_reading_the_same_fields_name_a_states_values_once(monkeypatch):
+    """castle and area both read `height`: one numbering of the heights serves both memos.
+    Numbers are never reused: when the numbering is emptied, heights met before get a new
+    number, and no memo answers for other heights."""
+    import solver.evaluate as ev
+    flood = load_path(FIXTURES / "flood.rules")
+    area = flood.expr("area(s)", {"s": _sq(flood)})[0]
+    a = _state(flood, {(0, 0): 1, (1, 0): 1})
+    b = _state(flood, {(0, 0): 1})
+    assert area(a, (0, 0)) == 2
+    memos = flood.concrete._def_memos
+    assert memos["castle"].fields is memos["area"].fields
+    values = memos["castle"].fields
+    n_a = values.of(a)
+    assert values.of(b) != n_a and values.of(a) == n_a
+    monkeypatch.setattr(ev, "FIELD_MEMO_STATES", 0)    # every new value empties the numbering
+    c = _state(flood, {(1, 1): 1, (1, 2): 1, (0, 2): 1})
+    assert area(c, (1, 1)) == 3
+    assert values.of(a) not in (n_a, values.of(c))     # a numbered afresh: a new number
+    assert [area(x, (0, 0)) for x in (b, a, c)] == [1, 2, 0]
 
 
 @settings(max_examples=30, deadline=None)
