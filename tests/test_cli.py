@@ -157,6 +157,16 @@ def test_unknown_game_exits_2_with_one_line(cmd):
     assert "Traceback" not in r.stderr
 
 
+@pytest.mark.parametrize("jobs", ["0", "-1", "two"])
+def test_prove_jobs_must_be_a_number_of_processes(jobs):
+    r = run_cli("prove", GAME, "--jobs", jobs)
+    assert r.returncode == 2
+    assert r.stdout == ""
+    assert f"argument --jobs: expected a number of processes (1 or more), got '{jobs}'" \
+        in r.stderr.splitlines()[-1]
+    assert "Traceback" not in r.stderr
+
+
 def test_invalid_json_reports_file_line_col(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text('{"game": "les-5-tours",\n "hand": [["sand", 4],\n}\n')
