@@ -264,8 +264,12 @@ class Compiler:
             return self._fix_iterated(e)
         # A relaxation of shortest paths: solved at once when that is the iteration's value.
         cost, q = mp
+        # Every key's cost at once: one table, generated as one loop, not a call per key.
+        costs = None if cost is None else self.expr(ir.Quant(
+            MapT(e.step.domain.elem, cost.type), cost.span, "table", e.step.slot,
+            e.step.domain, None, cost))
         return fixinc.compile_min_plus(
-            self.expr(e.seed), None if cost is None else self.expr(cost),
+            self.expr(e.seed), costs,
             None if q.where is None else self.expr(q.where), self.expr(q.body.key), e, q,
             _empty_extreme(q.type), self._fix_iterated(e))
 

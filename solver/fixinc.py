@@ -158,8 +158,8 @@ def min_plus(e: ir.Fix, cache: dict):
 
 
 def compile_min_plus(fseed, fcost, fok, fto, e: ir.Fix, quant: ir.Quant, empty, fallback):
-    """``fix(st, env)`` for a fix that `min_plus` recognised: fcost, fok and fto are the
-    compiled cost, filter and target; ``empty`` the value of an empty `min`; ``fallback`` the
+    """``fix(st, env)`` for a fix that `min_plus` recognised: fcost (every key's cost, as a
+    `table` in the keys' order), fok and fto are the compiled costs, filter and target; ``empty`` the value of an empty `min`; ``fallback`` the
     plain (or incremental) evaluation, used when the limit is not the iteration's value."""
     keys = finite(e.step.domain.elem).values
     n = len(keys)
@@ -196,15 +196,9 @@ def compile_min_plus(fseed, fcost, fok, fto, e: ir.Fix, quant: ir.Quant, empty, 
             graph.append(g)
         into, ends = graph[0]
         seed = fseed(st, env)
-        if fcost is None:
-            cost = [0] * n
-        else:
-            cost = []
-            for k in keys:
-                env[k1] = k
-                cost.append(fcost(st, env))
-            if min(cost) < 0:
-                return fallback(st, env)
+        cost = [0] * n if fcost is None else fcost(st, env)
+        if fcost is not None and min(cost) < 0:
+            return fallback(st, env)
         if bound >= n:
             # A cheapest walk needs no more than n - 1 edges (a cycle costs nothing at best),
             # and one to nowhere: the iteration reaches the limit within its bound.
