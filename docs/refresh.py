@@ -118,7 +118,8 @@ def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None,
 
 def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: float = 5.0,
                    split_lengths: bool = False, params: dict | None = None,
-                   split_on: tuple[str, ...] = (), jobs: int = 1) -> None:
+                   split_on: tuple[str, ...] = (), jobs: int = 1,
+                   journal: str | None = None) -> None:
     """Store the proofs of the invariants, under ``params`` (a small board, say; by default
     the parameters of the stored proofs are reused): a proof holds for those parameters."""
     path = HERE / "proofs" / f"{game}.json"
@@ -127,7 +128,8 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
     t0 = time.perf_counter()
     res = prove(g, depth, int(timeout_s * 1000), None,
                 lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True),
-                int(step_timeout_s * 1000), split_lengths, split_on=split_on, jobs=jobs)
+                int(step_timeout_s * 1000), split_lengths, split_on=split_on, jobs=jobs,
+                journal=journal)
     step = f" --step-timeout {step_timeout_s:g}" if step_timeout_s != 5.0 else ""
     step += " --split-lengths" if split_lengths else ""
     step += "".join(f" --split-on {f}" for f in split_on)
@@ -158,6 +160,8 @@ def main(argv=None) -> int:
                     help="prove with rulebook prove --split-on FIELD (repeatable)")
     ap.add_argument("--jobs", type=int, default=1, metavar="N",
                     help="check the inductive step in N processes (rulebook prove --jobs)")
+    ap.add_argument("--journal", metavar="FILE",
+                    help="resume the inductive step from FILE (rulebook prove --journal)")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=N",
                     help="search witnesses, or prove, with this game parameter (e.g. a smaller "
                     "board, w=4); by default the parameters of the stored results are reused")
@@ -178,7 +182,8 @@ def main(argv=None) -> int:
             refresh_witnesses(game, args.timeout, params, args.reading, present)
         if args.only in (None, "proofs"):
             refresh_proofs(game, args.depth, args.timeout, args.step_timeout,
-                           args.split_lengths, params, tuple(args.split_on), args.jobs)
+                           args.split_lengths, params, tuple(args.split_on), args.jobs,
+                           args.journal)
     return 0
 
 

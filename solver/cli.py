@@ -104,6 +104,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=_jobs, default=1, metavar="N",
                    help="check the inductive step's paths in N processes at once (default 1); "
                    "the verdicts are the same, only the time changes")
+    p.add_argument("--journal", metavar="FILE",
+                   help="record in FILE each action path of the inductive step once checked, "
+                   "and skip the paths a previous run with the same spec, parameters and "
+                   "options recorded there: a proof stopped part-way resumes where it stopped")
 
     p = sub.add_parser("examples", help="check the rulebook's worked examples",
                        description="Run the spec's examples: for each, 'confirmed' or "
@@ -356,7 +360,8 @@ def cmd_prove(args) -> int:
     t0 = time.perf_counter()
     res = prove(g, args.depth, int(args.timeout * 1000), args.invariant,
                 None if args.json else _progress, int(args.step_timeout * 1000),
-                args.split_lengths, args.exact_reals, tuple(args.split_on), args.jobs)
+                args.split_lengths, args.exact_reals, tuple(args.split_on), args.jobs,
+                args.journal)
     if args.json:
         print(json.dumps({"game": g.name, "seconds": round(time.perf_counter() - t0, 2),
                           "results": [r.as_json() for r in res]}))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import math
 import time
 from dataclasses import dataclass, field, replace
@@ -52,7 +53,8 @@ class Result:
 def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str | None = None,
           progress=None, step_timeout_ms: int = 5_000,
           split_lengths: bool = False, exact_reals: bool = False,
-          split_on: tuple[str, ...] = (), jobs: int = 1) -> list[Result]:
+          split_on: tuple[str, ...] = (), jobs: int = 1,
+          journal: str | None = None) -> list[Result]:
     """Prove the invariants.  ``step_timeout_ms`` bounds each query of the inductive step (a
     query that times out leaves its invariant to bounded model checking, never "proved");
     ``timeout_ms`` bounds each bounded-model-checking query.  ``split_lengths``: a step query
@@ -63,7 +65,9 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
     (bool, integer or enum) whose every value is a case of the step, that field concrete: a
     step that reads a constant table at such a field (a piece's shape) then reads numbers.
     ``jobs``: processes that check the inductive step's paths at once (forked; 1 on a
-    platform without fork).  The verdicts do not depend on it, only the time."""
+    platform without fork).  The verdicts do not depend on it, only the time.  ``journal``: a
+    file where each action path of the inductive step is recorded once checked; a run with
+    the same spec, parameters and options skips the paths recorded there (see `Journal`)."""
     invs = [i for i in game.p.invariants if only is None or i.name == only]
     if only is not None and not invs:
         raise RulebookError(f"{game.name} has no invariant named {only!r}")
@@ -85,8 +89,11 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
     # step that needs no more than "equal inputs, equal answers" is proved without real
     # arithmetic.  ``exact_reals`` encodes them exactly instead (primal or Farkas dual).
     with contextlib.nullcontext() if exact_reals else linear.opaque():
+        log = None if journal is None else Journal(
+            journal, _run_key(game, step_timeout_ms, split_lengths, exact_reals, split_on,
+                              state_invs), say)
         inductive, ctis = _houdini(game, state_invs, step_timeout_ms, say, split_lengths,
-                                   split_on, jobs)
+                                   split_on, jobs, log)
         trans = [i for i in invs if i.transition]
         trans_ok = _transitions(game, trans, inductive, step_timeout_ms, say) if trans else {}
     elapsed = time.perf_counter() - t0
@@ -279,14 +286,15 @@ def _substituted(v, term, val):
 
 
 def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
-             split: bool = False, split_on=(), jobs: int = 1):
+             split: bool = False, split_on=(), jobs: int = 1, journal=None):
     """Houdini: assume every candidate, check each action path, drop the candidates that a
     path breaks, and repeat until none is dropped; the survivors are inductive together.
 
     A path changes few leaves, so after substitution most conjuncts are the very same term as
     before (and hold by assumption).  Only changed conjuncts are checked: first from their own
     previous versions alone, then, if that is not enough, from every assumption.  With ``jobs``
-    over 1, each round's paths are shared out among that many forked processes."""
+    over 1, each round's paths are shared out among that many forked processes.  A `Journal`
+    records each path once checked, and gives back those a previous run checked."""
     t = game.state_type
     fresh = dz.Fresh("s_")
     cases = []
@@ -346,21 +354,37 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
     while True:
         dropped: set[str] = set()
         timing: dict = {}
-        for S, conj, work, readers_of, lengths, falsified, build in cases:
+        for ci, (S, conj, work, readers_of, lengths, falsified, build) in enumerate(cases):
             if falsified & set(candidates):
                 continue
             if not work:
                 work.extend(build())
 
             def check_paths(paths, say=say, S=S, conj=conj, readers_of=readers_of,
-                            lengths=lengths):
+                            lengths=lengths, ci=ci):
+                note = None if journal is None else \
+                    (lambda at, b, why: journal.record(ci, at, b.action, candidates, why))
                 return _check_paths(game, S, paths, local, conj, readers_of, candidates,
-                                    lengths, split and (split_memo, learned), timeout_ms, say)
+                                    lengths, split and (split_memo, learned), timeout_ms, say,
+                                    note)
             paths = list(enumerate(work))
+            results = []
+            if journal is not None:
+                # Paths a previous run checked under these very candidates: their verdicts.
+                done = journal.checked(ci, [b.action for b, _, _ in work], candidates)
+                if done:
+                    say(f"induction: {len(done)} of {len(paths)} paths checked by a previous "
+                        f"run (journal {journal.path})")
+                    why: dict[str, tuple] = {}
+                    for at, fell in done.items():
+                        for n, w in fell.items():
+                            why[n] = min(why.get(n, (at, w)), (at, w))
+                    results.append((set(why), why, {}, set()))
+                    paths = [(at, x) for at, x in paths if at not in done]
             if jobs > 1:
-                results = _forked(check_paths, [paths[j::jobs] for j in range(jobs)], say)
+                results += _forked(check_paths, [paths[j::jobs] for j in range(jobs)], say)
             else:
-                results = [check_paths(paths)]
+                results.append(check_paths(paths))
             # Why a candidate fell: on the first path that breaks it, as one process would say.
             first: dict[str, tuple] = {}
             for d, c, tm, lr in results:
@@ -382,11 +406,14 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
         candidates = [n for n in candidates if n not in dropped]
 
 
-def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, split, timeout_ms, say):
+def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, split, timeout_ms,
+                 say, note=None):
     """One Houdini round over some action paths of one case: the candidates a path breaks
     (or z3 gives up on), why, the time per action, and the (action, invariant) pairs that
     needed length splitting.  ``work`` holds (index, path) pairs; each reason comes with the
-    index of the path that gave it.  ``split`` is False or (split_memo, learned)."""
+    index of the path that gave it.  ``split`` is False or (split_memo, learned).  ``note(at,
+    path, fell)``, if given, hears of each path once checked, with the candidates it broke
+    and why."""
     dropped: set[str] = set()
     ctis: dict[str, str] = {}
     timing: dict = {}
@@ -421,11 +448,92 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
         tm = timing.setdefault(b.action, [0, 0.0])
         tm[0] += 1
         tm[1] += time.perf_counter() - t_b
+        if note is not None:
+            note(at, b, {n: why for n, (a2, why) in ctis.items() if a2 == at})
         done = sum(x for x, _ in timing.values())
         if done % 100 == 0:
             say(f"induction: {done} paths checked ("
                 + ", ".join(f"{a} {x}: {s_:.0f} s" for a, (x, s_) in timing.items()) + ")")
     return dropped, ctis, timing, set(learned)
+
+
+def _run_key(game: Game, step_timeout_ms: int, split_lengths: bool, exact_reals: bool,
+             split_on, invs) -> dict:
+    """What a proof's inductive step depends on: a journal of another run is not reused."""
+    from .docpages import spec_digest
+    return {"game": game.name, "spec": spec_digest(game),
+            "params": sorted(game.p.param_values.items()),
+            "readings": sorted(game.checker.reading_choices.items()),
+            "step_timeout_ms": step_timeout_ms, "split_lengths": split_lengths,
+            "exact_reals": exact_reals, "split_on": list(split_on),
+            "invariants": [i.name for i in invs], "z3": z3.get_version_string()}
+
+
+class Journal:
+    """The action paths of the inductive step checked so far, one JSON line each, after a
+    first line naming the run (`_run_key`): a proof of hours that is stopped resumes where
+    it stopped.  A path counts only for the Houdini round it was checked in (the same
+    candidates), the same case and the same action at the same place in the case's paths;
+    the candidates it broke come back with their reasons.  Forked workers append their own
+    lines (one short write each).  A line cut short by a kill is skipped."""
+
+    def __init__(self, path, key: dict, say):
+        self.path = str(path)
+        self.records: list[dict] = []
+        self.say = say
+        lines = []
+        try:
+            with open(self.path, encoding="utf-8") as f:
+                lines = f.read().splitlines()
+        except FileNotFoundError:
+            pass
+        except OSError as e:
+            raise RulebookError(f"{self.path}: cannot read the journal: {e.strerror}") from None
+        head = _json_line(lines[0]) if lines else None
+        if head is not None and head.get("journal") == key:
+            self.records = [r for r in map(_json_line, lines[1:]) if r is not None]
+            say(f"journal {self.path}: {len(self.records)} paths recorded by a previous run")
+        else:
+            if lines:
+                say(f"journal {self.path} is of another run (spec, parameters or options "
+                    f"differ): starting afresh")
+            try:
+                with open(self.path, "w", encoding="utf-8") as f:
+                    f.write(json.dumps({"journal": key}) + "\n")
+            except OSError as e:
+                raise RulebookError(f"{self.path}: cannot write the journal: "
+                                    f"{e.strerror}") from None
+
+    def checked(self, case: int, actions: list[str], candidates) -> dict[int, dict]:
+        """The paths of ``case`` checked under ``candidates``: path number -> the candidates
+        it broke, with why."""
+        cands = sorted(candidates)
+        out: dict[int, dict] = {}
+        for r in self.records:
+            if r.get("case") != case or r.get("candidates") != cands:
+                continue
+            at = r.get("path")
+            if not isinstance(at, int) or not 0 <= at < len(actions) \
+                    or actions[at] != r.get("action"):
+                self.say(f"journal {self.path}: its paths are not this run's (path {at}): "
+                         f"not used")
+                return {}
+            out[at] = dict(r.get("fell") or {})
+        return out
+
+    def record(self, case: int, at: int, action: str, candidates, fell: dict) -> None:
+        line = json.dumps({"case": case, "path": at, "action": action,
+                           "candidates": sorted(candidates), "fell": fell})
+        with open(self.path, "a", encoding="utf-8") as f:
+            f.write(line + "\n")
+
+
+def _json_line(line: str):
+    try:
+        obj = json.loads(line)
+    except ValueError:
+        return None
+    return obj if isinstance(obj, dict) else None
 
 
 def _forked(fn, shares: list, say) -> list:

@@ -463,3 +463,59 @@ def test_forked_shares_run_in_other_processes_and_their_failures_are_errors():
         raise ValueError("no")
     with pytest.raises(RulebookError, match="ValueError: no"):
         _forked(boom, [[1]], lambda m: None)
+
+
+def test_a_journal_lets_a_second_run_skip_the_paths_the_first_checked(toy, tmp_path,
+                                                                      monkeypatch):
+    import solver.prove as pv
+    journal = tmp_path / "toy.journal"
+    first = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    lines = journal.read_text().splitlines()
+    assert len(lines) > 1 and '"journal"' in lines[0]
+    checked = []
+    real = pv._check_paths
+
+    def spy(game, S, work, *a, **k):
+        checked.extend(work)
+        return real(game, S, work, *a, **k)
+    monkeypatch.setattr(pv, "_check_paths", spy)
+    said = []
+    again = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append,
+                                      journal=str(journal))}
+    assert checked == []                                # every path came from the journal
+    assert any("checked by a previous run" in m for m in said)
+    assert {n: (r.status, r.detail) for n, r in again.items()} == \
+        {n: (r.status, r.detail) for n, r in first.items()}
+    # not_eight fell in the first round: its reason came back from the journal.
+    assert "where dec() breaks it" in again["not_eight"].detail
+    # A run stopped part-way: only the paths it did not record are checked.
+    journal.write_text("\n".join(lines[:-2]) + "\n")
+    resumed = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    assert len(checked) == 2
+    assert {n: (r.status, r.detail) for n, r in resumed.items()} == \
+        {n: (r.status, r.detail) for n, r in first.items()}
+
+
+def test_a_journal_of_another_run_is_not_used(toy, tmp_path, monkeypatch):
+    import solver.prove as pv
+    journal = tmp_path / "toy.journal"
+    prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))
+    # A line cut short by a kill is skipped; the others still count.
+    with open(journal, "a") as f:
+        f.write('{"case": 0, "pa')
+    said = []
+    prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append, journal=str(journal))
+    assert not any("another run" in m for m in said)
+    checked = []
+    real = pv._check_paths
+
+    def spy(game, S, work, *a, **k):
+        checked.extend(work)
+        return real(game, S, work, *a, **k)
+    monkeypatch.setattr(pv, "_check_paths", spy)
+    said.clear()
+    res = {r.name: r.status for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append,
+                                           step_timeout_ms=4_000, journal=str(journal))}
+    assert any("is of another run" in m for m in said)
+    assert checked                                      # checked afresh
+    assert res["even"] == "inductive" and res["not_eight"] == "holds"
