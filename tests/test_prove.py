@@ -465,20 +465,26 @@ def test_forked_shares_run_in_other_processes_and_their_failures_are_errors():
         _forked(boom, [[1]], lambda m: None)
 
 
-def test_a_journal_lets_a_second_run_skip_the_paths_the_first_checked(toy, tmp_path,
-                                                                      monkeypatch):
+def _paths_checked(monkeypatch) -> list:
+    """The action paths the inductive step checks from now on (not those a journal gave)."""
     import solver.prove as pv
-    journal = tmp_path / "toy.journal"
-    first = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
-    lines = journal.read_text().splitlines()
-    assert len(lines) > 1 and '"journal"' in lines[0]
-    checked = []
+    checked: list = []
     real = pv._check_paths
 
     def spy(game, S, work, *a, **k):
         checked.extend(work)
         return real(game, S, work, *a, **k)
     monkeypatch.setattr(pv, "_check_paths", spy)
+    return checked
+
+
+def test_a_journal_lets_a_second_run_skip_the_paths_the_first_checked(toy, tmp_path,
+                                                                      monkeypatch):
+    journal = tmp_path / "toy.journal"
+    first = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    lines = journal.read_text().splitlines()
+    assert len(lines) > 1 and '"journal"' in lines[0]
+    checked = _paths_checked(monkeypatch)
     said = []
     again = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append,
                                       journal=str(journal))}
@@ -497,7 +503,6 @@ def test_a_journal_lets_a_second_run_skip_the_paths_the_first_checked(toy, tmp_p
 
 
 def test_a_journal_of_another_run_is_not_used(toy, tmp_path, monkeypatch):
-    import solver.prove as pv
     journal = tmp_path / "toy.journal"
     prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))
     # A line cut short by a kill is skipped; the others still count.
@@ -506,13 +511,7 @@ def test_a_journal_of_another_run_is_not_used(toy, tmp_path, monkeypatch):
     said = []
     prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append, journal=str(journal))
     assert not any("another run" in m for m in said)
-    checked = []
-    real = pv._check_paths
-
-    def spy(game, S, work, *a, **k):
-        checked.extend(work)
-        return real(game, S, work, *a, **k)
-    monkeypatch.setattr(pv, "_check_paths", spy)
+    checked = _paths_checked(monkeypatch)
     said.clear()
     res = {r.name: r.status for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append,
                                            step_timeout_ms=4_000, journal=str(journal))}
