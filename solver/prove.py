@@ -363,7 +363,8 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
             def check_paths(paths, say=say, S=S, conj=conj, readers_of=readers_of,
                             lengths=lengths, ci=ci):
                 note = None if journal is None else \
-                    (lambda at, b, why: journal.record(ci, at, b.action, candidates, why))
+                    (lambda at, b, why, skipped: journal.record(ci, at, b.action, candidates,
+                                                                why, skipped))
                 return _check_paths(game, S, paths, local, conj, readers_of, candidates,
                                     lengths, split and (split_memo, learned), timeout_ms, say,
                                     note)
@@ -412,8 +413,8 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
     (or z3 gives up on), why, the time per action, and the (action, invariant) pairs that
     needed length splitting.  ``work`` holds (index, path) pairs; each reason comes with the
     index of the path that gave it.  ``split`` is False or (split_memo, learned).  ``note(at,
-    path, fell)``, if given, hears of each path once checked, with the candidates it broke
-    and why."""
+    path, fell, skipped)``, if given, hears of each path z3 decided (no time-out), with the
+    candidates it broke and why, and those it did not check (fallen on an earlier path)."""
     dropped: set[str] = set()
     ctis: dict[str, str] = {}
     timing: dict = {}
@@ -421,6 +422,8 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
     learned = split[1] if split else set()
     for at, (b, changed, moved_lengths) in work:
         t_b = time.perf_counter()
+        skipped = sorted(dropped)         # fallen already: not checked on this path
+        gave_up = False
         by_inv: dict[str, list] = {}
         for n, k, c2 in changed:
             if n in candidates and n not in dropped:
@@ -438,6 +441,7 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
                                      timeout_ms)
             except Unknown:
                 dropped.add(n)
+                gave_up = True
                 ctis.setdefault(n, (at, f"z3 gave up on the inductive step (a path of "
                                         f"{b.action}, {timeout_ms / 1000:g} s per query)"))
                 continue
@@ -448,8 +452,9 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
         tm = timing.setdefault(b.action, [0, 0.0])
         tm[0] += 1
         tm[1] += time.perf_counter() - t_b
-        if note is not None:
-            note(at, b, {n: why for n, (a2, why) in ctis.items() if a2 == at})
+        if note is not None and not gave_up:
+            # A time-out depends on the machine's load: such a path is checked again.
+            note(at, b, {n: why for n, (a2, why) in ctis.items() if a2 == at}, skipped)
         done = sum(x for x, _ in timing.values())
         if done % 100 == 0:
             say(f"induction: {done} paths checked ("
@@ -466,7 +471,7 @@ def _run_key(game: Game, step_timeout_ms: int, split_lengths: bool, exact_reals:
             "readings": sorted(game.checker.reading_choices.items()),
             "step_timeout_ms": step_timeout_ms, "split_lengths": split_lengths,
             "exact_reals": exact_reals, "split_on": list(split_on),
-            "invariants": [i.name for i in invs], "z3": z3.get_version_string()}
+            "invariants": [i.name for i in invs], "z3": z3.get_version_string(), "format": 2}
 
 
 class Journal:
@@ -474,7 +479,8 @@ class Journal:
     first line naming the run (`_run_key`): a proof of hours that is stopped resumes where
     it stopped.  A path counts only for the Houdini round it was checked in (the same
     candidates), the same case and the same action at the same place in the case's paths;
-    the candidates it broke come back with their reasons.  Forked workers append their own
+    the candidates it broke come back with their reasons.  A path on which z3 timed out is
+    not recorded: a time-out says more of the machine's load than of the rules.  Forked workers append their own
     lines (one short write each).  A line cut short by a kill is skipped."""
 
     def __init__(self, path, key: dict, say):
@@ -509,6 +515,7 @@ class Journal:
         it broke, with why."""
         cands = sorted(candidates)
         out: dict[int, dict] = {}
+        skipped: dict[int, set] = {}
         for r in self.records:
             if r.get("case") != case or r.get("candidates") != cands:
                 continue
@@ -519,11 +526,17 @@ class Journal:
                          f"not used")
                 return {}
             out[at] = dict(r.get("fell") or {})
-        return out
+            skipped[at] = set(r.get("skipped") or ())
+        # A path that left out a candidate fallen before it counts only if that candidate
+        # falls again here (on a path recorded too).
+        fallen = {n for fell in out.values() for n in fell}
+        return {at: fell for at, fell in out.items() if skipped[at] <= fallen}
 
-    def record(self, case: int, at: int, action: str, candidates, fell: dict) -> None:
+    def record(self, case: int, at: int, action: str, candidates, fell: dict,
+               skipped: list) -> None:
         line = json.dumps({"case": case, "path": at, "action": action,
-                           "candidates": sorted(candidates), "fell": fell})
+                           "candidates": sorted(candidates), "fell": fell,
+                           "skipped": skipped})
         with open(self.path, "a", encoding="utf-8") as f:
             f.write(line + "\n")
 

@@ -518,3 +518,79 @@ def test_a_journal_of_another_run_is_not_used(toy, tmp_path, monkeypatch):
     assert any("is of another run" in m for m in said)
     assert checked                                      # checked afresh
     assert res["even"] == "inductive" and res["not_eight"] == "holds"
+
+
+def test_a_journal_keeps_no_time_out(toy, tmp_path, monkeypatch):
+    """A path z3 timed out on is not recorded, nor does a later path that therefore left a
+    candidate out count: the next run checks them again, and decides."""
+    import solver.prove as pv
+    from solver.symbolic import Unknown
+    journal = tmp_path / "toy.journal"
+    real_step = pv._step_each
+
+    def slow(local, guard, goal, conj, name, *a, **k):
+        if name == "not_eight":
+            raise Unknown("time-out")
+        return real_step(local, guard, goal, conj, name, *a, **k)
+    monkeypatch.setattr(pv, "_step_each", slow)
+    loaded = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    assert "z3 gave up" in loaded["not_eight"].detail
+    monkeypatch.setattr(pv, "_step_each", real_step)
+    checked = _paths_checked(monkeypatch)
+    calm = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    assert "where dec() breaks it" in calm["not_eight"].detail
+    assert checked                          # the time-out's path and those after it, again
+    assert calm["even"].status == "inductive"
+
+
+def test_a_path_that_left_out_a_timed_out_candidate_is_checked_again(toy, tmp_path,
+                                                                      monkeypatch):
+    """not_eight times out on its first path (inc) only: the later paths of that round leave it
+    out, dec among them, the path that breaks it.  The next run, with the journal, still finds
+    dec breaking it (the rule itself is tested on a journal below)."""
+    import json
+    import solver.prove as pv
+    from solver.symbolic import Unknown
+    journal = tmp_path / "toy.journal"
+    real_step = pv._step_each
+    once = []
+
+    def flaky(local, guard, goal, conj, name, *a, **k):
+        if name == "not_eight" and not once:
+            once.append(1)
+            raise Unknown("time-out")
+        return real_step(local, guard, goal, conj, name, *a, **k)
+    monkeypatch.setattr(pv, "_step_each", flaky)
+    loaded = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    assert "z3 gave up" in loaded["not_eight"].detail
+    records = [json.loads(x) for x in journal.read_text().splitlines()[1:]]
+    assert any(r["action"] == "dec" and "not_eight" in r["skipped"] for r in records)
+    monkeypatch.setattr(pv, "_step_each", real_step)
+    calm = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    assert calm["not_eight"].status == "holds"
+    assert "where dec() breaks it" in calm["not_eight"].detail
+    assert calm["even"].status == "inductive"
+
+
+def test_a_journalled_path_that_left_out_a_candidate_counts_only_if_that_one_falls(tmp_path):
+    from solver.prove import Journal
+    path = tmp_path / "j"
+    key = {"run": 1}
+    j = Journal(path, key, lambda m: None)
+    cands = ["a", "b", "c"]
+    j.record(0, 0, "x", cands, {"a": "broken"}, [])
+    j.record(0, 1, "y", cands, {}, ["a"])            # a fell before: not checked here
+    j.record(0, 2, "x", cands, {}, ["b"])            # b timed out before (not recorded)
+    j.record(0, 3, "y", ["a", "b"], {}, [])          # another round
+    said = []
+    again = Journal(path, key, said.append)
+    assert again.checked(0, ["x", "y", "x", "y"], cands) == {0: {"a": "broken"}, 1: {}}
+    assert again.checked(0, ["x", "y", "x", "y"], ["b", "a"]) == {3: {}}
+    assert again.checked(1, ["x", "y", "x", "y"], cands) == {}
+    # Paths in another order are another run's: none is used.
+    assert again.checked(0, ["y", "x", "x", "y"], cands) == {}
+    assert any("not this run's" in m for m in said)
+    # Another key: the journal starts afresh.
+    fresh = Journal(path, {"run": 2}, said.append)
+    assert fresh.checked(0, ["x", "y", "x", "y"], cands) == {}
+    assert path.read_text().count("\n") == 1
