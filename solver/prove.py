@@ -495,6 +495,7 @@ class Journal:
             pass
         except OSError as e:
             raise RulebookError(f"{self.path}: cannot read the journal: {e.strerror}") from None
+        key = json.loads(json.dumps(key))   # as it reads back: tuples are lists in JSON
         head = _json_line(lines[0]) if lines else None
         if head is not None and head.get("journal") == key:
             self.records = [r for r in map(_json_line, lines[1:]) if r is not None]

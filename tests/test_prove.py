@@ -575,7 +575,7 @@ def test_a_path_that_left_out_a_timed_out_candidate_is_checked_again(toy, tmp_pa
 def test_a_journalled_path_that_left_out_a_candidate_counts_only_if_that_one_falls(tmp_path):
     from solver.prove import Journal
     path = tmp_path / "j"
-    key = {"run": 1}
+    key = {"run": 1, "params": [("players", 2)]}    # a tuple reads back as a list
     j = Journal(path, key, lambda m: None)
     cands = ["a", "b", "c"]
     j.record(0, 0, "x", cands, {"a": "broken"}, [])
