@@ -13,7 +13,6 @@ from pathlib import Path
 
 from .docpages import Page, _code, _esc, _inline_code, _literal, _ref, _table, _title
 from .errors import RulebookError
-from .game import load_game
 
 
 # ---- running the real commands --------------------------------------------------------------

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import json
 
-import z3
-
 from . import domains as dz
 from . import ir
 from .evaluate import Refused, SymCtx
