@@ -95,7 +95,8 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
         inductive, ctis = _houdini(game, state_invs, step_timeout_ms, say, split_lengths,
                                    split_on, jobs, log)
         trans = [i for i in invs if i.transition]
-        trans_ok = _transitions(game, trans, inductive, step_timeout_ms, say) if trans else {}
+        trans_ok = _transitions(game, trans, inductive, step_timeout_ms, say, split_lengths,
+                                    split_on, jobs) if trans else {}
     elapsed = time.perf_counter() - t0
     for inv in invs:
         if inv.name in results:
@@ -915,35 +916,104 @@ def _describe_cti(game: Game, b, model, S) -> str:
     return f"a state satisfying the invariants where {Move(b.action, params).label(game)} breaks it"
 
 
-def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeout_ms: int, say):
+def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeout_ms: int, say,
+                 split: bool = False, split_on=(), jobs: int = 1) -> dict:
+    """Each transition property on every action path, from the invariants proved inductive
+    (``assumed``): name -> (True, "") or (False, why).  A path is checked as Houdini checks
+    one (`_step_each`): the post-state conjuncts the path does not make trivially true, all
+    at once, then one at a time, each from the invariants' conjuncts near it, and with
+    ``split`` case by case over the sequence lengths the step changes; what that does not
+    prove is asked once more from every invariant at once (a model there is a counterexample
+    to induction).  The "previous version" of a transition's conjunct is
+    the conjunct over a step that changes nothing, a tautology.  With ``jobs`` over 1 the paths are shared out among
+    forked processes; why a property fails is said of the first path that breaks it."""
+    t = game.state_type
     fresh = dz.Fresh("t_")
-    fields = _split_fields(game)
+    fields = _split_fields(game, split_on)
+    invs = [i for i in game.p.invariants if not i.transition and i.name in assumed]
+    names = [i.name for i in invs]
     out = {tr.name: (True, "") for tr in trans}
     # One case per value of the split fields (the actor's), before and after the move, as
     # for the invariants: a move then writes only the actor's part of the state.
-    for S in _cases(game, fresh, "s", fields):
-        inv_terms = [_sym_inv(game, i, S) for i in game.p.invariants
-                     if not i.transition and i.name in assumed]
-        if any(z3.is_false(c) for c in inv_terms):
+    cases = _cases(game, fresh, "s", fields)
+    local = make_solver(timeout_ms)
+    local.add(*fresh.constraints)       # the state's bounds, made with the cases
+    split_memo: dict = {}
+    learned: set = set()
+    for S in cases:
+        conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
+        if any(z3.is_false(c) for cs in conj.values() for c in cs):
             continue        # no state of this case satisfies the invariants
-        bs = [b2 for b in branches(game, S) for b2 in _split_after(game, b, fields)]
+        readers: dict[int, list] = {}
+        memo: dict[int, tuple] = {}
+        for n, cs in conj.items():
+            for k, c in enumerate(cs):
+                for v in _free_vars(c, memo):
+                    readers.setdefault(v, []).append((n, k))
         for tr in trans:
-            if out[tr.name][0] is not True:
-                continue
-            solver = make_solver(timeout_ms)
-            solver.add(*fresh.constraints, *inv_terms)
-            for b in bs:
-                # Evaluated on the successor itself, whose split fields are numbers.
-                post = _sym_inv(game, tr, b.state, old=S)
-                try:
-                    model = _check_assume(solver, z3.And(dz.lift(b.guard), z3.Not(post)))
+            # The property across a step that changes nothing (old(x) <= x with x as it
+            # is): true of itself, so harmless to assume, it tells the step's splitting which
+            # of the lengths the path reads it changes, and its terms stand for the old
+            # versions the new ones may equal.
+            conj[tr.name] = _conjuncts(_sym_inv(game, tr, S, old=S))
+        lengths = _seq_lengths(S)
+        live = [tr for tr in trans if out[tr.name][0] is True]
+        if not live:
+            break
+        bs = [b2 for b in branches(game, S) for b2 in _split_after(game, b, fields)]
+        say(f"transitions: {len(bs)} action paths, {len(live)} properties")
+
+        def check(share, say=say, S=S, conj=conj, readers=readers, memo=memo,
+                  lengths=lengths, live=live):
+            failed: dict[str, tuple] = {}
+            whole: list = []
+            for at, b in share:
+                guard = dz.lift(b.guard)
+                moved = {a.get_id() for a, _ in substitution(t, S, b.state)
+                         if dz.is_sym(a)} & lengths.keys()
+                for tr in live:
+                    if tr.name in failed:
+                        continue
+                    items = [(k, c) for k, c in enumerate(
+                        _conjuncts(_sym_inv(game, tr, b.state, old=S)))
+                        if not z3.is_true(z3.simplify(c))]
+                    if not items:
+                        continue
+                    goal = z3.Not(z3.And([c for _, c in items]))
+                    try:
+                        if _step_each(local, guard, goal, conj, tr.name, items, readers,
+                                      names, memo,
+                                      split and (lengths, moved, split_memo, learned,
+                                                 (b.action, tr.name)),
+                                      timeout_ms) is None:
+                            continue
+                    except Unknown:
+                        pass
+                    # Not proved from the nearby conjuncts: every invariant at once, whose
+                    # counterexample is one.
+                    if not whole:
+                        whole.append(make_solver(timeout_ms))
+                        whole[0].add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
+                    try:
+                        model = _check_assume(whole[0], z3.And(guard, goal))
+                    except Unknown:
+                        failed[tr.name] = (at, f"z3 gave up on the inductive step (a path of "
+                                               f"{b.action}, {timeout_ms / 1000:g} s per query)")
+                        continue
                     if model is not None:
-                        out[tr.name] = (False, _describe_cti(game, b, model, S))
-                        break
-                except Unknown:
-                    out[tr.name] = (False, f"z3 gave up on the inductive step (a path of "
-                                           f"{b.action}, {timeout_ms / 1000:g} s per query)")
-                    break
+                        failed[tr.name] = (at, _describe_cti(game, b, model, S))
+            return failed
+        paths = list(enumerate(bs))
+        if jobs > 1:
+            parts = _forked(check, [paths[j::jobs] for j in range(jobs)], say)
+        else:
+            parts = [check(paths)]
+        first: dict[str, tuple] = {}
+        for part in parts:
+            for n, (at, why) in part.items():
+                first[n] = min(first.get(n, (at, why)), (at, why))
+        for n, (_, why) in first.items():
+            out[n] = (False, why)
     return out
 
 

@@ -204,6 +204,9 @@ def test_count_over_a_push_at_a_symbolic_length_is_proved_by_splitting_the_lengt
     game = load_path(FIXTURES / "stacks.rules")
     res = {r.name: r for r in prove(game, 1, TIMEOUT_MS, None, None, 5_000, True)}
     assert res["conserved"].status == "inductive", res["conserved"].detail
+    # A transition over the same counts is checked the same way, path by path.
+    assert res["never_lost"].kind == "transition"
+    assert res["never_lost"].status == "inductive", res["never_lost"].detail
 
 
 def test_a_step_z3_gives_up_on_is_retried_one_conjunct_at_a_time(monkeypatch):
