@@ -922,9 +922,10 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
     (``assumed``): name -> (True, "") or (False, why).  A path is checked as Houdini checks
     one (`_step_each`): the post-state conjuncts the path does not make trivially true, all
     at once, then one at a time, each from the invariants' conjuncts near it, and with
-    ``split`` case by case over the sequence lengths the step changes; what that does not
-    prove is asked once more from every invariant at once (a model there is a counterexample
-    to induction).  The "previous version" of a transition's conjunct is
+    ``split`` case by case over the sequence lengths the step changes.  Before that, every
+    invariant at once is asked briefly (QUICK_MS), until it gives up on a path of that action;
+    and what the tiers do not prove is asked from every invariant at once again with the whole
+    time-out (a model there is a counterexample to induction).  The "previous version" of a transition's conjunct is
     the conjunct over a step that changes nothing, a tautology.  With ``jobs`` over 1 the paths are shared out among
     forked processes; why a property fails is said of the first path that breaks it."""
     t = game.state_type
@@ -940,6 +941,7 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
     local.add(*fresh.constraints)       # the state's bounds, made with the cases
     split_memo: dict = {}
     learned: set = set()
+    hard: set = set()       # (action, property) that every invariant at once did not settle
     for S in cases:
         conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
         if any(z3.is_false(c) for cs in conj.values() for c in cs):
@@ -980,6 +982,22 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                     if not items:
                         continue
                     goal = z3.Not(z3.And([c for _, c in items]))
+                    if not whole:
+                        whole.append(make_solver(timeout_ms))
+                        whole[0].add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
+                    if (b.action, tr.name) not in hard:
+                        # Every invariant at once, briefly: often enough (the base game's
+                        # piles), and a model there is a counterexample to induction.
+                        whole[0].set("timeout", min(QUICK_MS, timeout_ms))
+                        try:
+                            model = _check_assume(whole[0], z3.And(guard, goal))
+                            if model is not None:
+                                failed[tr.name] = (at, _describe_cti(game, b, model, S))
+                            continue
+                        except Unknown:
+                            hard.add((b.action, tr.name))   # its other paths: tiers first
+                        finally:
+                            whole[0].set("timeout", timeout_ms)
                     try:
                         if _step_each(local, guard, goal, conj, tr.name, items, readers,
                                       names, memo,
@@ -989,11 +1007,8 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                             continue
                     except Unknown:
                         pass
-                    # Not proved from the nearby conjuncts: every invariant at once, whose
-                    # counterexample is one.
-                    if not whole:
-                        whole.append(make_solver(timeout_ms))
-                        whole[0].add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
+                    # Not proved from the nearby conjuncts: every invariant at once, with the
+                    # whole time-out.
                     try:
                         model = _check_assume(whole[0], z3.And(guard, goal))
                     except Unknown:
