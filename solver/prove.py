@@ -286,6 +286,19 @@ def _substituted(v, term, val):
     return r
 
 
+def _readers(conj: dict, memo: dict) -> tuple[dict, dict]:
+    """Who reads what among the candidates' conjuncts: variable id -> the (name, index) of
+    the conjuncts that read it, and (name, index) -> the variables it reads."""
+    readers: dict[int, list] = {}
+    reads: dict[tuple, frozenset] = {}
+    for n, cs in conj.items():
+        for k, c in enumerate(cs):
+            fv = reads[(n, k)] = _free_vars(c, memo)
+            for v in fv:
+                readers.setdefault(v, []).append((n, k))
+    return readers, reads
+
+
 def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
              split: bool = False, split_on=(), jobs: int = 1, journal=None):
     """Houdini: assume every candidate, check each action path, drop the candidates that a
@@ -308,15 +321,8 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
         # A case whose split fields already falsify a candidate (a phase no move enters) is
         # assumed away while that candidate stands: its paths are built only if it falls.
         falsified = {n for n, cs in conj.items() if any(z3.is_false(c) for c in cs)}
-        readers: dict[int, list] = {}
-        reads: dict[tuple, frozenset] = {}
         memo: dict[int, tuple] = {}
-        for n, cs in conj.items():
-            for k, c in enumerate(cs):
-                fv = _free_vars(c, memo)
-                reads[(n, k)] = fv
-                for v in fv:
-                    readers.setdefault(v, []).append((n, k))
+        readers, reads = _readers(conj, memo)
 
         def build(S=S, conj=conj, readers=readers, reads=reads, lengths=lengths, ci=ci):
             bs = [b2 for b in branches(game, S) for b2 in _split_after(game, b, fields)]
@@ -923,11 +929,12 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
     one (`_step_each`): the post-state conjuncts the path does not make trivially true, all
     at once, then one at a time, each from the invariants' conjuncts near it, and with
     ``split`` case by case over the sequence lengths the step changes.  Before that, every
-    invariant at once is asked briefly (QUICK_MS), until it gives up on a path of that action;
-    and what the tiers do not prove is asked from every invariant at once again with the whole
-    time-out (a model there is a counterexample to induction).  The "previous version" of a transition's conjunct is
-    the conjunct over a step that changes nothing, a tautology.  With ``jobs`` over 1 the paths are shared out among
-    forked processes; why a property fails is said of the first path that breaks it."""
+    invariant at once is asked briefly (QUICK_MS), until it gives up on a path of that
+    action; what the tiers do not prove is asked from every invariant at once again, with
+    the whole time-out (a model there is a counterexample to induction).  The "previous
+    version" of a transition's conjunct is the conjunct over a step that changes nothing, a
+    tautology.  With ``jobs`` over 1 the paths are shared out among forked processes; why a
+    property fails is said of the first path that breaks it."""
     t = game.state_type
     fresh = dz.Fresh("t_")
     fields = _split_fields(game, split_on)
@@ -946,12 +953,8 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
         conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
         if any(z3.is_false(c) for cs in conj.values() for c in cs):
             continue        # no state of this case satisfies the invariants
-        readers: dict[int, list] = {}
         memo: dict[int, tuple] = {}
-        for n, cs in conj.items():
-            for k, c in enumerate(cs):
-                for v in _free_vars(c, memo):
-                    readers.setdefault(v, []).append((n, k))
+        readers, _ = _readers(conj, memo)
         for tr in trans:
             # The property across a step that changes nothing (old(x) <= x with x as it
             # is): true of itself, so harmless to assume, it tells the step's splitting which
@@ -965,10 +968,11 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
         bs = [b2 for b in branches(game, S) for b2 in _split_after(game, b, fields)]
         say(f"transitions: {len(bs)} action paths, {len(live)} properties")
 
-        def check(share, say=say, S=S, conj=conj, readers=readers, memo=memo,
-                  lengths=lengths, live=live):
+        def check_share(share, say=say, S=S, conj=conj, readers=readers, memo=memo,
+                        lengths=lengths, live=live):
             failed: dict[str, tuple] = {}
-            whole: list = []
+            whole = make_solver(timeout_ms)
+            whole.add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
             for at, b in share:
                 guard = dz.lift(b.guard)
                 moved = {a.get_id() for a, _ in substitution(t, S, b.state)
@@ -982,22 +986,19 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                     if not items:
                         continue
                     goal = z3.Not(z3.And([c for _, c in items]))
-                    if not whole:
-                        whole.append(make_solver(timeout_ms))
-                        whole[0].add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
                     if (b.action, tr.name) not in hard:
                         # Every invariant at once, briefly: often enough (the base game's
                         # piles), and a model there is a counterexample to induction.
-                        whole[0].set("timeout", min(QUICK_MS, timeout_ms))
+                        whole.set("timeout", min(QUICK_MS, timeout_ms))
                         try:
-                            model = _check_assume(whole[0], z3.And(guard, goal))
+                            model = _check_assume(whole, z3.And(guard, goal))
                             if model is not None:
                                 failed[tr.name] = (at, _describe_cti(game, b, model, S))
                             continue
                         except Unknown:
                             hard.add((b.action, tr.name))   # its other paths: tiers first
                         finally:
-                            whole[0].set("timeout", timeout_ms)
+                            whole.set("timeout", timeout_ms)
                     try:
                         if _step_each(local, guard, goal, conj, tr.name, items, readers,
                                       names, memo,
@@ -1010,7 +1011,7 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                     # Not proved from the nearby conjuncts: every invariant at once, with the
                     # whole time-out.
                     try:
-                        model = _check_assume(whole[0], z3.And(guard, goal))
+                        model = _check_assume(whole, z3.And(guard, goal))
                     except Unknown:
                         failed[tr.name] = (at, f"z3 gave up on the inductive step (a path of "
                                                f"{b.action}, {timeout_ms / 1000:g} s per query)")
@@ -1020,9 +1021,9 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
             return failed
         paths = list(enumerate(bs))
         if jobs > 1:
-            parts = _forked(check, [paths[j::jobs] for j in range(jobs)], say)
+            parts = _forked(check_share, [paths[j::jobs] for j in range(jobs)], say)
         else:
-            parts = [check(paths)]
+            parts = [check_share(paths)]
         first: dict[str, tuple] = {}
         for part in parts:
             for n, (at, why) in part.items():
