@@ -373,7 +373,7 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                     (lambda at, b, why, skipped: journal.record(ci, at, b.action, candidates,
                                                                 why, skipped))
                 return _check_paths(game, S, paths, local, conj, readers_of, candidates,
-                                    lengths, split and (split_memo, learned), timeout_ms, say,
+                                    lengths, (split_memo, learned, split), timeout_ms, say,
                                     note)
             paths = list(enumerate(work))
             results = []
@@ -418,15 +418,16 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
                  say, note=None):
     """One Houdini round over some action paths of one case: the candidates a path breaks
     (or z3 gives up on), why, the time per action, and the (action, invariant) pairs that
-    needed length splitting.  ``work`` holds (index, path) pairs; each reason comes with the
-    index of the path that gave it.  ``split`` is False or (split_memo, learned).  ``note(at,
+    needed length splitting (or, without it, taking one conjunct at a time).  ``work`` holds
+    (index, path) pairs; each reason comes with the index of the path that gave it.
+    ``split`` is (split_memo, learned, whether to split lengths).  ``note(at,
     path, fell, skipped)``, if given, hears of each path z3 decided (no time-out), with the
     candidates it broke and why, and those it did not check (fallen on an earlier path)."""
     dropped: set[str] = set()
     ctis: dict[str, str] = {}
     timing: dict = {}
     memo: dict = {}
-    learned = split[1] if split else set()
+    learned = split[1]
     for at, (b, changed, moved_lengths) in work:
         t_b = time.perf_counter()
         skipped = sorted(dropped)         # fallen already: not checked on this path
@@ -443,8 +444,8 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
                 # local tiers cannot prove goes to bounded model checking.
                 verdict = _step_each(local, guard, goal, conj, n, items, readers_of,
                                      candidates, memo,
-                                     split and (lengths, moved_lengths, split[0], learned,
-                                                (b.action, n)),
+                                     (lengths if split[2] else None, moved_lengths, split[0], learned,
+                                      (b.action, n)),
                                      timeout_ms)
             except Unknown:
                 dropped.add(n)
@@ -645,7 +646,14 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
     reduced = False
     if len(items) == 1 and items[0][0] < len(conj[name]):
         k, c2 = items[0]
-        c3 = _same_terms(conj[name][k], c2)
+        # Many paths of an action give the very same conjunct (they differ in the guard):
+        # its reduction is worked out once.  The entry holds both terms, so that their ids
+        # are not reused while it stands.
+        c1 = conj[name][k]
+        hit = memo.get(("same", c1.get_id(), c2.get_id()))
+        if hit is None or not (hit[0].eq(c1) and hit[1].eq(c2)):
+            hit = memo[("same", c1.get_id(), c2.get_id())] = (c1, c2, _same_terms(c1, c2))
+        c3 = hit[2]
         if c3.eq(conj[name][k]):
             return None
         if not c3.eq(c2):
@@ -654,6 +662,26 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
         return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None,
                       timeout_ms)
     lengths, moved, cache, learned, key = split
+    if lengths is None:
+        # No length splitting: several conjuncts are tried together briefly, then one at a
+        # time (`_step_each`), and the action's later paths go one at a time directly.  A
+        # path that rewrites a whole map (the deck's count per card, on a bid) changes
+        # eighty conjuncts: together they cost the whole time-out each path, one at a time
+        # a few milliseconds each.
+        if len(items) == 1:
+            return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo,
+                          None, timeout_ms)
+        if key in learned:
+            raise Unknown("one conjunct at a time")
+        local.set("timeout", min(QUICK_MS, timeout_ms))
+        try:
+            return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo,
+                          None, min(QUICK_MS, timeout_ms))
+        except Unknown:
+            learned.add(key)
+            raise
+        finally:
+            local.set("timeout", timeout_ms)
     if len(items) > 1 and key in learned:
         # Split, many conjuncts make many cases each: _step_each takes them one at a time.
         raise Unknown("split one conjunct at a time")
@@ -735,15 +763,29 @@ def _same_terms(old, new):
         return new      # a lone differing term is the change itself
     solver = z3.Solver()
     solver.set("timeout", SAME_TERM_MS)
-    same = pairs
-    solver.add(z3.Or([x != y for x, y in pairs]))
-    if solver.check() != z3.unsat:
-        same = []
-        for x, y in pairs:
-            solver.reset()
-            solver.add(x != y)
-            if solver.check() == z3.unsat:
-                same.append((x, y))
+    # Whether some of the pairs differ; a model where they do rules out each pair it tells
+    # apart, and the question is asked again of the rest, until none differ (identities) or
+    # none are left.  Most steps change every term (cards dealt to the market), and one
+    # model then settles them all.
+    same, rest = [], pairs
+    while rest:
+        solver.reset()
+        solver.add(z3.Or([x != y for x, y in rest]))
+        verdict = solver.check()
+        if verdict == z3.unsat:
+            same = rest
+            break
+        if verdict != z3.sat:
+            # z3 gave up on them together: one at a time.
+            for x, y in rest:
+                solver.reset()
+                solver.add(x != y)
+                if solver.check() == z3.unsat:
+                    same.append((x, y))
+            break
+        model = solver.model()
+        rest = [(x, y) for x, y in rest
+                if not z3.is_false(model.eval(x == y, model_completion=True))]
     if not same:
         return new
     return z3.substitute(new, *[(y, x) for x, y in same])
@@ -1002,8 +1044,8 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                     try:
                         if _step_each(local, guard, goal, conj, tr.name, items, readers,
                                       names, memo,
-                                      split and (lengths, moved, split_memo, learned,
-                                                 (b.action, tr.name)),
+                                      (lengths if split else None, moved, split_memo,
+                                       learned, (b.action, tr.name)),
                                       timeout_ms) is None:
                             continue
                     except Unknown:

@@ -418,6 +418,46 @@ def test_a_move_that_sets_the_actor_to_a_term_is_one_path_per_value_of_it():
         assert s.check() == z3.unsat
 
 
+def test_without_length_splitting_an_action_that_needs_one_conjunct_at_a_time_gets_it_directly(
+        monkeypatch):
+    """Without --split-lengths, the conjuncts a path changes are tried together briefly; once
+    z3 gives up on them for an action, its later paths take them one at a time from the
+    start (a bid that deals the market changes one count per card: together they cost the
+    whole time-out on every path).  z3 giving up is simulated on more than ten assumptions."""
+    import z3
+
+    import solver.prove as P
+    from solver.symbolic import make_solver
+    x = [z3.Int(f"x{i}") for i in range(12)]
+    conj = {"inv": [v >= 0 for v in x]}
+    readers = _readers(conj)
+    real, small_only = _only_small_checks(monkeypatch)
+    sizes = []
+
+    def counted(solver, goal):
+        sizes.append(len(goal.children()))
+        return small_only(solver, goal)
+    monkeypatch.setattr(P, "_check_assume", counted)
+    learned: set = set()
+    new = [v + 1 >= 0 for v in x]
+    items = list(enumerate(new))
+
+    def step():
+        sizes.clear()
+        return P._step_each(make_solver(5_000), z3.BoolVal(True), z3.Not(z3.And(new)), conj,
+                            "inv", items, readers, ["inv"], {},
+                            (None, set(), {}, learned, ("act", "inv")), 5_000)
+    assert step() is None
+    assert learned == {("act", "inv")} and max(sizes) > 10     # tried together, gave up
+    assert step() is None
+    assert sizes and max(sizes) <= 10                           # one at a time directly
+    # A path that breaks one conjunct still gives its counterexample.
+    new[4] = x[4] - 1 >= 0
+    items = list(enumerate(new))
+    model = step()
+    assert model is not None and model.eval(x[4]).as_long() == 0
+
+
 def test_terms_of_a_sum_that_equal_their_old_versions_whatever_the_values_are_put_back():
     """A count over a stack that a card of another value was pushed onto is the same count,
     slot by slot: only the hand's term is left changed.  With a card of the counted value the
