@@ -20,7 +20,7 @@ from .evaluate import Refused
 from .game import Game, Move
 from .irwalk import nodes
 from .types import BoolT, EnumT, IntT, finite
-from .symbolic import (Unknown, branches, check, make_solver, read_moves, substitution,
+from .symbolic import (Unknown, branches, check, leaves, make_solver, read_moves, substitution,
                        unroll)
 
 
@@ -444,8 +444,8 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
                 # local tiers cannot prove goes to bounded model checking.
                 verdict = _step_each(local, guard, goal, conj, n, items, readers_of,
                                      candidates, memo,
-                                     (lengths if split[2] else None, moved_lengths, split[0], learned,
-                                      (b.action, n)),
+                                     (lengths if split[2] else None, moved_lengths,
+                                      split[0], learned, (b.action, n)),
                                      timeout_ms)
             except Unknown:
                 dropped.add(n)
@@ -947,6 +947,16 @@ def _split_tiers(local, guard, conj, name, items, readers, candidates, memo, len
     return None
 
 
+def _valid(formula, bounds) -> bool:
+    """Whether z3 proves ``formula`` true under the state's ``bounds`` alone within QUICK_MS
+    (giving up counts as not proved)."""
+    if z3.is_true(z3.simplify(formula)):
+        return True
+    solver = make_solver(QUICK_MS)
+    solver.add(*bounds, z3.Not(formula))
+    return solver.check() == z3.unsat
+
+
 def _check_assume(solver, goal):
     """Check ``goal`` under the solver's assertions; return None when unsat, else a model
     (read before the scope is popped, after which z3 no longer has it)."""
@@ -986,23 +996,38 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
     # One case per value of the split fields (the actor's), before and after the move, as
     # for the invariants: a move then writes only the actor's part of the state.
     cases = _cases(game, fresh, "s", fields)
+    # A copy of each case stands for the state after the move: each property is evaluated
+    # once over (case, copy), and a path's post-state conjuncts are that template with the
+    # copy's leaves replaced by the path's successor.  Evaluating a property afresh on each
+    # path was most of the time of the expansion's check (a count per card over towers).
+    after = _cases(game, dz.Fresh("n_"), "n", fields)
     local = make_solver(timeout_ms)
     local.add(*fresh.constraints)       # the state's bounds, made with the cases
     split_memo: dict = {}
     learned: set = set()
     hard: set = set()       # (action, property) that every invariant at once did not settle
-    for S in cases:
+    for S, N in zip(cases, after):
         conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
         if any(z3.is_false(c) for cs in conj.values() for c in cs):
             continue        # no state of this case satisfies the invariants
         memo: dict[int, tuple] = {}
         readers, _ = _readers(conj, memo)
+        template = {tr.name: _conjuncts(_sym_inv(game, tr, N, old=S)) for tr in trans}
+        reflexive: dict[str, set] = {}
         for tr in trans:
             # The property across a step that changes nothing (old(x) <= x with x as it
             # is): true of itself, so harmless to assume, it tells the step's splitting which
             # of the lengths the path reads it changes, and its terms stand for the old
-            # versions the new ones may equal.
-            conj[tr.name] = _conjuncts(_sym_inv(game, tr, S, old=S))
+            # versions the new ones may equal.  Only where it is true of itself: a strict
+            # property (old(x) < x) is false there, and assuming it would prove anything;
+            # such a conjunct is left as `true`, and checked on every path.
+            ident = _conjuncts(_sym_inv(game, tr, S, old=S))
+            reflexive[tr.name] = {k for k, c in enumerate(ident)
+                                  if _valid(c, fresh.constraints)}
+            conj[tr.name] = [c if k in reflexive[tr.name] else z3.BoolVal(True)
+                             for k, c in enumerate(ident)]
+        # The copy's leaves beside the case's, to tell which leaves a path changes.
+        n_leaves = list(zip(leaves(t, N), leaves(t, S)))
         lengths = _seq_lengths(S)
         live = [tr for tr in trans if out[tr.name][0] is True]
         if not live:
@@ -1010,8 +1035,9 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
         bs = [b2 for b in branches(game, S) for b2 in _split_after(game, b, fields)]
         say(f"transitions: {len(bs)} action paths, {len(live)} properties")
 
-        def check_share(share, say=say, S=S, conj=conj, readers=readers, memo=memo,
-                        lengths=lengths, live=live):
+        def check_share(share, say=say, S=S, N=N, conj=conj, readers=readers, memo=memo,
+                        lengths=lengths, live=live, template=template, reflexive=reflexive,
+                        n_leaves=n_leaves):
             failed: dict[str, tuple] = {}
             whole = make_solver(timeout_ms)
             whole.add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
@@ -1019,12 +1045,28 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                 guard = dz.lift(b.guard)
                 moved = {a.get_id() for a, _ in substitution(t, S, b.state)
                          if dz.is_sym(a)} & lengths.keys()
+                onto = substitution(t, N, b.state)
+                # A split field the move sets to another value: the template, made for the
+                # old value, does not apply; the property is evaluated afresh.
+                afresh = any(not dz.is_sym(a) for a, _ in onto)
+                onto_by_id = {a.get_id(): (a, v) for a, v in onto if dz.is_sym(a)}
+                changed = {a.get_id() for (a, s_), x in zip(n_leaves, leaves(t, b.state))
+                           if dz.is_sym(a) and not (x is s_ or (dz.is_sym(x) and x.eq(s_)))}
                 for tr in live:
                     if tr.name in failed:
                         continue
-                    items = [(k, c) for k, c in enumerate(
-                        _conjuncts(_sym_inv(game, tr, b.state, old=S)))
-                        if not z3.is_true(z3.simplify(c))]
+                    if afresh:
+                        post = _conjuncts(_sym_inv(game, tr, b.state, old=S))
+                    else:
+                        # A conjunct that reads no leaf the path changes is the property
+                        # across a step that changes nothing: true when that is (reflexive).
+                        post = [None if k in reflexive[tr.name]
+                                and not (_free_vars(c, memo) & changed) else
+                                z3.substitute(c, *[onto_by_id[i] for i in _free_vars(c, memo)
+                                                   if i in onto_by_id])
+                                for k, c in enumerate(template[tr.name])]
+                    items = [(k, c) for k, c in enumerate(post)
+                             if c is not None and not z3.is_true(z3.simplify(c))]
                     if not items:
                         continue
                     goal = z3.Not(z3.And([c for _, c in items]))

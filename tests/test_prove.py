@@ -111,6 +111,17 @@ def test_false_transition_property_is_refuted(toy):
     assert r.trace[-1] == ["dec"]                 # only dec lowers n
 
 
+def test_a_strict_transition_is_not_assumed_of_a_step_that_changes_nothing():
+    """The prover assumes a transition property across a step that changes nothing (old(x)
+    <= x of x itself) as a tautology: a strict one (old(n) < n) is false there, and assuming
+    it proved it inductive although `wait` leaves n as it is.  It is refuted, with a trace
+    ending in that move."""
+    game = load_path(FIXTURES / "strict.rules")
+    r = {r.name: r for r in prove(game, 2, TIMEOUT_MS)}["n_rises"]
+    assert r.status == "refuted", r.summary
+    assert r.trace[-1] == ["wait"]
+
+
 def test_invariant_false_at_the_start_is_refuted_at_depth_0():
     game = load_path(FIXTURES / "toy_base.rules")
     res = {r.name: r for r in prove(game, 3, TIMEOUT_MS)}
