@@ -1014,6 +1014,9 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
         readers, _ = _readers(conj, memo)
         template = {tr.name: _conjuncts(_sym_inv(game, tr, N, old=S)) for tr in trans}
         reflexive: dict[str, set] = {}
+        # The copy's leaves beside the case's, to tell which leaves a path changes.
+        n_leaves = list(zip(leaves(t, N), leaves(t, S)))
+        to_s = {a.get_id(): (a, dz.lift(s_)) for a, s_ in n_leaves if dz.is_sym(a)}
         for tr in trans:
             # The property across a step that changes nothing (old(x) <= x with x as it
             # is): true of itself, so harmless to assume, it tells the step's splitting which
@@ -1021,13 +1024,14 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
             # versions the new ones may equal.  Only where it is true of itself: a strict
             # property (old(x) < x) is false there, and assuming it would prove anything;
             # such a conjunct is left as `true`, and checked on every path.
-            ident = _conjuncts(_sym_inv(game, tr, S, old=S))
+            # (The template over the case itself, so that its conjuncts are the template's,
+            # one for one.)
+            ident = [z3.substitute(c, *[to_s[i] for i in _free_vars(c, memo) if i in to_s])
+                     for c in template[tr.name]]
             reflexive[tr.name] = {k for k, c in enumerate(ident)
                                   if _valid(c, fresh.constraints)}
             conj[tr.name] = [c if k in reflexive[tr.name] else z3.BoolVal(True)
                              for k, c in enumerate(ident)]
-        # The copy's leaves beside the case's, to tell which leaves a path changes.
-        n_leaves = list(zip(leaves(t, N), leaves(t, S)))
         lengths = _seq_lengths(S)
         live = [tr for tr in trans if out[tr.name][0] is True]
         if not live:
