@@ -96,7 +96,7 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
                                    split_on, jobs, log)
         trans = [i for i in invs if i.transition]
         trans_ok = _transitions(game, trans, inductive, step_timeout_ms, say, split_lengths,
-                                    split_on, jobs) if trans else {}
+                                    split_on, jobs, log) if trans else {}
     elapsed = time.perf_counter() - t0
     for inv in invs:
         if inv.name in results:
@@ -487,9 +487,11 @@ class Journal:
     first line naming the run (`_run_key`): a proof of hours that is stopped resumes where
     it stopped.  A path counts only for the Houdini round it was checked in (the same
     candidates), the same case and the same action at the same place in the case's paths;
-    the candidates it broke come back with their reasons.  A path on which z3 timed out is
-    not recorded: a time-out says more of the machine's load than of the rules.  Forked workers append their own
-    lines (one short write each).  A line cut short by a kill is skipped."""
+    the candidates it broke come back with their reasons.  The transition properties' paths
+    are recorded too (``"kind": "transition"``), each with the invariants it assumed.  A
+    path on which z3 timed out is not recorded: a time-out says more of the machine's load
+    than of the rules.  Forked workers append their own lines (one short write each).  A
+    line cut short by a kill is skipped."""
 
     def __init__(self, path, key: dict, say):
         self.path = str(path)
@@ -526,7 +528,8 @@ class Journal:
         out: dict[int, dict] = {}
         skipped: dict[int, set] = {}
         for r in self.records:
-            if r.get("case") != case or r.get("candidates") != cands:
+            if r.get("kind", "step") != "step" or r.get("case") != case \
+                    or r.get("candidates") != cands:
                 continue
             at = r.get("path")
             if not isinstance(at, int) or not 0 <= at < len(actions) \
@@ -543,11 +546,36 @@ class Journal:
 
     def record(self, case: int, at: int, action: str, candidates, fell: dict,
                skipped: list) -> None:
-        line = json.dumps({"case": case, "path": at, "action": action,
-                           "candidates": sorted(candidates), "fell": fell,
-                           "skipped": skipped})
+        self._append({"case": case, "path": at, "action": action,
+                      "candidates": sorted(candidates), "fell": fell, "skipped": skipped})
+
+    def transitions_checked(self, case: int, actions: list[str], assumed) -> dict[int, dict]:
+        """The transition verdicts a previous run reached on the paths of ``case`` from the
+        same ``assumed`` invariants: path number -> {property: None (holds there) or why it
+        fails}.  A property z3 gave up on is not among them."""
+        names = sorted(assumed)
+        out: dict[int, dict] = {}
+        for r in self.records:
+            if r.get("kind") != "transition" or r.get("case") != case \
+                    or r.get("assumed") != names:
+                continue
+            at = r.get("path")
+            if not isinstance(at, int) or not 0 <= at < len(actions) \
+                    or actions[at] != r.get("action"):
+                self.say(f"journal {self.path}: its transition paths are not this run's "
+                         f"(path {at}): not used")
+                return {}
+            out.setdefault(at, {}).update(r.get("verdicts") or {})
+        return out
+
+    def record_transition(self, case: int, at: int, action: str, assumed,
+                          verdicts: dict) -> None:
+        self._append({"kind": "transition", "case": case, "path": at, "action": action,
+                      "assumed": sorted(assumed), "verdicts": verdicts})
+
+    def _append(self, record: dict) -> None:
         with open(self.path, "a", encoding="utf-8") as f:
-            f.write(line + "\n")
+            f.write(json.dumps(record) + "\n")
 
 
 def _json_line(line: str):
@@ -975,7 +1003,7 @@ def _describe_cti(game: Game, b, model, S) -> str:
 
 
 def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeout_ms: int, say,
-                 split: bool = False, split_on=(), jobs: int = 1) -> dict:
+                 split: bool = False, split_on=(), jobs: int = 1, journal=None) -> dict:
     """Each transition property on every action path, from the invariants proved inductive
     (``assumed``): name -> (True, "") or (False, why).  A path is checked as Houdini checks
     one (`_step_each`): the post-state conjuncts the path does not make trivially true, all
@@ -986,7 +1014,9 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
     the whole time-out (a model there is a counterexample to induction).  The "previous
     version" of a transition's conjunct is the conjunct over a step that changes nothing, a
     tautology.  With ``jobs`` over 1 the paths are shared out among forked processes; why a
-    property fails is said of the first path that breaks it."""
+    property fails is said of the first path that breaks it.  A `Journal` records each
+    path's decided verdicts, and gives back those a previous run decided under the same
+    assumed invariants."""
     t = game.state_type
     fresh = dz.Fresh("t_")
     fields = _split_fields(game, split_on)
@@ -1006,7 +1036,7 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
     split_memo: dict = {}
     learned: set = set()
     hard: set = set()       # (action, property) that every invariant at once did not settle
-    for S, N in zip(cases, after):
+    for ci, (S, N) in enumerate(zip(cases, after)):
         conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
         if any(z3.is_false(c) for cs in conj.values() for c in cs):
             continue        # no state of this case satisfies the invariants
@@ -1038,14 +1068,21 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
             break
         bs = [b2 for b in branches(game, S) for b2 in _split_after(game, b, fields)]
         say(f"transitions: {len(bs)} action paths, {len(live)} properties")
+        done = {} if journal is None else \
+            journal.transitions_checked(ci, [b.action for b in bs], names)
+        if done:
+            say(f"transitions: {len(done)} of {len(bs)} paths decided by a previous run "
+                f"(journal {journal.path})")
 
         def check_share(share, say=say, S=S, N=N, conj=conj, readers=readers, memo=memo,
                         lengths=lengths, live=live, template=template, reflexive=reflexive,
-                        n_leaves=n_leaves):
+                        n_leaves=n_leaves, done=done, ci=ci):
             failed: dict[str, tuple] = {}
             whole = make_solver(timeout_ms)
             whole.add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
-            for at, b in share:
+            for count, (at, b) in enumerate(share, 1):
+                prior = done.get(at, {})
+                decided: dict[str, str | None] = {}     # held (None) or why it fails
                 guard = dz.lift(b.guard)
                 moved = {a.get_id() for a, _ in substitution(t, S, b.state)
                          if dz.is_sym(a)} & lengths.keys()
@@ -1059,6 +1096,11 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                 for tr in live:
                     if tr.name in failed:
                         continue
+                    if tr.name in prior:            # decided by a previous run
+                        if prior[tr.name] is not None:
+                            failed[tr.name] = (at, prior[tr.name])
+                        continue
+                    decided[tr.name] = None         # until shown otherwise
                     if afresh:
                         post = _conjuncts(_sym_inv(game, tr, b.state, old=S))
                     else:
@@ -1082,6 +1124,7 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                             model = _check_assume(whole, z3.And(guard, goal))
                             if model is not None:
                                 failed[tr.name] = (at, _describe_cti(game, b, model, S))
+                                decided[tr.name] = failed[tr.name][1]
                             continue
                         except Unknown:
                             hard.add((b.action, tr.name))   # its other paths: tiers first
@@ -1101,11 +1144,18 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                     try:
                         model = _check_assume(whole, z3.And(guard, goal))
                     except Unknown:
+                        # A time-out depends on the machine's load: not journalled.
+                        del decided[tr.name]
                         failed[tr.name] = (at, f"z3 gave up on the inductive step (a path of "
                                                f"{b.action}, {timeout_ms / 1000:g} s per query)")
                         continue
                     if model is not None:
                         failed[tr.name] = (at, _describe_cti(game, b, model, S))
+                        decided[tr.name] = failed[tr.name][1]
+                if journal is not None and decided:
+                    journal.record_transition(ci, at, b.action, names, decided)
+                if count % 100 == 0:
+                    say(f"transitions: {count} of {len(share)} paths checked")
             return failed
         paths = list(enumerate(bs))
         if jobs > 1:

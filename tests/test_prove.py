@@ -549,7 +549,8 @@ def test_a_journal_lets_a_second_run_skip_the_paths_the_first_checked(toy, tmp_p
     # not_eight fell in the first round: its reason came back from the journal.
     assert "where dec() breaks it" in again["not_eight"].detail
     # A run stopped part-way: only the paths it did not record are checked.
-    journal.write_text("\n".join(lines[:-2]) + "\n")
+    steps = [x for x in lines if '"transition"' not in x]
+    journal.write_text("\n".join(steps[:-2]) + "\n")
     resumed = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
     assert len(checked) == 2
     assert {n: (r.status, r.detail) for n, r in resumed.items()} == \
@@ -648,3 +649,82 @@ def test_a_journalled_path_that_left_out_a_candidate_counts_only_if_that_one_fal
     fresh = Journal(path, {"run": 2}, said.append)
     assert fresh.checked(0, ["x", "y", "x", "y"], cands) == {}
     assert path.read_text().count("\n") == 1
+
+
+def _transition_lines(journal) -> list:
+    import json
+    return [r for r in map(json.loads, journal.read_text().splitlines()[1:])
+            if r.get("kind") == "transition"]
+
+
+def test_a_journal_keeps_the_transition_verdicts_too(toy, tmp_path, monkeypatch):
+    """The transition properties' paths are journalled like the invariants': a second run
+    asks z3 nothing in the inductive step, and gives the same verdicts."""
+    import solver.prove as pv
+    journal = tmp_path / "toy.journal"
+    first = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    trans = _transition_lines(journal)
+    assert trans and all(set(r["verdicts"]) <= {"m_grows", "n_grows"} for r in trans)
+    assert {r["action"] for r in trans if r["verdicts"].get("n_grows")} == {"dec"}
+
+    def no_z3(*a, **k):
+        raise AssertionError("the journal had this path")
+    monkeypatch.setattr(pv, "_check_assume", no_z3)
+    monkeypatch.setattr(pv, "_step_each", no_z3)
+    said = []
+    again = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append,
+                                      journal=str(journal))}
+    assert any("decided by a previous run" in m for m in said)
+    assert {n: (r.status, r.detail) for n, r in again.items()} == \
+        {n: (r.status, r.detail) for n, r in first.items()}
+
+
+def test_a_journal_keeps_no_transition_time_out(tmp_path, monkeypatch):
+    """A transition path z3 gave up on is not recorded: the next run checks it again, and
+    proves the property (stacks.rules' never_lost, a count over a pushed stack)."""
+    import solver.prove as pv
+    from solver.symbolic import Unknown
+    game = load_path(FIXTURES / "stacks.rules")
+    journal = tmp_path / "stacks.journal"
+    run = dict(split_lengths=True, journal=str(journal))
+    prove(game, 1, TIMEOUT_MS, **run)
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join(x for x in lines if '"transition"' not in x) + "\n")
+
+    def gives_up(*a, **k):
+        raise Unknown("time-out")
+    real = pv._check_assume
+    monkeypatch.setattr(pv, "_check_assume", gives_up)
+    monkeypatch.setattr(pv, "_step_each", gives_up)
+    loaded = {r.name: r for r in prove(game, 1, TIMEOUT_MS, **run)}
+    assert "z3 gave up" in loaded["never_lost"].detail
+    assert not any(r["verdicts"] for r in _transition_lines(journal))
+    asked = []
+
+    def spy(*a, **k):
+        asked.append(1)
+        return real(*a, **k)
+    monkeypatch.undo()
+    monkeypatch.setattr(pv, "_check_assume", spy)
+    calm = {r.name: r for r in prove(game, 1, TIMEOUT_MS, **run)}
+    assert calm["never_lost"].status == "inductive", calm["never_lost"].detail
+    assert asked and any(r["verdicts"] for r in _transition_lines(journal))
+
+
+def test_journalled_transition_verdicts_count_for_the_same_assumptions_only(tmp_path):
+    from solver.prove import Journal
+    path = tmp_path / "j"
+    j = Journal(path, {"run": 1}, lambda m: None)
+    j.record_transition(0, 0, "x", ["b", "a"], {"p": None})
+    j.record_transition(0, 1, "y", ["a", "b"], {"p": "broken", "q": None})
+    j.record_transition(0, 1, "y", ["a"], {"q": "broken"})       # other assumptions
+    j.record(0, 0, "x", ["p"], {}, [])                            # an invariant's path
+    said = []
+    again = Journal(path, {"run": 1}, said.append)
+    assert again.transitions_checked(0, ["x", "y"], {"a", "b"}) == \
+        {0: {"p": None}, 1: {"p": "broken", "q": None}}
+    assert again.transitions_checked(0, ["x", "y"], ["a"]) == {1: {"q": "broken"}}
+    assert again.transitions_checked(1, ["x", "y"], ["a", "b"]) == {}
+    assert again.checked(0, ["x", "y"], ["p"]) == {0: {}}
+    assert again.transitions_checked(0, ["y", "x"], ["a", "b"]) == {}
+    assert any("not this run's" in m for m in said)
