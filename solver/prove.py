@@ -524,19 +524,9 @@ class Journal:
     def checked(self, case: int, actions: list[str], candidates) -> dict[int, dict]:
         """The paths of ``case`` checked under ``candidates``: path number -> the candidates
         it broke, with why."""
-        cands = sorted(candidates)
         out: dict[int, dict] = {}
         skipped: dict[int, set] = {}
-        for r in self.records:
-            if r.get("kind", "step") != "step" or r.get("case") != case \
-                    or r.get("candidates") != cands:
-                continue
-            at = r.get("path")
-            if not isinstance(at, int) or not 0 <= at < len(actions) \
-                    or actions[at] != r.get("action"):
-                self.say(f"journal {self.path}: its paths are not this run's (path {at}): "
-                         f"not used")
-                return {}
+        for at, r in self._of_case("step", case, actions, "candidates", candidates):
             out[at] = dict(r.get("fell") or {})
             skipped[at] = set(r.get("skipped") or ())
         # A path that left out a candidate fallen before it counts only if that candidate
@@ -553,19 +543,27 @@ class Journal:
         """The transition verdicts a previous run reached on the paths of ``case`` from the
         same ``assumed`` invariants: path number -> {property: None (holds there) or why it
         fails}.  A property z3 gave up on is not among them."""
-        names = sorted(assumed)
         out: dict[int, dict] = {}
+        for at, r in self._of_case("transition", case, actions, "assumed", assumed):
+            out.setdefault(at, {}).update(r.get("verdicts") or {})
+        return out
+
+    def _of_case(self, kind: str, case: int, actions: list[str], field: str, names) -> list:
+        """(path number, record) for the records of ``kind`` and ``case`` whose ``field``
+        holds ``names``; none at all when one of them is of another path than ``actions``
+        says (the journal is then another run's)."""
+        names = sorted(names)
+        out = []
         for r in self.records:
-            if r.get("kind") != "transition" or r.get("case") != case \
-                    or r.get("assumed") != names:
+            if r.get("kind", "step") != kind or r.get("case") != case or r.get(field) != names:
                 continue
             at = r.get("path")
             if not isinstance(at, int) or not 0 <= at < len(actions) \
                     or actions[at] != r.get("action"):
-                self.say(f"journal {self.path}: its transition paths are not this run's "
-                         f"(path {at}): not used")
-                return {}
-            out.setdefault(at, {}).update(r.get("verdicts") or {})
+                self.say(f"journal {self.path}: its paths are not this run's (path {at}): "
+                         f"not used")
+                return []
+            out.append((at, r))
         return out
 
     def record_transition(self, case: int, at: int, action: str, assumed,
