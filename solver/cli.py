@@ -105,9 +105,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="check the inductive step's paths in N processes at once (default 1); "
                    "the verdicts are the same, only the time changes")
     p.add_argument("--journal", metavar="FILE",
-                   help="record in FILE each action path of the inductive step once checked, "
-                   "and skip the paths a previous run with the same spec, parameters and "
-                   "options recorded there: a proof stopped part-way resumes where it stopped")
+                   help="record in FILE each action path of the inductive step once checked "
+                   "(the invariants' and the transition properties'), and skip the paths a "
+                   "previous run with the same spec, parameters, options and z3 version "
+                   "recorded there: a proof stopped part-way resumes where it stopped")
 
     p = sub.add_parser("examples", help="check the rulebook's worked examples",
                        description="Run the spec's examples: for each, 'confirmed' or "
