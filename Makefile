@@ -19,7 +19,7 @@ demo: $(VENV)/.installed
 	@echo "== rulebook check les-5-tours"; $(RB) check les-5-tours
 	@echo; echo "== rulebook solve examples/puzzles/lou.json"; $(RB) solve examples/puzzles/lou.json
 	@echo; echo "== rulebook examples les-5-tours"; $(RB) examples les-5-tours
-	@echo; echo "== rulebook prove les-5-tours --depth 2   (about 14 minutes)"; $(RB) prove les-5-tours --depth 2
+	@echo; echo "== rulebook prove les-5-tours --depth 2   (about 8 minutes)"; $(RB) prove les-5-tours --depth 2
 	@echo; echo "== rulebook play les-5-tours --players 4 --seed 7"; $(RB) play les-5-tours --players 4 --seed 7
 
 test: $(VENV)/.installed
