@@ -1079,7 +1079,16 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
             whole = make_solver(timeout_ms)
             whole.add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
             for count, (at, b) in enumerate(share, 1):
-                prior = done.get(at, {})
+                if count % 100 == 0:
+                    say(f"transitions: {count} of {len(share)} paths checked")
+                # What a previous run decided on this path; a path decided whole is skipped.
+                prior = {tr.name: done[at][tr.name] for tr in live
+                         if tr.name in done.get(at, {})}
+                for n, why in prior.items():
+                    if why is not None:
+                        failed.setdefault(n, (at, why))
+                if all(tr.name in failed or tr.name in prior for tr in live):
+                    continue
                 decided: dict[str, str | None] = {}     # held (None) or why it fails
                 guard = dz.lift(b.guard)
                 moved = {a.get_id() for a, _ in substitution(t, S, b.state)
@@ -1094,9 +1103,7 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                 for tr in live:
                     if tr.name in failed:
                         continue
-                    if tr.name in prior:            # decided by a previous run
-                        if prior[tr.name] is not None:
-                            failed[tr.name] = (at, prior[tr.name])
+                    if tr.name in prior:
                         continue
                     decided[tr.name] = None         # until shown otherwise
                     if afresh:
@@ -1152,8 +1159,6 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                         decided[tr.name] = failed[tr.name][1]
                 if journal is not None and decided:
                     journal.record_transition(ci, at, b.action, names, decided)
-                if count % 100 == 0:
-                    say(f"transitions: {count} of {len(share)} paths checked")
             return failed
         paths = list(enumerate(bs))
         if jobs > 1:
