@@ -1076,6 +1076,10 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                         lengths=lengths, live=live, template=template, reflexive=reflexive,
                         n_leaves=n_leaves, done=done, ci=ci):
             failed: dict[str, tuple] = {}
+            # With a journal, a property z3 gave up on is still checked on the later paths:
+            # their verdicts are recorded for the next run, which then asks z3 again only
+            # about the paths given up on.
+            gave_up: dict[str, tuple] = {}
             whole = make_solver(timeout_ms)
             whole.add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
             for count, (at, b) in enumerate(share, 1):
@@ -1151,15 +1155,21 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                     except Unknown:
                         # A time-out depends on the machine's load: not journalled.
                         del decided[tr.name]
-                        failed[tr.name] = (at, f"z3 gave up on the inductive step (a path of "
-                                               f"{b.action}, {timeout_ms / 1000:g} s per query)")
+                        why = (at, f"z3 gave up on the inductive step (a path of "
+                                   f"{b.action}, {timeout_ms / 1000:g} s per query)")
+                        if journal is None:
+                            failed[tr.name] = why
+                        else:
+                            gave_up.setdefault(tr.name, why)
                         continue
                     if model is not None:
                         failed[tr.name] = (at, _describe_cti(game, b, model, S))
                         decided[tr.name] = failed[tr.name][1]
                 if journal is not None and decided:
                     journal.record_transition(ci, at, b.action, names, decided)
-            return failed
+            # A counterexample (rank 0) says more than a time-out (rank 1).
+            return {**{n: (1, *w) for n, w in gave_up.items()},
+                    **{n: (0, *w) for n, w in failed.items()}}
         paths = list(enumerate(bs))
         if jobs > 1:
             parts = _forked(check_share, [paths[j::jobs] for j in range(jobs)], say)
@@ -1167,9 +1177,9 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
             parts = [check_share(paths)]
         first: dict[str, tuple] = {}
         for part in parts:
-            for n, (at, why) in part.items():
-                first[n] = min(first.get(n, (at, why)), (at, why))
-        for n, (_, why) in first.items():
+            for n, w in part.items():
+                first[n] = min(first.get(n, w), w)
+        for n, (_, _, why) in first.items():
             out[n] = (False, why)
     return out
 

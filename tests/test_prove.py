@@ -698,7 +698,9 @@ def test_a_journal_keeps_no_transition_time_out(tmp_path, monkeypatch):
     monkeypatch.setattr(pv, "_step_each", gives_up)
     loaded = {r.name: r for r in prove(game, 1, TIMEOUT_MS, **run)}
     assert "z3 gave up" in loaded["never_lost"].detail
-    assert not any(r["verdicts"] for r in _transition_lines(journal))
+    # Only the paths z3 was not asked about (no conjunct left to check) are recorded.
+    kept = _transition_lines(journal)
+    assert all(v is None for r in kept for v in r["verdicts"].values())
     asked = []
 
     def spy(*a, **k):
@@ -708,7 +710,48 @@ def test_a_journal_keeps_no_transition_time_out(tmp_path, monkeypatch):
     monkeypatch.setattr(pv, "_check_assume", spy)
     calm = {r.name: r for r in prove(game, 1, TIMEOUT_MS, **run)}
     assert calm["never_lost"].status == "inductive", calm["never_lost"].detail
-    assert asked and any(r["verdicts"] for r in _transition_lines(journal))
+    assert asked and len(_transition_lines(journal)) > len(kept)
+
+
+def test_with_a_journal_a_transition_z3_gave_up_on_is_still_checked_on_later_paths(
+        tmp_path, monkeypatch):
+    """z3 gives up on the first path of stacks.rules' never_lost it is asked about: the
+    property is not proved, but the later paths are still checked and journalled, so that
+    the next run asks z3 about that one path only, and proves it."""
+    import solver.prove as pv
+    from solver.symbolic import Unknown
+    game = load_path(FIXTURES / "stacks.rules")
+    journal = tmp_path / "stacks.journal"
+    run = dict(split_lengths=True, journal=str(journal))
+    prove(game, 1, TIMEOUT_MS, **run)           # Houdini's paths, journalled
+    lines = journal.read_text().splitlines()
+    journal.write_text("\n".join(x for x in lines if '"transition"' not in x) + "\n")
+    real_check, real_step = pv._check_assume, pv._step_each
+    calls = {"check": 0, "step": 0}
+
+    def check(*a, **k):
+        # The first path: the brief query and the last one with the whole time-out.
+        calls["check"] += 1
+        if calls["check"] <= 2:
+            raise Unknown("time-out")
+        return real_check(*a, **k)
+
+    def step(*a, **k):
+        calls["step"] += 1
+        if calls["step"] == 1:
+            raise Unknown("time-out")
+        return real_step(*a, **k)
+    monkeypatch.setattr(pv, "_check_assume", check)
+    monkeypatch.setattr(pv, "_step_each", step)
+    loaded = {r.name: r for r in prove(game, 1, TIMEOUT_MS, **run)}
+    assert "z3 gave up" in loaded["never_lost"].detail
+    decided = [r for r in _transition_lines(journal) if "never_lost" in r["verdicts"]]
+    assert decided and calls["step"] > 1            # paths after the time-out's were checked
+    monkeypatch.undo()
+    before = len(_transition_lines(journal))
+    calm = {r.name: r for r in prove(game, 1, TIMEOUT_MS, **run)}
+    assert calm["never_lost"].status == "inductive", calm["never_lost"].detail
+    assert len(_transition_lines(journal)) == before + 1      # that one path, now decided
 
 
 def test_journalled_transition_verdicts_count_for_the_same_assumptions_only(tmp_path):
