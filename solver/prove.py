@@ -724,7 +724,7 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
             local.set("timeout", timeout_ms)
     try:
         verdict = _split_tiers(local, guard, conj, name, items, readers, candidates, memo,
-                               lengths, moved, cache)
+                               lengths, moved, cache, key)
         learned.add(key)
         return verdict
     except TooManyCases:
@@ -893,8 +893,18 @@ class TooManyCases(Exception):
     """A step query that would split into more than SPLIT_CASES cases (or has none to split)."""
 
 
+# A quick tier of `_split_tiers` (the case without the guard, then with it) that has proved
+# fewer than one in TIER_SKIP_RATE of its first TIER_SKIP_AFTER cases of an (action,
+# invariant) is no longer asked on that action's later paths: each case goes to the nearby
+# conjuncts directly.  A conservation law over a tower needs the other invariants' counts
+# of the same card on every case of the paths that end a turn, where the two quick tiers
+# were more than half the time (and fetching the models of their failures an eighth).
+TIER_SKIP_AFTER = 40
+TIER_SKIP_RATE = 20
+
+
 def _split_tiers(local, guard, conj, name, items, readers, candidates, memo, lengths,
-                 changed_lengths, cache):
+                 changed_lengths, cache, key=None):
     """The tiers again, for one changed conjunct at a time and with the lengths of the
     sequences it reads fixed, case by case.  A conjunct that counts the cards of a tower is a
     sum of one `if` per slot of the tower, which z3 often gives up on when the step moves the
@@ -906,8 +916,23 @@ def _split_tiers(local, guard, conj, name, items, readers, candidates, memo, len
 
     ``cache`` holds the (simplified) case queries already proved: a card stacked by any of
     the paths of an action gives the same query, which z3 then answers once.  A query is the
-    whole formula checked, assumptions included, so a cached proof never outlives them."""
+    whole formula checked, assumptions included, so a cached proof never outlives them.
+    It also keeps, per ``key`` (action, invariant), how often each quick tier proved a case.
+    """
     import itertools
+    tried = cache.setdefault(("tiers", key), [[0, 0], [0, 0]])     # [asked, proved] each
+
+    def quick(tier, q) -> bool:
+        """Whether the quick tier proves ``q`` (False too when it is no longer asked)."""
+        asked, proved = tried[tier]
+        if asked >= TIER_SKIP_AFTER and proved * TIER_SKIP_RATE < asked:
+            return False
+        tried[tier][0] += 1
+        if _unsat(local, q):
+            tried[tier][1] += 1
+            cache[q.get_id()] = q                   # keeps the term (and its id) alive
+            return True
+        return False
     plans = []
     for k, c2 in items:
         own = conj[name][k] if k < len(conj[name]) else z3.BoolVal(True)
@@ -940,16 +965,10 @@ def _split_tiers(local, guard, conj, name, items, readers, candidates, memo, len
                 continue
             own2 = z3.simplify(z3.substitute(own, *sub))
             q = z3.And(goal, own2)                  # without the guard: true of every path
-            if q.get_id() in cache:
-                continue
-            if _check_assume(local, q) is None:
-                cache[q.get_id()] = q               # keeps the term (and its id) alive
+            if q.get_id() in cache or quick(0, q):
                 continue
             q = z3.And(g2, goal, own2)
-            if q.get_id() in cache:
-                continue
-            if _check_assume(local, q) is None:
-                cache[q.get_id()] = q
+            if q.get_id() in cache or quick(1, q):
                 continue
             if near is None:
                 # The conjuncts about the same few things first (`_rare`), then all near.
@@ -981,6 +1000,17 @@ def _valid(formula, bounds) -> bool:
     solver = make_solver(QUICK_MS)
     solver.add(*bounds, z3.Not(formula))
     return solver.check() == z3.unsat
+
+
+def _unsat(solver, goal) -> bool:
+    """Whether ``goal`` is unsatisfiable under the solver's assertions (a model is not
+    fetched: for a large formula that costs as much as a quick check)."""
+    solver.push()
+    solver.add(goal)
+    try:
+        return not check(solver)
+    finally:
+        solver.pop()
 
 
 def _check_assume(solver, goal):

@@ -312,6 +312,36 @@ def test_the_conjuncts_near_the_changed_ones_are_tried_before_those_near_the_gua
         small_only(make_solver(5_000), z3.And(guard, goal, *near))
 
 
+def test_a_quick_tier_that_proves_nothing_is_no_longer_asked(monkeypatch):
+    """Split over a length of capacity 60 (61 cases, each a different query), a conjunct that
+    needs another invariant's (y == 0) is proved by the nearby conjuncts only: the two quick
+    tiers are asked TIER_SKIP_AFTER times each, then no more.  A tier that proves its cases
+    (x >= 0 alone) is asked on every one."""
+    import z3
+
+    import solver.prove as P
+    from solver.symbolic import make_solver
+    x, y, n = z3.Ints("x y n")
+    lengths = {n.get_id(): (n, 60, 0)}
+    asked = []
+    real = P._unsat
+
+    def counted(solver, goal):
+        asked.append(1)
+        return real(solver, goal)
+    monkeypatch.setattr(P, "_unsat", counted)
+
+    def split(conj, c2):
+        asked.clear()
+        verdict = P._split_tiers(make_solver(5_000), n >= 0, conj, "inv", [(0, c2)],
+                                 _readers(conj), list(conj), {}, lengths, {n.get_id()}, {},
+                                 ("act", "inv"))
+        return verdict, len(asked)
+    needs_y = {"inv": [x + y >= 0], "zero": [y == 0]}
+    assert split(needs_y, x + 2 * y >= -n * n) == (None, 2 * P.TIER_SKIP_AFTER)
+    assert split({"inv": [x >= 0]}, x >= -n * n) == (None, 61)
+
+
 def test_the_conjuncts_about_the_same_few_things_are_tried_first(monkeypatch):
     """A conservation law (shelf + cart + s == 3 per item) changed by a path that empties the
     carts needs two things besides its own conjunct: the same item's law, and, two steps away
