@@ -896,9 +896,9 @@ class TooManyCases(Exception):
 # A quick tier of `_split_tiers` (the case without the guard, then with it) that has proved
 # fewer than one in TIER_SKIP_RATE of its first TIER_SKIP_AFTER cases of an (action,
 # invariant) is no longer asked on that action's later paths: each case goes to the nearby
-# conjuncts directly.  A conservation law over a tower needs the other invariants' counts
-# of the same card on every case of the paths that end a turn, where the two quick tiers
-# were more than half the time (and fetching the models of their failures an eighth).
+# conjuncts directly.  A conservation law over sequences needs the other invariants' counts
+# of the same item on every case of the paths that change the actor, where the two quick
+# tiers were more than half the time (and fetching the models of their failures an eighth).
 TIER_SKIP_AFTER = 40
 TIER_SKIP_RATE = 20
 
