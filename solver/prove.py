@@ -1002,26 +1002,29 @@ def _valid(formula, bounds) -> bool:
     return solver.check() == z3.unsat
 
 
-def _unsat(solver, goal) -> bool:
-    """Whether ``goal`` is unsatisfiable under the solver's assertions (a model is not
-    fetched: for a large formula that costs as much as a quick check)."""
+@contextlib.contextmanager
+def _assuming(solver, goal):
+    """``goal`` asserted in a scope of its own, popped on leaving."""
     solver.push()
     solver.add(goal)
     try:
-        return not check(solver)
+        yield
     finally:
         solver.pop()
+
+
+def _unsat(solver, goal) -> bool:
+    """Whether ``goal`` is unsatisfiable under the solver's assertions (a model is not
+    fetched: for a large formula that costs as much as a quick check)."""
+    with _assuming(solver, goal):
+        return not check(solver)
 
 
 def _check_assume(solver, goal):
     """Check ``goal`` under the solver's assertions; return None when unsat, else a model
     (read before the scope is popped, after which z3 no longer has it)."""
-    solver.push()
-    solver.add(goal)
-    try:
+    with _assuming(solver, goal):
         return solver.model() if check(solver) else None
-    finally:
-        solver.pop()
 
 
 def _describe_cti(game: Game, b, model, S) -> str:
