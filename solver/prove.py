@@ -7,10 +7,12 @@ import contextlib
 import itertools
 import json
 import math
+import random
 import time
 from dataclasses import dataclass, field, replace
 
 import z3
+from z3.z3 import _to_expr_ref as _expr_ref
 
 from . import domains as dz
 from . import ir
@@ -787,13 +789,12 @@ def _same_terms(old, new):
             stack.extend(zip(a.children(), b.children()))
     if len(pairs) < 2:
         return new      # a lone differing term is the change itself
-    solver = z3.Solver()
-    solver.set("timeout", SAME_TERM_MS)
     # Whether some of the pairs differ; a model where they do rules out each pair it tells
     # apart, and the question is asked again of the rest, until none differ (identities) or
     # none are left.  Most steps change every term (cards dealt to the market), and one
     # model then settles them all.
-    same, rest = [], pairs
+    same, rest = [], _untold(pairs)
+    solver = _same_solver() if rest else None
     while rest:
         solver.reset()
         solver.add(z3.Or([x != y for x, y in rest]))
@@ -819,6 +820,60 @@ def _same_terms(old, new):
 
 # Each identity `_same_terms` asks gets this long (ms).
 SAME_TERM_MS = 200
+# Assignments `_untold` tries before `_same_terms` asks z3, and the integers it draws from.
+SAME_TERM_TRIES = 8
+SAME_TERM_INTS = (0, 1, 2)
+
+
+def _untold(pairs: list) -> list:
+    """The pairs of terms that a few seeded assignments of their variables do not tell apart,
+    each term evaluated by z3's simplifier (no solver): only those may be identities.  A pair
+    that differs under one assignment is no identity, and asking the solver costs some 20 ms a
+    query once the context holds a large step (a count over 64 squares after a move)."""
+    memo: dict = {}
+    ids: set = set()
+    for x, y in pairs:
+        ids |= _free_vars(x, memo) | _free_vars(y, memo)
+    consts = [memo[i][0] for i in sorted(ids)]
+    consts = [c for c in consts if c.sort().kind() in (z3.Z3_BOOL_SORT, z3.Z3_INT_SORT)]
+    if not consts:
+        return pairs
+    ctx = consts[0].ctx
+    frm = (z3.Ast * len(consts))(*[c.as_ast() for c in consts])
+    rng = random.Random(0)
+
+    def value(t, to):
+        v = z3.simplify(_expr_ref(z3.Z3_substitute(ctx.ref(), t.as_ast(), len(consts), frm, to),
+                                  ctx))
+        return v if z3.is_int_value(v) or z3.is_true(v) or z3.is_false(v) else None
+
+    rest = pairs
+    for _ in range(SAME_TERM_TRIES):
+        vals = [z3.BoolVal(rng.random() < 0.5, ctx) if c.sort().kind() == z3.Z3_BOOL_SORT
+                else z3.IntVal(rng.choice(SAME_TERM_INTS), ctx) for c in consts]
+        to = (z3.Ast * len(consts))(*[v.as_ast() for v in vals])
+        keep = []
+        for x, y in rest:
+            a, b = value(x, to), value(y, to)
+            if a is None or b is None or a.eq(b):
+                keep.append((x, y))
+        rest = keep
+        if not rest:
+            break
+    return rest
+
+
+_SAME: list = []
+
+
+def _same_solver():
+    """The solver `_same_terms` asks, made once (per process) and reset before each query: a
+    new solver's first check costs some 20 ms once the context holds a large step's terms."""
+    if not _SAME:
+        s = z3.Solver()
+        s.set("timeout", SAME_TERM_MS)
+        _SAME.append(s)
+    return _SAME[0]
 
 
 # A variable that at most this many conjuncts read is rare: a conjunct that reads one of the

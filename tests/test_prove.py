@@ -520,6 +520,30 @@ def test_terms_of_a_sum_that_equal_their_old_versions_whatever_the_values_are_pu
     assert P._same_terms(old, pushed(3)).eq(pushed(3))
 
 
+def test_pairs_an_assignment_tells_apart_are_no_identities_and_need_no_solver(monkeypatch):
+    """`_untold` keeps only the pairs of terms that no seeded assignment tells apart: the
+    counts of two squares differ when one holds the counted piece, while a slot rewritten
+    only past a length is the same term.  When every pair is told apart, `_same_terms` asks
+    no solver at all."""
+    import z3
+
+    import solver.prove as P
+    a, b, n, s0 = z3.Ints("a b n s0")
+    told = (z3.If(a == 1, 1, 0), z3.If(b == 1, 1, 0))
+    same = (z3.If(z3.And(0 < n, s0 == 3), 1, 0),
+            z3.If(z3.And(0 < n + 1, z3.If(n == 0, 7, s0) == 3), 1, 0))
+    rest = P._untold([told, same])
+    assert len(rest) == 1 and rest[0][0].eq(same[0]) and rest[0][1].eq(same[1])
+
+    def no_solver():
+        raise AssertionError("the solver was asked")
+    monkeypatch.setattr(P, "_same_solver", no_solver)
+    c = [z3.Int(f"c{i}") for i in range(3)]
+    old = z3.Sum([z3.If(x == 1, 1, 0) for x in c]) == 1
+    moved = z3.Sum([z3.If(x == 1, 1, 0) for x in (c[1], c[0], c[2])]) == 1
+    assert P._same_terms(old, moved).eq(moved)
+
+
 def test_the_step_shared_out_among_processes_gives_the_same_verdicts(toy):
     one = _results(toy)
     two = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, jobs=2)}
