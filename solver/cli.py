@@ -101,6 +101,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="decide each `exists real` exactly in the inductive step (primal or "
                    "Farkas dual) instead of as an uninterpreted predicate of what it reads: "
                    "proves what depends on the statics themselves, at a far higher cost")
+    p.add_argument("--opaque-fix", action="store_true",
+                   help="read each `fix` over symbolic values as uninterpreted functions of "
+                   "what it reads in the inductive step: a step that floods a large board then "
+                   "builds, and proves what does not depend on the floods (the rest is left to "
+                   "bounded model checking)")
     p.add_argument("--jobs", type=_jobs, default=1, metavar="N",
                    help="check the inductive step's paths in N processes at once (default 1); "
                    "the verdicts are the same, only the time changes")
@@ -362,7 +367,7 @@ def cmd_prove(args) -> int:
     res = prove(g, args.depth, int(args.timeout * 1000), args.invariant,
                 None if args.json else _progress, int(args.step_timeout * 1000),
                 args.split_lengths, args.exact_reals, tuple(args.split_on), args.jobs,
-                args.journal)
+                args.journal, args.opaque_fix)
     if args.json:
         print(json.dumps({"game": g.name, "seconds": round(time.perf_counter() - t0, 2),
                           "results": [r.as_json() for r in res]}))

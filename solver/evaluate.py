@@ -196,6 +196,9 @@ class Compiler:
                     call = _memoised(fb, fargs, self.symbolic, shared)
                 elif kind == "remembered":
                     call = fixinc.remembered(fb, fargs)
+                if self.symbolic and linear.computes_fixpoint(body):
+                    # In the prover's inductive step, on request: uninterpreted functions.
+                    call = linear.opaque_call(e, fargs, call)
                 if chk is None or self.symbolic:
                     # Symbolically, the declared type's bounds are asserted by the concrete
                     # replay of every answer, so an out-of-type def cannot go unnoticed.
@@ -299,7 +302,14 @@ class Compiler:
                 return r
             return fix
 
+        inputs = linear._inputs(e)
+
         def sfix(st, env):
+            # In the prover's inductive step, uninterpreted functions of what it reads
+            # (linear.opaque_fixes), when it asks so.
+            v = linear.opaque_fix(e, inputs, st, env)
+            if v is not None:
+                return v
             # Unrolled; a step that is structurally the previous value (after z3's
             # simplification) is the fixpoint, so concrete or saturated runs stop early.
             r = _simplified(fseed(st, env))

@@ -27,11 +27,12 @@ from math import gcd
 from typing import Callable
 
 import z3
+from z3.z3 import _to_expr_ref as _expr_ref
 
 from . import domains as dz
 from . import fixinc, ir
 from .irwalk import nodes
-from .types import IntT, RealT, finite
+from .types import BagT, BoolT, EnumT, IntT, MapT, RealT, RecordT, SetT, finite
 
 Fn = Callable
 
@@ -803,10 +804,10 @@ def opaque():
         _OPAQUE[0] = before
 
 
-def _inputs(e: ir.RealExists):
-    """What an `exists real` reads from outside: its free locals (in order of first use, the
-    same at every place its def is inlined) and the current state's fields, each with its
-    type; None when it reads the state whole or the old state."""
+def _inputs(e: ir.RealExists | ir.Fix):
+    """What an `exists real` (or a `fix`) reads from outside: its free locals (in order of
+    first use, the same at every place its def is inlined) and the current state's fields,
+    each with its type; None when it reads the state whole or the old state."""
     bound = set(fixinc.summary(e, {})[1])   # e's own slot and family included
     locs: dict = {}
     fields: dict = {}
@@ -828,10 +829,9 @@ def _inputs(e: ir.RealExists):
     return tuple(locs.items()), tuple(sorted(fields.items()))
 
 
-def _predicate(e: ir.RealExists, inputs, st, env):
-    """The uninterpreted predicate of ``e`` applied to what it reads, and whether every input
-    is concrete (true: the caller decides it exactly as well); None when an input has no z3
-    leaf (a text)."""
+def _arguments(inputs, st, env) -> list | None:
+    """The z3 leaves of what `_inputs` found, in its order; None when one has no z3 leaf (a
+    text)."""
     locs, fields = inputs
     args = []
     for sl, t in locs:
@@ -844,7 +844,21 @@ def _predicate(e: ir.RealExists, inputs, st, env):
         if sub is None:
             return None
         args += sub
-    concrete = all(z3.is_int_value(a) or z3.is_true(a) or z3.is_false(a) for a in args)
+    return args
+
+
+def _all_concrete(args) -> bool:
+    return all(z3.is_int_value(a) or z3.is_true(a) or z3.is_false(a) for a in args)
+
+
+def _predicate(e: ir.RealExists, inputs, st, env):
+    """The uninterpreted predicate of ``e`` applied to what it reads, and whether every input
+    is concrete (true: the caller decides it exactly as well); None when an input has no z3
+    leaf (a text)."""
+    args = _arguments(inputs, st, env)
+    if args is None:
+        return None
+    concrete = _all_concrete(args)
     sorts = tuple(a.sort() for a in args)
     key = (e.span.file, e.span.line, e.span.col, e.name, tuple(str(x) for x in sorts))
     f = _PREDICATES.get(key)
@@ -853,6 +867,140 @@ def _predicate(e: ir.RealExists, inputs, st, env):
             f"{e.name}@{e.span.line}:{e.span.col}#{len(_PREDICATES)}", *sorts, z3.BoolSort())
     return f(*args), z3.BoolVal(concrete)
 
+
+
+# ---- the prover's abstraction of a fixpoint: uninterpreted functions of what it reads -------
+
+_OPAQUE_FIX = [False]
+_FIX_FUNCTIONS: dict = {}
+
+
+@contextmanager
+def opaque_fixes():
+    """Within it, a symbolic `fix` whose inputs are not all concrete is, leaf by leaf, an
+    uninterpreted function of the values it reads (one family of functions per `fix` of the
+    source): equal inputs give equal values, and nothing else is known of them.  A step
+    proved so holds for every function, the fixpoint's own included, so "inductive" stays
+    sound; what does not depend on what the fixpoint computes (a count of pieces, beside a
+    guard that floods a castle) is proved without unrolling it, which on a large board does
+    not build.  Not for witnesses: a model may give the functions any value."""
+    before = _OPAQUE_FIX[0]
+    _OPAQUE_FIX[0] = True
+    try:
+        yield
+    finally:
+        _OPAQUE_FIX[0] = before
+
+
+def _leaf_sorts(t) -> list | None:
+    """The z3 sorts of a value of type ``t``, leaf by leaf; None for a type whose leaves are
+    not a fixed list (a seq, a text)."""
+    match t:
+        case BoolT():
+            return [z3.BoolSort()]
+        case IntT() | EnumT():
+            return [z3.IntSort()]
+        case RecordT(fields=fields):
+            out = []
+            for _, ft in fields:
+                sub = _leaf_sorts(ft)
+                if sub is None:
+                    return None
+                out += sub
+            return out
+        case MapT(key=k, val=vt):
+            sub = _leaf_sorts(vt)
+            return None if sub is None else sub * finite(k).size
+        case SetT(elem=et):
+            return [z3.BoolSort()] * finite(et).size
+        case BagT(elem=et):
+            return [z3.IntSort()] * finite(et).size
+    return None
+
+
+def _rebuild(t, leaves):
+    """A value of type ``t`` (the symbolic domain's shape) from an iterator of its leaves."""
+    match t:
+        case BoolT() | IntT() | EnumT():
+            return next(leaves)
+        case RecordT(fields=fields):
+            return tuple(_rebuild(ft, leaves) for _, ft in fields)
+        case MapT(key=k, val=vt):
+            return tuple(_rebuild(vt, leaves) for _ in range(finite(k).size))
+        case SetT(elem=et) | BagT(elem=et):
+            return tuple(next(leaves) for _ in range(finite(et).size))
+    raise TypeError(t)
+
+
+def _applied(key: tuple, label: str, t, args: list):
+    """A value of type ``t`` whose leaves are uninterpreted functions (one family per ``key``)
+    applied to ``args``; None when ``t`` has no fixed list of z3 leaves."""
+    out = _leaf_sorts(t)
+    if out is None:
+        return None
+    sorts = tuple(a.sort() for a in args)
+    key = key + (tuple(s.kind() for s in sorts),)
+    fs = _FIX_FUNCTIONS.get(key)
+    if fs is None:
+        n = len(_FIX_FUNCTIONS)
+        fs = _FIX_FUNCTIONS[key] = [z3.Function(f"{label}#{n}[{i}]", *sorts, srt)
+                                    for i, srt in enumerate(out)]
+    # One argument array for every leaf (z3's own call casts each argument, leaf by leaf).
+    arr = (z3.Ast * len(args))(*[a.as_ast() for a in args])
+    ctx = args[0].ctx
+    return _rebuild(t, iter([_expr_ref(z3.Z3_mk_app(ctx.ref(), f.ast, len(args), arr), ctx)
+                             for f in fs]))
+
+
+def opaque_fix(e: ir.Fix, inputs, st, env):
+    """The value of ``e`` as uninterpreted functions of what it reads (see `opaque_fixes`), or
+    None when it is to be unrolled: the abstraction is off, every input is concrete, or an
+    input or the value has no fixed list of z3 leaves."""
+    if not _OPAQUE_FIX[0] or inputs is None:
+        return None
+    args = _arguments(inputs, st, env)
+    if not args or _all_concrete(args):
+        return None
+    return _applied(("fix", e.span.file, e.span.line, e.span.col), f"fix@{e.span.line}",
+                    e.type, args)
+
+
+def computes_fixpoint(body) -> bool:
+    """Whether an expression computes a `fix` (in itself or in a def it calls)."""
+    return any(isinstance(n, ir.Fix) for n in nodes(body))
+
+
+def opaque_call(e: ir.Call, fargs, call):
+    """``call``, the compiled call ``e`` of a def that computes a fixpoint: within
+    `opaque_fixes`, when an argument or a state field its body reads is symbolic, its value
+    is uninterpreted functions of the arguments' values and those fields, one family per def
+    (a function of its parameters and the state, so every call site shares it).  Cheaper
+    than abstracting the `fix` inside alone: what the def computes from the flood (an area,
+    a count of castles over every square) is not built either."""
+    inputs = _inputs(e.body)
+    if inputs is None:
+        return call
+    fields = ((), inputs[1])
+    types = [a.type for a in e.args]
+
+    def ocall(st, env):
+        if not _OPAQUE_FIX[0]:
+            return call(st, env)
+        args = []
+        for (_, f), t in zip(fargs, types):
+            sub = dz.canonical_leaves(t, f(st, env))
+            if sub is None:
+                return call(st, env)
+            args += sub
+        more = _arguments(fields, st, env)
+        if more is None:
+            return call(st, env)
+        args += more
+        if not args or _all_concrete(args):
+            return call(st, env)
+        v = _applied(("def", e.name), e.name, e.type, args)
+        return call(st, env) if v is None else v
+    return ocall
 
 # ---- the symbolic decision: primal or Farkas dual, chosen by a fresh Bool ---------------------------
 

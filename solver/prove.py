@@ -56,7 +56,7 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
           progress=None, step_timeout_ms: int = 5_000,
           split_lengths: bool = False, exact_reals: bool = False,
           split_on: tuple[str, ...] = (), jobs: int = 1,
-          journal: str | None = None) -> list[Result]:
+          journal: str | None = None, opaque_fix: bool = False) -> list[Result]:
     """Prove the invariants.  ``step_timeout_ms`` bounds each query of the inductive step (a
     query that times out leaves its invariant to bounded model checking, never "proved");
     ``timeout_ms`` bounds each bounded-model-checking query.  ``split_lengths``: a step query
@@ -69,7 +69,11 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
     ``jobs``: processes that check the inductive step's paths at once (forked; 1 on a
     platform without fork).  The verdicts do not depend on it, only the time.  ``journal``: a
     file where each action path of the inductive step is recorded once checked; a run with
-    the same spec, parameters and options skips the paths recorded there (see `Journal`)."""
+    the same spec, parameters and options skips the paths recorded there (see `Journal`).
+    ``opaque_fix``: the step reads each `fix` whose inputs are symbolic as uninterpreted
+    functions of what it reads (see `linear.opaque_fixes`): a step that floods a large board
+    then builds, and what does not depend on the floods is proved; what does is left to
+    bounded model checking, which computes the fixpoints."""
     invs = [i for i in game.p.invariants if only is None or i.name == only]
     if only is not None and not invs:
         raise RulebookError(f"{game.name} has no invariant named {only!r}")
@@ -90,10 +94,11 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
     # holds for every predicate holds for the true one, so "inductive" stays sound, and a
     # step that needs no more than "equal inputs, equal answers" is proved without real
     # arithmetic.  ``exact_reals`` encodes them exactly instead (primal or Farkas dual).
-    with contextlib.nullcontext() if exact_reals else linear.opaque():
+    with contextlib.nullcontext() if exact_reals else linear.opaque(), \
+            linear.opaque_fixes() if opaque_fix else contextlib.nullcontext():
         log = None if journal is None else Journal(
             journal, _run_key(game, step_timeout_ms, split_lengths, exact_reals, split_on,
-                              state_invs), say)
+                              state_invs, opaque_fix), say)
         inductive, ctis = _houdini(game, state_invs, step_timeout_ms, say, split_lengths,
                                    split_on, jobs, log)
         trans = [i for i in invs if i.transition]
@@ -119,7 +124,9 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
             if r.status == "holds":
                 why = ctis.get(r.name) or (trans_ok.get(r.name, (None, ""))[1])
                 if why:
-                    r.detail = f"not inductive: {why}"
+                    r.detail = f"not inductive: {why}" + (
+                        " (the step read each fixpoint as uninterpreted functions: that "
+                        "state may be one the fixpoints rule out)" if opaque_fix else "")
             results[r.name] = r
     return [results[i.name] for i in invs]
 
@@ -473,7 +480,7 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
 
 
 def _run_key(game: Game, step_timeout_ms: int, split_lengths: bool, exact_reals: bool,
-             split_on, invs) -> dict:
+             split_on, invs, opaque_fix: bool = False) -> dict:
     """What a proof's inductive step depends on: a journal of another run is not reused."""
     from .docpages import spec_digest
     return {"game": game.name, "spec": spec_digest(game),
@@ -481,6 +488,7 @@ def _run_key(game: Game, step_timeout_ms: int, split_lengths: bool, exact_reals:
             "readings": sorted(game.checker.reading_choices.items()),
             "step_timeout_ms": step_timeout_ms, "split_lengths": split_lengths,
             "exact_reals": exact_reals, "split_on": list(split_on),
+            **({"opaque_fix": True} if opaque_fix else {}),
             "invariants": [i.name for i in invs], "z3": z3.get_version_string(), "format": 2}
 
 

@@ -423,6 +423,44 @@ def test_a_split_field_set_to_a_term_is_a_number_after_the_move_too(opaque):
     assert res == {"borne": "inductive", "light": "inductive"}
 
 
+# ---- `fix` in the step: uninterpreted functions, on request ------------------------------------
+
+@pytest.fixture(scope="module")
+def walls():
+    return load_path(FIXTURES / "walls.rules")
+
+
+def test_opaque_fixpoints_prove_what_does_not_depend_on_the_flood(walls):
+    """With the floods read as uninterpreted functions, the supply law (which a guard that
+    floods does not matter to) is still proved; the law over areas needs what the flood
+    computes, so it is left to bounded model checking, which floods for real.  Unrolled, both
+    are proved."""
+    res = {r.name: r for r in prove(walls, 3, TIMEOUT_MS, opaque_fix=True)}
+    assert res["kept"].status == "inductive"
+    assert res["low"].status == "holds" and res["low"].depth == 3
+    assert "uninterpreted" in res["low"].detail
+    plain = {r.name: r.status for r in prove(walls, 3, TIMEOUT_MS)}
+    assert plain == {"kept": "inductive", "low": "inductive"}
+
+
+def test_an_opaque_def_is_one_function_of_its_arguments_at_every_call_site(walls):
+    """`area(s)` asked at two call sites of different locals, over the same state, is the
+    same term when the argument values are equal, and another one when they differ."""
+    import z3
+
+    from solver import domains as dz
+    from solver import linear
+    from solver.prove import _cases
+    S = _cases(walls, dz.Fresh("t_"), "t", [])[0]
+    with linear.opaque_fixes():
+        f1, _ = walls.expr("area(s)", {"s": walls.p.types["Sq"]}, symbolic=True)
+        f2, _ = walls.expr("area(Sq(t.y, t.x))", {"t": walls.p.types["Sq"]}, symbolic=True)
+        here, there = f1(S, (1, 2)), f2(S, (2, 1))
+        other = f1(S, (0, 0))
+    assert z3.is_app(here) and here.decl().name().startswith("area")
+    assert here.eq(there) and not here.eq(other)
+
+
 def test_split_on_names_a_scalar_state_field(opaque):
     from solver.errors import RulebookError
     with pytest.raises(RulebookError, match="no state field named 'x'.*w, tries"):
