@@ -102,10 +102,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "Farkas dual) instead of as an uninterpreted predicate of what it reads: "
                    "proves what depends on the statics themselves, at a far higher cost")
     p.add_argument("--opaque-fix", action="store_true",
-                   help="read each `fix` over symbolic values as uninterpreted functions of "
-                   "what it reads in the inductive step: a step that floods a large board then "
-                   "builds, and proves what does not depend on the floods (the rest is left to "
-                   "bounded model checking)")
+                   help="in the inductive step, read each expression that computes a `fix` "
+                   "(a flood) over symbolic values as uninterpreted functions of what it reads: "
+                   "a step that floods a large board then builds, and proves what does not "
+                   "depend on the floods (the rest is left to bounded model checking)")
     p.add_argument("--jobs", type=_jobs, default=1, metavar="N",
                    help="check the inductive step's paths in N processes at once (default 1); "
                    "the verdicts are the same, only the time changes")

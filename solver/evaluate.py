@@ -71,6 +71,7 @@ class Compiler:
         self._summaries: dict = {}        # IR node id -> what it reads (fixinc.summary)
         self._fields_read: dict = {}      # IR node id -> the state fields it reads
         self._recorded: set = set()       # env indices of fixpoints whose reads are recorded
+        self._fixful: dict = {}           # IR node id -> whether it computes a fixpoint
         self.state_type = state_type
 
     def _stateless(self, name, body, slots, args) -> bool:
@@ -87,7 +88,12 @@ class Compiler:
             f = codegen.compile_expr(self, e)
             if f is not None:
                 return f
-        return self._closure(e)
+        f = self._closure(e)
+        if self.symbolic and _opaque_candidate(e) and linear.computes_fixpoint(e, self._fixful):
+            # In the prover's inductive step, on request: uninterpreted functions of what it
+            # reads (linear.opaque_fixes).
+            f = linear.opaque_node(e, f)
+        return f
 
     def _call_memo(self, e: ir.Call):
         """How a call is remembered: ``("pure", None)`` (by its arguments, across states),
@@ -196,9 +202,6 @@ class Compiler:
                     call = _memoised(fb, fargs, self.symbolic, shared)
                 elif kind == "remembered":
                     call = fixinc.remembered(fb, fargs)
-                if self.symbolic and linear.computes_fixpoint(body):
-                    # In the prover's inductive step, on request: uninterpreted functions.
-                    call = linear.opaque_call(e, fargs, call)
                 if chk is None or self.symbolic:
                     # Symbolically, the declared type's bounds are asserted by the concrete
                     # replay of every answer, so an out-of-type def cannot go unnoticed.
@@ -302,14 +305,7 @@ class Compiler:
                 return r
             return fix
 
-        inputs = linear._inputs(e)
-
         def sfix(st, env):
-            # In the prover's inductive step, uninterpreted functions of what it reads
-            # (linear.opaque_fixes), when it asks so.
-            v = linear.opaque_fix(e, inputs, st, env)
-            if v is not None:
-                return v
             # Unrolled; a step that is structurally the previous value (after z3's
             # simplification) is the fixpoint, so concrete or saturated runs stop early.
             r = _simplified(fseed(st, env))
@@ -919,6 +915,23 @@ class Compiler:
 # Leaves: their closures are as fast as generated code, and the closures' fast paths
 # recognise a local's (`_local`).
 _LEAVES = (ir.Const, ir.Text, ir.Local, ir.StateRef)
+
+
+def _opaque_candidate(e: ir.Expr) -> bool:
+    """Whether ``e`` may be read as uninterpreted functions by `linear.opaque_fixes` when it
+    computes a fixpoint: not a leaf, and not a connective (`and`, `or`, `not`, `if`, `forall`,
+    `exists`) nor a call, whose parts are read instead: a guard's cheap conjuncts (the square
+    is empty) stay known beside the part that floods."""
+    match e:
+        case ir.Const() | ir.Text() | ir.Local() | ir.StateRef() | ir.Call() | ir.Ite():
+            return False
+        case ir.Binary(op=op):
+            return op not in ("and", "or")
+        case ir.Unary(op=op):
+            return op != "not"
+        case ir.Quant(kind=kind):
+            return kind not in ("forall", "exists")
+    return True
 
 # Concrete binary operators with a constant right operand (Compiler._binary).
 _WITH_CONST = {

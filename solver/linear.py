@@ -804,46 +804,47 @@ def opaque():
         _OPAQUE[0] = before
 
 
-def _inputs(e: ir.RealExists | ir.Fix):
-    """What an `exists real` (or a `fix`) reads from outside: its free locals (in order of
-    first use, the same at every place its def is inlined) and the current state's fields,
-    each with its type; None when it reads the state whole or the old state."""
+def _inputs(e: ir.Expr):
+    """What an `exists real` (or a `fix`, or a def's body) reads from outside: its free locals
+    (in order of first use, the same at every place its def is inlined), the current state's
+    fields and the previous state's (in a transition's `old(...)`), each with its type; None
+    when it reads a state whole."""
     bound = set(fixinc.summary(e, {})[1])   # e's own slot and family included
     locs: dict = {}
     fields: dict = {}
-    parents_of_state = 0
-    refs = 0
+    olds: dict = {}
+    parents = [0, 0]        # field reads of the current state, of the previous one
+    refs = [0, 0]
     for n in nodes(e):
         match n:
             case ir.Local(slot=sl) if sl not in bound and sl not in locs:
                 locs[sl] = n.type
-            case ir.Field(record=ir.StateRef(old=False), index=i):
-                fields.setdefault(i, n.type)
-                parents_of_state += 1
+            case ir.Field(record=ir.StateRef(old=o), index=i):
+                (olds if o else fields).setdefault(i, n.type)
+                parents[o] += 1
             case ir.StateRef(old=o):
-                if o:
-                    return None
-                refs += 1
-    if refs > parents_of_state:
-        return None     # the state passed whole (to a def, or compared)
-    return tuple(locs.items()), tuple(sorted(fields.items()))
+                refs[o] += 1
+    if refs[0] > parents[0] or refs[1] > parents[1]:
+        return None     # a state passed whole (to a def, or compared)
+    return tuple(locs.items()), tuple(sorted(fields.items())), tuple(sorted(olds.items()))
 
 
 def _arguments(inputs, st, env) -> list | None:
     """The z3 leaves of what `_inputs` found, in its order; None when one has no z3 leaf (a
     text)."""
-    locs, fields = inputs
+    locs, fields, olds = inputs
     args = []
     for sl, t in locs:
         sub = dz.canonical_leaves(t, env[sl + 1])     # env[0] is the old state
         if sub is None:
             return None
         args += sub
-    for i, t in fields:
-        sub = dz.canonical_leaves(t, st[i])
-        if sub is None:
-            return None
-        args += sub
+    for state, read in ((st, fields), (env[0], olds)):
+        for i, t in read:
+            sub = dz.canonical_leaves(t, state[i])
+            if sub is None:
+                return None
+            args += sub
     return args
 
 
@@ -877,13 +878,14 @@ _FIX_FUNCTIONS: dict = {}
 
 @contextmanager
 def opaque_fixes():
-    """Within it, a symbolic `fix` whose inputs are not all concrete is, leaf by leaf, an
-    uninterpreted function of the values it reads (one family of functions per `fix` of the
-    source): equal inputs give equal values, and nothing else is known of them.  A step
-    proved so holds for every function, the fixpoint's own included, so "inductive" stays
-    sound; what does not depend on what the fixpoint computes (a count of pieces, beside a
-    guard that floods a castle) is proved without unrolling it, which on a large board does
-    not build.  Not for witnesses: a model may give the functions any value."""
+    """Within it, a symbolic expression that computes a `fix` (see `opaque_node`), with
+    inputs not all concrete, is, leaf by leaf, an uninterpreted function of the values it
+    reads (one family of functions per node of the source): equal inputs give equal values,
+    and nothing else is known of them.  A step proved so holds for every function, the
+    fixpoint's own included, so "inductive" stays sound; what does not depend on what the
+    fixpoint computes (a count of pieces, beside a guard that floods a castle) is proved
+    without unrolling it, which on a large board does not build.  Not for witnesses: a model
+    may give the functions any value."""
     before = _OPAQUE_FIX[0]
     _OPAQUE_FIX[0] = True
     try:
@@ -952,55 +954,44 @@ def _applied(key: tuple, label: str, t, args: list):
                              for f in fs]))
 
 
-def opaque_fix(e: ir.Fix, inputs, st, env):
-    """The value of ``e`` as uninterpreted functions of what it reads (see `opaque_fixes`), or
-    None when it is to be unrolled: the abstraction is off, every input is concrete, or an
-    input or the value has no fixed list of z3 leaves."""
-    if not _OPAQUE_FIX[0] or inputs is None:
-        return None
-    args = _arguments(inputs, st, env)
-    if not args or _all_concrete(args):
-        return None
-    return _applied(("fix", e.span.file, e.span.line, e.span.col), f"fix@{e.span.line}",
-                    e.type, args)
+def computes_fixpoint(node, cache: dict) -> bool:
+    """Whether an IR subtree computes a `fix` (in itself or in a def it calls); ``cache`` is
+    keyed by node id and keeps the node alive."""
+    if isinstance(node, tuple):
+        return any(computes_fixpoint(x, cache) for x in node)
+    if not hasattr(node, "__dataclass_fields__") or isinstance(node, (ir.Const, ir.Text)):
+        return False
+    hit = cache.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    r = isinstance(node, ir.Fix) or any(
+        computes_fixpoint(getattr(node, f), cache)
+        for f in node.__dataclass_fields__ if f not in ("type", "span"))
+    cache[id(node)] = (node, r)
+    return r
 
 
-def computes_fixpoint(body) -> bool:
-    """Whether an expression computes a `fix` (in itself or in a def it calls)."""
-    return any(isinstance(n, ir.Fix) for n in nodes(body))
+def opaque_node(e: ir.Expr, f):
+    """``f``, the compiled ``e`` (an expression that computes a fixpoint), read within
+    `opaque_fixes` as uninterpreted functions of what ``e`` reads (its free locals, a def's
+    parameters among them, and the state fields) when one of those is symbolic.  One family
+    per node of the source: a def's body is one node wherever the def is called, so every
+    call site shares its functions."""
+    inputs = _inputs(e)
+    if inputs is None or _leaf_sorts(e.type) is None:
+        return f
+    sp = e.span
+    key = ("node", sp.file, sp.line, sp.col, sp.end_line, sp.end_col, type(e).__name__)
+    label = f"{type(e).__name__.lower()}@{sp.line}:{sp.col}"
 
-
-def opaque_call(e: ir.Call, fargs, call):
-    """``call``, the compiled call ``e`` of a def that computes a fixpoint: within
-    `opaque_fixes`, when an argument or a state field its body reads is symbolic, its value
-    is uninterpreted functions of the arguments' values and those fields, one family per def
-    (a function of its parameters and the state, so every call site shares it).  Cheaper
-    than abstracting the `fix` inside alone: what the def computes from the flood (an area,
-    a count of castles over every square) is not built either."""
-    inputs = _inputs(e.body)
-    if inputs is None:
-        return call
-    fields = ((), inputs[1])
-    types = [a.type for a in e.args]
-
-    def ocall(st, env):
+    def opaque(st, env):
         if not _OPAQUE_FIX[0]:
-            return call(st, env)
-        args = []
-        for (_, f), t in zip(fargs, types):
-            sub = dz.canonical_leaves(t, f(st, env))
-            if sub is None:
-                return call(st, env)
-            args += sub
-        more = _arguments(fields, st, env)
-        if more is None:
-            return call(st, env)
-        args += more
+            return f(st, env)
+        args = _arguments(inputs, st, env)
         if not args or _all_concrete(args):
-            return call(st, env)
-        v = _applied(("def", e.name), e.name, e.type, args)
-        return call(st, env) if v is None else v
-    return ocall
+            return f(st, env)
+        return _applied(key, label, e.type, args)
+    return opaque
 
 # ---- the symbolic decision: primal or Farkas dual, chosen by a fresh Bool ---------------------------
 

@@ -70,10 +70,10 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
     platform without fork).  The verdicts do not depend on it, only the time.  ``journal``: a
     file where each action path of the inductive step is recorded once checked; a run with
     the same spec, parameters and options skips the paths recorded there (see `Journal`).
-    ``opaque_fix``: the step reads each `fix` whose inputs are symbolic as uninterpreted
-    functions of what it reads (see `linear.opaque_fixes`): a step that floods a large board
-    then builds, and what does not depend on the floods is proved; what does is left to
-    bounded model checking, which computes the fixpoints."""
+    ``opaque_fix``: the step reads each expression that computes a `fix` over symbolic
+    inputs as uninterpreted functions of what it reads (see `linear.opaque_fixes`): a step
+    that floods a large board then builds, and what does not depend on the floods is proved;
+    what does is left to bounded model checking, which computes the fixpoints."""
     invs = [i for i in game.p.invariants if only is None or i.name == only]
     if only is not None and not invs:
         raise RulebookError(f"{game.name} has no invariant named {only!r}")
