@@ -920,15 +920,13 @@ _LEAVES = (ir.Const, ir.Text, ir.Local, ir.StateRef)
 def _opaque_candidate(e: ir.Expr) -> bool:
     """Whether ``e`` may be read as uninterpreted functions by `linear.opaque_fixes` when it
     computes a fixpoint: not a leaf, and not a connective (`and`, `or`, `not`, `if`, `forall`,
-    `exists`) nor a call, whose parts are read instead: a guard's cheap conjuncts (the square
-    is empty) stay known beside the part that floods."""
+    `exists`), an operator (a comparison, a sum) nor a call, whose parts are read instead: a
+    guard's cheap conjuncts (the square is empty) stay known beside the part that floods, and
+    `castles() >= old(castles())` compares two values of one function."""
     match e:
-        case ir.Const() | ir.Text() | ir.Local() | ir.StateRef() | ir.Call() | ir.Ite():
+        case ir.Const() | ir.Text() | ir.Local() | ir.StateRef() | ir.Call() | ir.Ite() \
+                | ir.Binary() | ir.Unary():
             return False
-        case ir.Binary(op=op):
-            return op not in ("and", "or")
-        case ir.Unary(op=op):
-            return op != "not"
         case ir.Quant(kind=kind):
             return kind not in ("forall", "exists")
     return True
