@@ -869,7 +869,6 @@ def _predicate(e: ir.RealExists, inputs, st, env):
     return f(*args), z3.BoolVal(concrete)
 
 
-
 # ---- the prover's abstraction of a fixpoint: uninterpreted functions of what it reads -------
 
 _OPAQUE_FIX = [False]
@@ -992,6 +991,7 @@ def opaque_node(e: ir.Expr, f):
             return f(st, env)
         return _applied(key, label, e.type, args)
     return opaque
+
 
 # ---- the symbolic decision: primal or Farkas dual, chosen by a fresh Bool ---------------------------
 

@@ -81,11 +81,13 @@ def walk(game, rng, steps: int, each=None):
     return st, moves
 
 
-def stored_proof(game_name: str):
-    """docs/proofs/<game>.json, checked current against the spec (its rules and invariants),
-    as (the game under the stored parameters, invariant name -> stored status)."""
+def stored_proof(game_name: str, file: str | None = None):
+    """docs/proofs/<game>.json (or <file>.json), checked current against the spec (its rules
+    and invariants), as (the game under the stored parameters, invariant name -> stored
+    status)."""
     from solver.docpages import current
-    stored = json.loads((ROOT / "docs" / "proofs" / f"{game_name}.json").read_text("utf-8"))
+    stored = json.loads((ROOT / "docs" / "proofs" / f"{file or game_name}.json")
+                        .read_text("utf-8"))
     g = load_game(game_name, (), tuple(sorted(stored["params"].items())))
     assert current(g, stored), "stale: rerun docs/refresh.py"
     return g, {r["invariant"]: r["status"] for r in stored["results"]}
