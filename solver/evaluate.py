@@ -922,7 +922,7 @@ def _opaque_candidate(e: ir.Expr) -> bool:
     computes a fixpoint: not a leaf, and not a connective (`and`, `or`, `not`, `if`, `forall`,
     `exists`), an operator (a comparison, a sum) nor a call, whose parts are read instead: a
     guard's cheap conjuncts (the square is empty) stay known beside the part that floods, and
-    `castles() >= old(castles())` compares two values of one function."""
+    `count() >= old(count())` compares two values of one function."""
     match e:
         case ir.Const() | ir.Text() | ir.Local() | ir.StateRef() | ir.Call() | ir.Ite() \
                 | ir.Binary() | ir.Unary():

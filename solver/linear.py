@@ -882,7 +882,7 @@ def opaque_fixes():
     reads (one family of functions per node of the source): equal inputs give equal values,
     and nothing else is known of them.  A step proved so holds for every function, the
     fixpoint's own included, so "inductive" stays sound; what does not depend on what the
-    fixpoint computes (a count of pieces, beside a guard that floods a castle) is proved
+    fixpoint computes (a count of pieces, beside a guard that floods a region) is proved
     without unrolling it, which on a large board does not build.  Not for witnesses: a model
     may give the functions any value."""
     before = _OPAQUE_FIX[0]
