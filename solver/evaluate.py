@@ -923,13 +923,10 @@ def _opaque_candidate(e: ir.Expr) -> bool:
     `exists`), an operator (a comparison, a sum) nor a call, whose parts are read instead: a
     guard's cheap conjuncts (the square is empty) stay known beside the part that floods, and
     `count() >= old(count())` compares two values of one function."""
-    match e:
-        case ir.Const() | ir.Text() | ir.Local() | ir.StateRef() | ir.Call() | ir.Ite() \
-                | ir.Binary() | ir.Unary():
-            return False
-        case ir.Quant(kind=kind):
-            return kind not in ("forall", "exists")
-    return True
+    if isinstance(e, _LEAVES + (ir.Call, ir.Ite, ir.Binary, ir.Unary)):
+        return False
+    return not (isinstance(e, ir.Quant) and e.kind in ("forall", "exists"))
+
 
 # Concrete binary operators with a constant right operand (Compiler._binary).
 _WITH_CONST = {
