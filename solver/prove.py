@@ -801,29 +801,34 @@ def _same_terms(old, new):
     # apart, and the question is asked again of the rest, until none differ (identities) or
     # none are left.  Most steps change every term (cards dealt to the market), and one
     # model then settles them all.
-    same, rest = [], _untold(pairs)
-    solver = _same_solver() if rest else None
+    untold = _untold(pairs)
+    solver = _same_solver() if untold else None
+    # The solver lives in a context of its own: in the prover's, which holds the whole step,
+    # each check costs some 200 ms, and a sum whose terms differ on exclusive conditions
+    # (the slot a block goes to) takes a model per term.
+    ported = [(x.translate(solver.ctx), y.translate(solver.ctx)) for x, y in untold]
+    same, rest = [], list(range(len(untold)))
     while rest:
         solver.reset()
-        solver.add(z3.Or([x != y for x, y in rest]))
+        solver.add(z3.Or([ported[i][0] != ported[i][1] for i in rest]))
         verdict = solver.check()
         if verdict == z3.unsat:
             same = rest
             break
         if verdict != z3.sat:
             # z3 gave up on them together: one at a time.
-            for x, y in rest:
+            for i in rest:
                 solver.reset()
-                solver.add(x != y)
+                solver.add(ported[i][0] != ported[i][1])
                 if solver.check() == z3.unsat:
-                    same.append((x, y))
+                    same.append(i)
             break
         model = solver.model()
-        rest = [(x, y) for x, y in rest
-                if not z3.is_false(model.eval(x == y, model_completion=True))]
+        rest = [i for i in rest if not z3.is_false(
+            model.eval(ported[i][0] == ported[i][1], model_completion=True))]
     if not same:
         return new
-    return z3.substitute(new, *[(y, x) for x, y in same])
+    return z3.substitute(new, *[(untold[i][1], untold[i][0]) for i in same])
 
 
 # Each identity `_same_terms` asks gets this long (ms).
@@ -875,10 +880,11 @@ _SAME: list = []
 
 
 def _same_solver():
-    """The solver `_same_terms` asks, made once (per process) and reset before each query: a
-    new solver's first check costs some 20 ms once the context holds a large step's terms."""
+    """The solver `_same_terms` asks, made once (per process) in a z3 context of its own, and
+    reset before each query: in the prover's context, once it holds a large step's terms, a
+    new solver's first check costs some 20 ms and each check of a few small terms 200 ms."""
     if not _SAME:
-        s = z3.Solver()
+        s = z3.Solver(ctx=z3.Context())
         s.set("timeout", SAME_TERM_MS)
         _SAME.append(s)
     return _SAME[0]
