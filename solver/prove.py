@@ -191,6 +191,24 @@ def _free_vars(term, memo: dict) -> frozenset:
     return memo[term.get_id()][1]
 
 
+def _functions(pairs: list) -> list:
+    """The uninterpreted functions (of one argument or more) the terms of the pairs apply."""
+    seen: set = set()
+    found: dict = {}
+    stack = [t for pair in pairs for t in pair]
+    while stack:
+        e = stack.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_app(e):
+            d = e.decl()
+            if d.kind() == z3.Z3_OP_UNINTERPRETED and d.arity() > 0:
+                found.setdefault(d.get_id(), d)
+            stack.extend(e.children())
+    return sorted(found.values(), key=lambda d: (d.name(), d.get_id()))
+
+
 def _actor_field(game: Game) -> int | None:
     a = game.p.actor
     if isinstance(a, ir.Field) and isinstance(a.record, ir.StateRef):
@@ -853,21 +871,34 @@ def _untold(pairs: list) -> list:
         return pairs
     ctx = consts[0].ctx
     frm = (z3.Ast * len(consts))(*[c.as_ast() for c in consts])
+    # The uninterpreted functions (an `exists real` predicate, an opaque fixpoint) are read as
+    # constant functions, a value drawn for each: an interpretation like any other, so a pair
+    # it tells apart is no identity either.  Without it a count over the blocks a collapse
+    # keeps had no value, and each of its terms cost the solver its whole time-out.
+    funs = [f for f in _functions(pairs)
+            if f.range().kind() in (z3.Z3_BOOL_SORT, z3.Z3_INT_SORT)]
     rng = random.Random(0)
 
-    def value(t, to):
+    def draw(sort):
+        if sort.kind() == z3.Z3_BOOL_SORT:
+            return z3.BoolVal(rng.random() < 0.5, ctx)
+        return z3.IntVal(rng.choice(SAME_TERM_INTS), ctx)
+
+    def value(t, to, bodies):
+        if bodies:
+            t = z3.substitute_funs(t, *bodies)
         v = z3.simplify(_expr_ref(z3.Z3_substitute(ctx.ref(), t.as_ast(), len(consts), frm, to),
                                   ctx))
         return v if z3.is_int_value(v) or z3.is_true(v) or z3.is_false(v) else None
 
     rest = pairs
     for _ in range(SAME_TERM_TRIES):
-        vals = [z3.BoolVal(rng.random() < 0.5, ctx) if c.sort().kind() == z3.Z3_BOOL_SORT
-                else z3.IntVal(rng.choice(SAME_TERM_INTS), ctx) for c in consts]
+        vals = [draw(c.sort()) for c in consts]
         to = (z3.Ast * len(consts))(*[v.as_ast() for v in vals])
+        bodies = [(f, draw(f.range())) for f in funs]
         keep = []
         for x, y in rest:
-            a, b = value(x, to), value(y, to)
+            a, b = value(x, to, bodies), value(y, to, bodies)
             if a is None or b is None or a.eq(b):
                 keep.append((x, y))
         rest = keep

@@ -584,6 +584,30 @@ def test_pairs_an_assignment_tells_apart_are_no_identities_and_need_no_solver(mo
     assert P._same_terms(old, moved).eq(moved)
 
 
+def test_pairs_told_apart_through_an_uninterpreted_function():
+    """`_untold` reads an uninterpreted predicate (an `exists real`, an opaque fixpoint) as a
+    constant function: a count of what stands after a collapse differs from the count before
+    when the predicate holds and the block is another, and is kept only when the terms agree
+    under every interpretation it draws."""
+    import z3
+
+    import solver.prove as P
+    a, b = z3.Ints("a b")
+    stands = z3.Function("stands", z3.IntSort(), z3.BoolSort())
+    told = (z3.If(stands(a), 1, 0), z3.If(z3.And(stands(a), b == 7), 1, 0))
+    same = (z3.If(stands(a), 1, 0), z3.If(stands(a + 0 * b), 1, 0))
+    rest = P._untold([told, same])
+    assert len(rest) == 1 and rest[0][0].eq(same[0]) and rest[0][1].eq(same[1])
+    # The solver, in a context of its own, finds the identity the assignments keep.
+    c = z3.Ints("c0 c1")
+    old = z3.Sum([z3.If(stands(x), 1, 0) for x in c] + [a]) == 1
+    new = z3.Sum([z3.If(stands(c[0] + 0 * b), 1, 0), z3.If(z3.And(stands(c[1]), b == 7), 1, 0),
+                  a + 1]) == 1
+    reduced = P._same_terms(old, new)
+    assert reduced.eq(z3.Sum([z3.If(stands(c[0]), 1, 0),
+                              z3.If(z3.And(stands(c[1]), b == 7), 1, 0), a + 1]) == 1)
+
+
 def test_the_step_shared_out_among_processes_gives_the_same_verdicts(toy):
     one = _results(toy)
     two = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, jobs=2)}
