@@ -834,12 +834,21 @@ def _same_terms(old, new):
             same = rest
             break
         if verdict != z3.sat:
-            # z3 gave up on them together: one at a time.
+            # z3 gave up on them together: one at a time, until it gives up SAME_TERM_GIVE_UPS
+            # times.  The terms of one sum are built alike (a count over a tower's slots after
+            # a collapse), and z3 then gives up on each: 37 such terms cost 7.5 s a conjunct
+            # on a Towers place path, to learn nothing.
+            gave_up = 0
             for i in rest:
                 solver.reset()
                 solver.add(ported[i][0] != ported[i][1])
-                if solver.check() == z3.unsat:
+                answer = solver.check()
+                if answer == z3.unsat:
                     same.append(i)
+                elif answer != z3.sat:
+                    gave_up += 1
+                    if gave_up >= SAME_TERM_GIVE_UPS:
+                        break
             break
         model = solver.model()
         rest = [i for i in rest if not z3.is_false(
@@ -849,8 +858,10 @@ def _same_terms(old, new):
     return z3.substitute(new, *[(untold[i][1], untold[i][0]) for i in same])
 
 
-# Each identity `_same_terms` asks gets this long (ms).
+# Each identity `_same_terms` asks gets this long (ms); past this many it gives up on, one
+# at a time, the rest of the terms are left as they are (no identity is assumed).
 SAME_TERM_MS = 200
+SAME_TERM_GIVE_UPS = 2
 # Assignments `_untold` tries before `_same_terms` asks z3, and the integers it draws from.
 SAME_TERM_TRIES = 8
 SAME_TERM_INTS = (0, 1, 2)
