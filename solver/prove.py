@@ -823,7 +823,7 @@ def _same_terms(old, new):
     solver = _same_solver() if untold else None
     # The solver lives in a context of its own: in the prover's, which holds the whole step,
     # each check costs some 200 ms, and a sum whose terms differ on exclusive conditions
-    # (the slot a block goes to) takes a model per term.
+    # (the position a write goes to) takes a model per term.
     ported = [(x.translate(solver.ctx), y.translate(solver.ctx)) for x, y in untold]
     same, rest = [], list(range(len(untold)))
     while rest:
@@ -835,9 +835,9 @@ def _same_terms(old, new):
             break
         if verdict != z3.sat:
             # z3 gave up on them together: one at a time, until it gives up SAME_TERM_GIVE_UPS
-            # times.  The terms of one sum are built alike (a count over a tower's slots after
-            # a collapse), and z3 then gives up on each: 37 such terms cost 7.5 s a conjunct
-            # on a Towers place path, to learn nothing.
+            # times.  The terms of one sum are built alike (a count over a sequence's slots
+            # filtered by an `exists real` predicate), and z3 then gives up on each: 37 such
+            # terms cost 7.5 s a conjunct on a path, to learn nothing.
             gave_up = 0
             for i in rest:
                 solver.reset()
@@ -884,8 +884,8 @@ def _untold(pairs: list) -> list:
     frm = (z3.Ast * len(consts))(*[c.as_ast() for c in consts])
     # The uninterpreted functions (an `exists real` predicate, an opaque fixpoint) are read as
     # constant functions, a value drawn for each: an interpretation like any other, so a pair
-    # it tells apart is no identity either.  Without it a count over the blocks a collapse
-    # keeps had no value, and each of its terms cost the solver its whole time-out.
+    # it tells apart is no identity either.  Without it a count filtered by such a predicate
+    # had no value, and each of its terms went to the solver.
     funs = [f for f in _functions(pairs)
             if f.range().kind() in (z3.Z3_BOOL_SORT, z3.Z3_INT_SORT)]
     rng = random.Random(0)
