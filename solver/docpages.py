@@ -344,7 +344,7 @@ def _setup_section(g: Game, page: Page, en: E.English) -> str:
 
 
 def _state_types(g: Game) -> dict[str, str]:
-    """Each state field's type as the spec writes it (``map[Player, Cards]``), not resolved."""
+    """Each state field's type as the spec writes it (``map[Player, 0..9]``), not resolved."""
     it = g.checker.items.get(("state", "state"))
     out: dict[str, str] = {}
     for part in ([it] + list(it.extra)) if it is not None else []:

@@ -264,9 +264,9 @@ def ordinal(t: Type, v):
 
 def _spanned(term, lo: int, hi: int):
     """``term`` (a new wrapper of the same z3 term) noting that its value lies in lo..hi: a
-    record key with some fields concrete (a card of a known style) can only be one of a few
+    record key with some fields concrete (its first field known) can only be one of a few
     slots, and select/store then build terms over those slots only — so a move that writes
-    one card of a style leaves the terms of the other styles' cards untouched (the prover
+    one key with a known first field leaves the terms of keys with other ones untouched (the prover
     sees them unchanged).  Outside lo..hi a key is out of its type, which no rule allows."""
     out = z3.ArithRef(term.as_ast(), term.ctx)
     out._rb_span = (lo, hi)
@@ -283,8 +283,8 @@ SELECT_MEMO = 4096
 
 def select(elem_t: Type, tup: tuple, idx):
     """``tup[idx]`` for a possibly symbolic index.  Remembered per (tuple, index term): a
-    constant table read at a symbolic key by every call of a def (a shape's cells at the
-    chosen shape) is merged once, not once per call, and the merge is the costly part."""
+    constant table read at a symbolic key by every call of a def (a table of entries at the
+    chosen key) is merged once, not once per call, and the merge is the costly part."""
     if not is_sym(idx):
         return tup[idx]
     key = (id(tup), idx.get_id())

@@ -36,7 +36,7 @@ _BUILTIN_NOUN = {
 
 
 def words(name: str) -> str:
-    """An identifier as words: ``saved_market`` -> ``saved market``."""
+    """An identifier as words: ``hand_size`` -> ``hand size``."""
     return name.replace("_", " ")
 
 

@@ -101,13 +101,13 @@ class Compiler:
         None)`` (a def of scalar arguments that reads no state) or ``("inline", None)``."""
         if fixinc.memoisable(e.body, e.slots, self._summaries):
             if not self.symbolic and _reads_no_state(e.body):
-                # A function of its arguments alone (a tower's score): remembered across
+                # A function of its arguments alone (a score of a value): remembered across
                 # states, in a bounded memo.
                 return "pure", None
             if self.symbolic:
                 return "shared", None
-            # Concretely, one memo per def (not per call site): `castle(s)` asked by area,
-            # tallest and rep in one state is flooded once.
+            # Concretely, one memo per def (not per call site): a flood `f(s)` asked by
+            # three other defs in one state is computed once.
             shared = self._def_memos.get(e.name)
             if shared is None:
                 fields = fixinc.state_fields(e.body, self._fields_read)
@@ -1460,8 +1460,8 @@ PURE_MEMO_SIZE = 1 << 16
 
 def _memoised_pure(fb: Fn, fargs: list) -> Fn:
     """A stateless def call remembered across states, by argument values: a search meets the
-    same tower or hand in many states (the score of a tower that no move touched is computed
-    once, not once per state).  The memo is emptied when full, so it stays bounded."""
+    same values in many states (the score of a part that no move touched is computed once,
+    not once per state).  The memo is emptied when full, so it stays bounded."""
     memo: dict = {}
 
     def pcall(st, env):

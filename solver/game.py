@@ -101,8 +101,8 @@ class CompiledAction:
         # The body after that prefix: run once the prefix has passed (its lets are in env).
         self.rest = cc.stmts(a.body[k:])
         # A leading `requires` that reads only the first binders can reject a value of those
-        # before the later binders are enumerated: move(a, c) tries c only for a's that hold
-        # one of your knights.
+        # before the later binders are enumerated: move(a, c) tries c only for the a's that
+        # pass the requires reading a alone.
         pslots = [b.slot for b in a.params]
         let_slots = {x.slot for x in prefix if isinstance(x, ir.LetStmt)}
         self.prune: list[list] = [[] for _ in a.params]
@@ -126,12 +126,12 @@ class CompiledAction:
                      for g in _conjunct_gates(r.cond))
         self.gates += tuple(g for g in dict.fromkeys(more) if g not in self.gates)
         self.residual = _bool_check(cc, residual)
-        # A requires that reads no parameter but comes after one that does (the base's
-        # `requires building` after an `extend a before` rule that reads the move's card) is
+        # A requires that reads no parameter but comes after one that does (a base rule's
+        # phase test after an `extend a before` rule that reads the move's parameter) is
         # tested once per state too, before the instances: false, every instance is refused
         # (at it or at an earlier requires); an evaluation error decides nothing, and the full
         # prefix still runs per instance.  So the phase and flags close an extended action
-        # before its cards are enumerated, as they do for the base's.
+        # before its parameters are enumerated, as they do for the base's.
         late = tuple(cc.expr(r.cond) for r in prefix[len(hoist):]
                      if isinstance(r, ir.Requires) and not locals_used(r.cond)
                      and _gate(r.cond) is None)

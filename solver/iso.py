@@ -4,7 +4,7 @@ Generic, driven by types: a record with exactly three integer fields named ``x``
 ``z`` is a *point* (a unit cube of space, z upwards).  A record with a ``seq`` of points is a
 *solid*; a map or seq of solids is drawn as one picture, each solid in its own colour; a map
 keyed by points with scalar values is drawn as the cubes whose value is not the default.  A map
-whose values are such groups (one tower per player) gives one picture per key, side by side.
+whose values are such groups (one group per player) gives one picture per key, side by side.
 Points listed in ``marks`` (the cells a move just filled) are drawn in the highlight colour.
 """
 from __future__ import annotations

@@ -339,8 +339,8 @@ def _pure_reads(body):
 def _remembered_let(fv, fb, s1, reads, fams):
     """A `let` whose body's rows depend only on the values of the locals it reads: its rows
     are remembered per those values, built with every unknown active, and filtered by the
-    actual families.  Between two candidate placements only the blocks near the new one
-    change, so the rows of every other block are found here instead of being rebuilt."""
+    actual families.  Between two candidates only the parts near the changed one change, so
+    the rows of every other part are found here instead of being rebuilt."""
     memo: dict = {}
     _LET_MEMOS.append(memo)
     slots = tuple(r + 1 for r in reads)

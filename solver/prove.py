@@ -61,11 +61,11 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
     query that times out leaves its invariant to bounded model checking, never "proved");
     ``timeout_ms`` bounds each bounded-model-checking query.  ``split_lengths``: a step query
     z3 gives up on is checked again case by case over the lengths of the sequences the step
-    changes (a count over a tower a card was pushed onto): slower, and it proves more.
+    changes (a count over a sequence an item was pushed onto): slower, and it proves more.
     ``exact_reals``: the step decides each `exists real` exactly instead of reading it as an
     uninterpreted predicate of its inputs (see `linear.opaque`).  ``split_on``: state fields
     (bool, integer or enum) whose every value is a case of the step, that field concrete: a
-    step that reads a constant table at such a field (a piece's shape) then reads numbers.
+    step that reads a constant table at such a field (a record's kind) then reads numbers.
     ``jobs``: processes that check the inductive step's paths at once (forked; 1 on a
     platform without fork).  The verdicts do not depend on it, only the time.  ``journal``: a
     file where each action path of the inductive step is recorded once checked; a run with
@@ -695,8 +695,8 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
     `_step_each`, which takes them one at a time.
 
     A single conjunct is first rid of the terms of its sums that equal their previous
-    versions whatever the values (`_same_terms`): a count over a tower that a card of another
-    value was pushed onto is the same count, slot by slot."""
+    versions whatever the values (`_same_terms`): a count of one value over a sequence that an
+    item of another value was pushed onto is the same count, slot by slot."""
     reduced = False
     if len(items) == 1 and items[0][0] < len(conj[name]):
         k, c2 = items[0]
@@ -719,7 +719,7 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
     if lengths is None:
         # No length splitting: several conjuncts are tried together briefly, then one at a
         # time (`_step_each`), and the action's later paths go one at a time directly.  A
-        # path that rewrites a whole map (the deck's count per card, on a bid) changes
+        # path that rewrites a whole map (a count per key, all written at once) changes
         # eighty conjuncts: together they cost the whole time-out each path, one at a time
         # a few milliseconds each.
         if len(items) == 1:
@@ -768,7 +768,7 @@ def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, ful
     if _check_assume(local, z3.And(guard, goal, *own)) is None:
         return None
     # Then, within a short time each, the conjuncts about the same few things as the changed
-    # ones (those that read their rarely read variables: the same card's count kept by
+    # ones (those that read their rarely read variables: the same key's count kept by
     # another invariant), then all that read what they read, before or after the step (a
     # count kept by its own conjunct and by another that bounds the same entries): the
     # path's guard alone often reads many more.
@@ -817,7 +817,7 @@ def _same_terms(old, new):
         return new      # a lone differing term is the change itself
     # Whether some of the pairs differ; a model where they do rules out each pair it tells
     # apart, and the question is asked again of the rest, until none differ (identities) or
-    # none are left.  Most steps change every term (cards dealt to the market), and one
+    # none are left.  Most steps change every term (a whole map dealt afresh), and one
     # model then settles them all.
     untold = _untold(pairs)
     solver = _same_solver() if untold else None
@@ -933,9 +933,9 @@ def _same_solver():
 
 
 # A variable that at most this many conjuncts read is rare: a conjunct that reads one of the
-# goal's rare variables is about the same few things (one card's count, kept by two
-# invariants), where one that shares only common variables (a tower's slots, which every
-# count over that tower reads) need not be.
+# goal's rare variables is about the same few things (one key's count, kept by two
+# invariants), where one that shares only common variables (a sequence's slots, which every
+# count over that sequence reads) need not be.
 RARE_READERS = 4
 # A conjunct that reads more rare variables than this (a total over a whole map) is not
 # followed further: every conjunct about an entry of that map would come with it.
@@ -981,8 +981,8 @@ SPLIT_CASES = 600
 
 def _seq_lengths(S) -> dict:
     """The length constants of the symbolic sequences of a state: id -> (constant, capacity,
-    depth), depth 0 for a sequence of the state itself, 1 for one inside it (a tower in the
-    list of a player's towers), and so on."""
+    depth), depth 0 for a sequence of the state itself, 1 for one inside it (a sequence in a
+    sequence of sequences), and so on."""
     out = {}
     stack = [(S, 0)]
     while stack:
@@ -1017,15 +1017,15 @@ TIER_SKIP_RATE = 20
 def _split_tiers(local, guard, conj, name, items, readers, candidates, memo, lengths,
                  changed_lengths, cache, key=None):
     """The tiers again, for one changed conjunct at a time and with the lengths of the
-    sequences it reads fixed, case by case.  A conjunct that counts the cards of a tower is a
-    sum of one `if` per slot of the tower, which z3 often gives up on when the step moves the
-    tower's length; once the length is a number it simplifies each slot to the card or to
+    sequences it reads fixed, case by case.  A conjunct that counts the items of a sequence is
+    a sum of one `if` per slot of it, which z3 often gives up on when the step moves the
+    sequence's length; once the length is a number it simplifies each slot to the item or to
     nothing, and each case takes milliseconds.  The lengths split are those of the new
     conjunct that the step changes or that it reads afresh (a length read alike before and
     after cancels out), and those the guard reads with them.  Raises TooManyCases when there
     is nothing to split or the cases are too many: the caller then uses the usual tiers.
 
-    ``cache`` holds the (simplified) case queries already proved: a card stacked by any of
+    ``cache`` holds the (simplified) case queries already proved: an item pushed by any of
     the paths of an action gives the same query, which z3 then answers once.  A query is the
     whole formula checked, assumptions included, so a cached proof never outlives them.
     It also keeps, per ``key`` (action, invariant), how often each quick tier proved a case.
@@ -1050,9 +1050,9 @@ def _split_tiers(local, guard, conj, name, items, readers, candidates, memo, len
         fo, fn = _free_vars(own, memo), _free_vars(c2, memo)
         split = (fn & lengths.keys()) & (changed_lengths | (fn - fo))
         if split and _cases_of(split, lengths) > SPLIT_CASES:
-            # A new tower pushed onto a player's list of towers moves every tower's slot:
-            # fixing the outer length alone puts the new tower in one place, and the others
-            # then read alike before and after.
+            # A new sequence pushed onto a sequence of sequences moves every inner one's
+            # slots: fixing the outer length alone puts the new one in one place, and the
+            # others then read alike before and after.
             top = min(lengths[i][2] for i in split)
             split = {i for i in split if lengths[i][2] == top}
         if split:
@@ -1171,7 +1171,7 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
     # A copy of each case stands for the state after the move: each property is evaluated
     # once over (case, copy), and a path's post-state conjuncts are that template with the
     # copy's leaves replaced by the path's successor.  Evaluating a property afresh on each
-    # path was most of the time of the expansion's check (a count per card over towers).
+    # path was most of the time of some checks (a count per key over nested sequences).
     after = _cases(game, dz.Fresh("n_"), "n", fields)
     local = make_solver(timeout_ms)
     local.add(*fresh.constraints)       # the state's bounds, made with the cases

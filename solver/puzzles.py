@@ -164,7 +164,7 @@ def solve(obj: dict, backend: str = DEFAULT_BACKEND, timeout_ms: int = 60_000,
 
 def _start(prep: Prepared, q: ir.Query, chosen=None):
     # Remembered per query and choice: every z3 solution is replayed from the same start, and
-    # a `from` block can be costly (a tower's occupancy is a table over the building space).
+    # a `from` block can be costly (a table over a large space, computed from the input).
     cache = prep.__dict__.setdefault("_starts", {})
     try:
         key = (id(q), chosen)

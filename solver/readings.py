@@ -73,7 +73,7 @@ def find_ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_
     variants = tuple(v for v in _variants_of(game) if ":" not in v)
     params = tuple(sorted(game.p.param_values.items()))
     # The symbolic comparison builds every action instance over a symbolic state; past a
-    # thousand instances (a block's orientations times the cells of a 3-D building space) it
+    # thousand instances (an action's orientations times the cells of a 3-D space) it
     # is out of reach, and the states of the spec's own examples are searched first.
     first = sum(len(a.instances(game.initial())) for a in game.actions) > EXAMPLES_FIRST
     out = []
