@@ -83,7 +83,13 @@ def build_parser() -> argparse.ArgumentParser:
                        "state, or 'refuted' with a trace replayed in the interpreter.")
     _game_args(p)
     p.add_argument("--depth", type=int, default=4, help="bounded model checking depth")
-    p.add_argument("--invariant", help="only this invariant")
+    p.add_argument("--invariant", action="append", metavar="NAME",
+                   help="only this invariant (repeatable); the others are still assumed as "
+                   "auxiliaries of the induction")
+    p.add_argument("--alone", action="store_true",
+                   help="with --invariant: assume none of the other invariants; the named "
+                   "ones must be inductive together, and each step query checks only their "
+                   "conjuncts (a proof of part of the set where the whole is out of reach)")
     p.add_argument("--timeout", type=float, default=300.0, help="z3 time limit, seconds")
     p.add_argument("--step-timeout", type=float, default=5.0,
                    help="z3 time limit per query of the inductive step, seconds (5); a query "
@@ -364,10 +370,11 @@ def cmd_prove(args) -> int:
     from .prove import prove
     g = _load(args)
     t0 = time.perf_counter()
-    res = prove(g, args.depth, int(args.timeout * 1000), args.invariant,
+    only = tuple(args.invariant) if args.invariant else None
+    res = prove(g, args.depth, int(args.timeout * 1000), only,
                 None if args.json else _progress, int(args.step_timeout * 1000),
                 args.split_lengths, args.exact_reals, tuple(args.split_on), args.jobs,
-                args.journal, args.opaque_fix)
+                args.journal, args.opaque_fix, args.alone)
     if args.json:
         print(json.dumps({"game": g.name, "seconds": round(time.perf_counter() - t0, 2),
                           "results": [r.as_json() for r in res]}))

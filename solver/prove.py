@@ -52,11 +52,13 @@ class Result:
                 "trace": self.trace, "seconds": round(self.seconds, 3)}
 
 
-def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str | None = None,
+def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000,
+          only: str | tuple[str, ...] | None = None,
           progress=None, step_timeout_ms: int = 5_000,
           split_lengths: bool = False, exact_reals: bool = False,
           split_on: tuple[str, ...] = (), jobs: int = 1,
-          journal: str | None = None, opaque_fix: bool = False) -> list[Result]:
+          journal: str | None = None, opaque_fix: bool = False,
+          alone: bool = False) -> list[Result]:
     """Prove the invariants.  ``step_timeout_ms`` bounds each query of the inductive step (a
     query that times out leaves its invariant to bounded model checking, never "proved");
     ``timeout_ms`` bounds each bounded-model-checking query.  ``split_lengths``: a step query
@@ -73,10 +75,19 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
     ``opaque_fix``: the step reads each expression that computes a `fix` over symbolic
     inputs as uninterpreted functions of what it reads (see `linear.opaque_fixes`): a step
     that floods a large board then builds, and what does not depend on the floods is proved;
-    what does is left to bounded model checking, which computes the fixpoints."""
-    invs = [i for i in game.p.invariants if only is None or i.name == only]
-    if only is not None and not invs:
-        raise RulebookError(f"{game.name} has no invariant named {only!r}")
+    what does is left to bounded model checking, which computes the fixpoints.  ``only``:
+    the invariants (a name or names) to prove and report, with the others as auxiliaries of
+    the induction; with ``alone``, without them: the named ones must be inductive together,
+    and the step checks their conjuncts only (a step too costly for the whole set may not be
+    for a part of it)."""
+    names = (only,) if isinstance(only, str) else only
+    known = {i.name for i in game.p.invariants}
+    for n in names or ():
+        if n not in known:
+            raise RulebookError(f"{game.name} has no invariant named {n!r}")
+    if alone and not names:
+        raise RulebookError("proving invariants alone needs the invariants named")
+    invs = [i for i in game.p.invariants if names is None or i.name in names]
     say = progress or (lambda msg: None)
     results: dict[str, Result] = {}
     t0 = time.perf_counter()
@@ -89,7 +100,10 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000, only: str |
                                        "false in the initial state")
     # Inductive step (Houdini): drop refuted candidates until the rest is inductive together.
     say("induction: building the symbolic step")
-    state_invs = [i for i in game.p.invariants if not i.transition and i.name not in results]
+    # ``alone``: the named invariants are the only candidates (none of the others is assumed
+    # as an auxiliary): fewer conjuncts per query, and what they prove needs no other.
+    state_invs = [i for i in (invs if alone else game.p.invariants)
+                  if not i.transition and i.name not in results]
     # The step reads each `exists real` as an uninterpreted predicate (linear.opaque): what
     # holds for every predicate holds for the true one, so "inductive" stays sound, and a
     # step that needs no more than "equal inputs, equal answers" is proved without real

@@ -7,6 +7,7 @@ import pytest
 
 from conftest import FIXTURES, GAME, holds
 from solver.game import Move, load_game, load_path
+from solver.errors import RulebookError
 from solver.prove import prove
 
 BMC_DEPTH = 5
@@ -135,6 +136,29 @@ def test_prove_only_one_invariant():
     game = load_path(FIXTURES / "toy_base.rules")
     res = prove(game, 3, TIMEOUT_MS, only="bounded")
     assert [(r.name, r.status) for r in res] == [("bounded", "inductive")]
+
+
+def test_prove_named_invariants_with_and_without_the_others():
+    """`only` names what is reported; the other invariants are still assumed, so a bound that
+    needs an auxiliary is inductive.  `alone` assumes only the named ones: the same bound is
+    then not inductive (its step is refuted from k = 11, n = 0, which `same` rules out) and
+    is left to bounded model checking; named with its auxiliary, it is inductive again."""
+    game = load_path(FIXTURES / "aux.rules")
+    with_aux = prove(game, 3, TIMEOUT_MS, only=("bounded",))
+    assert [(r.name, r.status) for r in with_aux] == [("bounded", "inductive")]
+    alone = prove(game, 3, TIMEOUT_MS, only=("bounded",), alone=True)
+    assert [(r.name, r.status, r.depth) for r in alone] == [("bounded", "holds", 3)]
+    both = prove(game, 3, TIMEOUT_MS, only=("bounded", "same"), alone=True)
+    assert [(r.name, r.status) for r in both] == [("bounded", "inductive"),
+                                                  ("same", "inductive")]
+
+
+def test_prove_alone_needs_names_and_known_ones():
+    game = load_path(FIXTURES / "aux.rules")
+    with pytest.raises(RulebookError, match="needs the invariants named"):
+        prove(game, 1, TIMEOUT_MS, alone=True)
+    with pytest.raises(RulebookError, match="no invariant named 'nope'"):
+        prove(game, 1, TIMEOUT_MS, only=("bounded", "nope"))
 
 
 def test_toy_example_is_confirmed(toy):
