@@ -478,6 +478,8 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
             if n in candidates and n not in dropped:
                 by_inv.setdefault(n, []).append((k, c2))
         guard = dz.lift(b.guard)
+        if by_inv and _vacuous(local, guard, conj, readers_of, candidates, memo, timeout_ms):
+            by_inv = {}
         for n, items in by_inv.items():
             goal = z3.Not(z3.And([c2 for _, c2 in items]))
             try:
@@ -509,6 +511,42 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
             say(f"induction: {done} paths checked ("
                 + ", ".join(f"{a} {x}: {s_:.0f} s" for a, (x, s_) in timing.items()) + ")")
     return dropped, ctis, timing, set(learned)
+
+
+# A path's guard is first checked against the candidates' conjuncts that read no more than
+# this many variables, all of which it reads (a phase that no reachable state is in) ...
+VACUITY_VARS = 8
+# ... within this long (ms); giving up decides nothing.
+VACUITY_MS = 500
+
+
+def _vacuous(local, guard, conj, readers, candidates, memo, timeout_ms: int) -> bool:
+    """Whether no state where the candidates hold takes the path of ``guard``: the guard
+    contradicts the candidates' small conjuncts about what it reads.  Every candidate is
+    assumed of the state before the step, so then each conjunct after it holds, and none need
+    be checked; else (or when z3 gives up within VACUITY_MS) nothing is decided.  A path of
+    an action that a state invariant rules out (a puzzle's own action, in a phase no move
+    enters) otherwise costs the full tiers for each invariant it changes.  ``timeout_ms``:
+    the time limit ``local`` is set back to."""
+    gv = _free_vars(guard, memo)
+    small = {}
+    for v in gv:
+        for nk in readers.get(v, ()):
+            n, k = nk
+            if nk in small or n not in candidates or k >= len(conj[n]):
+                continue
+            fv = _free_vars(conj[n][k], memo)
+            if len(fv) <= VACUITY_VARS and fv <= gv:
+                small[nk] = conj[n][k]
+    if not small:
+        return False
+    local.set("timeout", VACUITY_MS)
+    try:
+        return _unsat(local, z3.And(guard, *small.values()))
+    except Unknown:
+        return False
+    finally:
+        local.set("timeout", timeout_ms)
 
 
 def _run_key(game: Game, step_timeout_ms: int, split_lengths: bool, exact_reals: bool,

@@ -161,6 +161,29 @@ def test_prove_alone_needs_names_and_known_ones():
         prove(game, 1, TIMEOUT_MS, only=("bounded", "nope"))
 
 
+def test_a_path_the_candidates_rule_out_is_not_checked_invariant_by_invariant(monkeypatch):
+    """`wild` needs a mode that `calm` rules out: its path is dismissed by one query against
+    the small conjuncts its guard reads, and the invariants it changes (n, mode) are not
+    checked on it one by one.  Turned off, each is checked (and proved, from every
+    assumption): the same verdicts, more work."""
+    import solver.prove as P
+    game = load_path(FIXTURES / "vacuous.rules")
+    calls = []
+    real = P._step_each
+
+    def counting(local, guard, goal, conj, name, *rest):
+        calls.append(name)
+        return real(local, guard, goal, conj, name, *rest)
+    monkeypatch.setattr(P, "_step_each", counting)
+    on = {r.name: r.status for r in prove(game, 2, TIMEOUT_MS)}
+    with_check = len(calls)
+    calls.clear()
+    monkeypatch.setattr(P, "VACUITY_VARS", -1)
+    off = {r.name: r.status for r in prove(game, 2, TIMEOUT_MS)}
+    assert on == off == {"calm": "inductive", "bounded": "inductive"}
+    assert len(calls) == with_check + 2, (with_check, calls)
+
+
 def test_toy_example_is_confirmed(toy):
     from solver.examples import run_example
     res = run_example(toy, toy.p.examples[0])
