@@ -120,23 +120,26 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
                    split_lengths: bool = False, params: dict | None = None,
                    split_on: tuple[str, ...] = (), jobs: int = 1,
                    journal: str | None = None, opaque_fix: bool = False,
-                   store_as: str | None = None) -> None:
+                   store_as: str | None = None, only: tuple[str, ...] = (),
+                   alone: bool = False) -> None:
     """Store the proofs of the invariants, under ``params`` (a small board, say; by default
     the parameters of the stored proofs are reused): a proof holds for those parameters.
     ``store_as``: the file's name instead of the game's (a second proof of the game, under
-    other parameters; the docs show the game's own)."""
+    other parameters; the docs show the game's own).  ``only`` and ``alone``: `rulebook
+    prove --invariant NAME --alone` (the others are then stored as not proved)."""
     path = HERE / "proofs" / f"{store_as or game}.json"
     params = params if params else _stored_params(path)
     g = load_game(game, (), tuple(sorted(params.items())))
     t0 = time.perf_counter()
-    res = prove(g, depth, int(timeout_s * 1000), None,
+    res = prove(g, depth, int(timeout_s * 1000), only or None,
                 lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True),
                 int(step_timeout_s * 1000), split_lengths, split_on=split_on, jobs=jobs,
-                journal=journal, opaque_fix=opaque_fix)
+                journal=journal, opaque_fix=opaque_fix, alone=alone)
     step = f" --step-timeout {step_timeout_s:g}" if step_timeout_s != 5.0 else ""
     step += " --split-lengths" if split_lengths else ""
     step += "".join(f" --split-on {f}" for f in split_on)
     step += " --opaque-fix" if opaque_fix else ""
+    step += "".join(f" --invariant {n}" for n in only) + (" --alone" if alone else "")
     _write(path, {
         "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
         "command": f"rulebook prove {game}{_param_flags(game, params)} --depth {depth}{step}"
@@ -171,6 +174,10 @@ def main(argv=None) -> int:
     ap.add_argument("--store-as", metavar="NAME",
                     help="store the proof as docs/proofs/NAME.json (a second proof of one "
                     "game, under other parameters)")
+    ap.add_argument("--invariant", action="append", default=[], metavar="NAME",
+                    help="prove and store only this invariant (rulebook prove --invariant)")
+    ap.add_argument("--alone", action="store_true",
+                    help="with --invariant: assume none of the others (rulebook prove --alone)")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=N",
                     help="search witnesses, or prove, with this game parameter (e.g. a smaller "
                     "board, w=4); by default the parameters of the stored results are reused")
@@ -192,7 +199,8 @@ def main(argv=None) -> int:
         if args.only in (None, "proofs"):
             refresh_proofs(game, args.depth, args.timeout, args.step_timeout,
                            args.split_lengths, params, tuple(args.split_on), args.jobs,
-                           args.journal, args.opaque_fix, args.store_as)
+                           args.journal, args.opaque_fix, args.store_as,
+                           tuple(args.invariant), args.alone)
     return 0
 
 

@@ -469,6 +469,7 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
     timing: dict = {}
     memo: dict = {}
     learned = split[1]
+    vacuity: dict = {}      # action -> [paths found vacuous, paths not]
     for at, (b, changed, moved_lengths) in work:
         t_b = time.perf_counter()
         skipped = sorted(dropped)         # fallen already: not checked on this path
@@ -478,8 +479,13 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
             if n in candidates and n not in dropped:
                 by_inv.setdefault(n, []).append((k, c2))
         guard = dz.lift(b.guard)
-        if by_inv and _vacuous(local, guard, conj, readers_of, candidates, memo, timeout_ms):
-            by_inv = {}
+        hits = vacuity.setdefault(b.action, [0, 0])
+        if by_inv and (hits[0] or hits[1] < VACUITY_MISSES):
+            if _vacuous(local, guard, conj, readers_of, candidates, memo, timeout_ms):
+                hits[0] += 1
+                by_inv = {}
+            else:
+                hits[1] += 1
         for n, items in by_inv.items():
             goal = z3.Not(z3.And([c2 for _, c2 in items]))
             try:
@@ -516,8 +522,10 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
 # A path's guard is first checked against the candidates' conjuncts that read no more than
 # this many variables, all of which it reads (a phase that no reachable state is in) ...
 VACUITY_VARS = 8
-# ... within this long (ms); giving up decides nothing.
+# ... within this long (ms); giving up decides nothing.  An action none of whose first
+# VACUITY_MISSES paths was vacuous is not asked about again (most actions are possible).
 VACUITY_MS = 500
+VACUITY_MISSES = 3
 
 
 def _vacuous(local, guard, conj, readers, candidates, memo, timeout_ms: int) -> bool:

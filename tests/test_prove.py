@@ -184,6 +184,24 @@ def test_a_path_the_candidates_rule_out_is_not_checked_invariant_by_invariant(mo
     assert len(calls) == with_check + 2, (with_check, calls)
 
 
+def test_an_action_whose_paths_are_possible_is_not_asked_about_vacuity_for_long(monkeypatch):
+    """`pick` has six paths, all possible: after VACUITY_MISSES of them the others are not
+    checked for vacuity (one query each, wasted); `wild`'s one path still is."""
+    import solver.prove as P
+    game = load_path(FIXTURES / "vacuous.rules")
+    asked = []
+    real = P._vacuous
+
+    def counting(local, guard, *rest):
+        asked.append(str(guard))
+        return real(local, guard, *rest)
+    monkeypatch.setattr(P, "_vacuous", counting)
+    res = {r.name: r.status for r in prove(game, 2, TIMEOUT_MS)}
+    assert res == {"calm": "inductive", "bounded": "inductive"}
+    assert sum("2 ==" in g or "== 2" in g for g in asked) == 1, asked     # wild's
+    assert len(asked) <= 1 + P.VACUITY_MISSES + 1, asked                  # inc's, pick's
+
+
 def test_toy_example_is_confirmed(toy):
     from solver.examples import run_example
     res = run_example(toy, toy.p.examples[0])
