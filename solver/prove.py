@@ -364,6 +364,7 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
         falsified = {n for n, cs in conj.items() if any(z3.is_false(c) for c in cs)}
         memo: dict[int, tuple] = {}
         readers, reads = _readers(conj, memo)
+        small = [nk for nk, fv in reads.items() if len(fv) <= VACUITY_VARS]
 
         def build(S=S, conj=conj, readers=readers, reads=reads, lengths=lengths, ci=ci):
             bs = [b2 for b in branches(game, S) for b2 in _split_after(game, b, fields)]
@@ -392,7 +393,7 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                         changed.append((n, k, c2))
                 work.append((b, changed, {i for i in pairs if i in lengths}))
             return work
-        cases.append((S, conj, [], readers, lengths, falsified, build))
+        cases.append((S, conj, [], readers, lengths, falsified, build, small))
     candidates = [i.name for i in invs]
     ctis: dict[str, str] = {}
     local = make_solver(timeout_ms)
@@ -402,20 +403,21 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
     while True:
         dropped: set[str] = set()
         timing: dict = {}
-        for ci, (S, conj, work, readers_of, lengths, falsified, build) in enumerate(cases):
+        for ci, (S, conj, work, readers_of, lengths, falsified, build, small) \
+                in enumerate(cases):
             if falsified & set(candidates):
                 continue
             if not work:
                 work.extend(build())
 
             def check_paths(paths, say=say, S=S, conj=conj, readers_of=readers_of,
-                            lengths=lengths, ci=ci):
+                            lengths=lengths, ci=ci, small=small):
                 note = None if journal is None else \
                     (lambda at, b, why, skipped: journal.record(ci, at, b.action, candidates,
                                                                 why, skipped))
                 return _check_paths(game, S, paths, local, conj, readers_of, candidates,
                                     lengths, (split_memo, learned, split), timeout_ms, say,
-                                    note)
+                                    note, small)
             paths = list(enumerate(work))
             results = []
             if journal is not None:
@@ -456,14 +458,15 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
 
 
 def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, split, timeout_ms,
-                 say, note=None):
+                 say, note=None, small=()):
     """One Houdini round over some action paths of one case: the candidates a path breaks
     (or z3 gives up on), why, the time per action, and the (action, invariant) pairs that
     needed length splitting (or, without it, taking one conjunct at a time).  ``work`` holds
     (index, path) pairs; each reason comes with the index of the path that gave it.
     ``split`` is (split_memo, learned, whether to split lengths).  ``note(at,
     path, fell, skipped)``, if given, hears of each path z3 decided (no time-out), with the
-    candidates it broke and why, and those it did not check (fallen on an earlier path)."""
+    candidates it broke and why, and those it did not check (fallen on an earlier path).
+    ``small``: the (name, index) of the conjuncts that `_vacuous` tries a guard against."""
     dropped: set[str] = set()
     ctis: dict[str, str] = {}
     timing: dict = {}
@@ -481,7 +484,8 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
         guard = dz.lift(b.guard)
         hits = vacuity.setdefault(b.action, [0, 0])
         if by_inv and (hits[0] or hits[1] < VACUITY_MISSES):
-            if _vacuous(local, guard, conj, readers_of, candidates, memo, timeout_ms):
+            if _vacuous(local, guard, [conj[n][k] for n, k in small if n in candidates],
+                        timeout_ms):
                 hits[0] += 1
                 by_inv = {}
             else:
@@ -520,7 +524,7 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
 
 
 # A path's guard is first checked against the candidates' conjuncts that read no more than
-# this many variables, all of which it reads (a phase that no reachable state is in) ...
+# this many variables (a phase that no reachable state is in) ...
 VACUITY_VARS = 8
 # ... within this long (ms); giving up decides nothing.  An action none of whose first
 # VACUITY_MISSES paths was vacuous is not asked about again (most actions are possible).
@@ -528,29 +532,21 @@ VACUITY_MS = 500
 VACUITY_MISSES = 3
 
 
-def _vacuous(local, guard, conj, readers, candidates, memo, timeout_ms: int) -> bool:
+def _vacuous(local, guard, small: list, timeout_ms: int) -> bool:
     """Whether no state where the candidates hold takes the path of ``guard``: the guard
-    contradicts the candidates' small conjuncts about what it reads.  Every candidate is
-    assumed of the state before the step, so then each conjunct after it holds, and none need
-    be checked; else (or when z3 gives up within VACUITY_MS) nothing is decided.  A path of
-    an action that a state invariant rules out (a puzzle's own action, in a phase no move
-    enters) otherwise costs the full tiers for each invariant it changes.  ``timeout_ms``:
-    the time limit ``local`` is set back to."""
-    gv = _free_vars(guard, memo)
-    small = {}
-    for v in gv:
-        for nk in readers.get(v, ()):
-            n, k = nk
-            if nk in small or n not in candidates or k >= len(conj[n]):
-                continue
-            fv = _free_vars(conj[n][k], memo)
-            if len(fv) <= VACUITY_VARS and fv <= gv:
-                small[nk] = conj[n][k]
+    contradicts the candidates' ``small`` conjuncts.  Every candidate is assumed of the state
+    before the step, so then each conjunct after it holds, and none need be checked; else (or
+    when z3 gives up within VACUITY_MS) nothing is decided.  A path of an action that a state
+    invariant rules out (a puzzle's own action, in a phase no move enters) otherwise costs
+    the full tiers for each invariant it changes.  The small conjuncts are all asked, not only
+    those that read what the guard reads: the guard's variables would be gathered per path,
+    and those of a large guard cost more to gather and keep than z3 takes to ignore a few
+    hundred small assertions.  ``timeout_ms``: the time limit ``local`` is set back to."""
     if not small:
         return False
     local.set("timeout", VACUITY_MS)
     try:
-        return _unsat(local, z3.And(guard, *small.values()))
+        return _unsat(local, z3.And(guard, *small))
     except Unknown:
         return False
     finally:

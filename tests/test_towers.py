@@ -190,6 +190,22 @@ def test_seeded_playouts_are_deterministic_and_keep_the_invariants():
     assert finals[0] == finals[1]
 
 
+def test_stored_proof_proves_the_first_layer_and_the_empty_slots_on_a_small_space():
+    """docs/proofs/towers.json (``python docs/refresh.py towers --only proofs --param levels=2
+    --param reach=0 --split-on block --invariant first_layer_on_base --invariant blank_slots
+    --invariant no_solo --alone --depth 1 --jobs 2``, about an hour on two cores): on two
+    levels with no overhang, the first layer stays on the base, empty slots stay blank and no
+    state is a puzzle's, inductive together, assuming none of the other invariants.  The
+    others (the occupancy's, the statics', the blocks' count) are out of reach of the step
+    and are checked on playouts (above).  Fails when a rule or an invariant changes (refresh)
+    or when one of the three stops being proved."""
+    from conftest import stored_proof
+    g, status = stored_proof("towers")
+    assert (g.p.param_values["levels"], g.p.param_values["reach"]) == (2, 0)
+    assert status == {"first_layer_on_base": "inductive", "blank_slots": "inductive",
+                      "no_solo": "inductive"}
+
+
 # ---- pictures --------------------------------------------------------------------------------
 
 def test_solve_svg_draws_the_solution_in_space_with_the_new_block_marked(tmp_path):
