@@ -713,7 +713,7 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
                    f"({stored.get('seconds', '?')} s; bounded model checking to depth "
                    f"{stored.get('depth', '?')}), in :file:`docs/proofs/{path.name}`. If the "
                    f"spec changed since, rerun ``python docs/refresh.py {g.name} --only "
-                   f"proofs``: *inductive* means proved for every reachable state; *holds up to "
+                   f"proofs`` with that command's options: *inductive* means proved for every reachable state; *holds up to "
                    f"depth k* only that no counterexample exists within k moves of the start."
                    f"\n\n")
         other = {k: v for k, v in (stored.get("params") or {}).items()
