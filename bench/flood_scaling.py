@@ -21,6 +21,12 @@ import time
 import z3
 
 
+def _neighbours(x: int, y: int, w: int) -> list[int]:
+    """The squares beside (x, y) on a w x w board, by index x * w + y."""
+    return [u * w + v for u, v in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))
+            if 0 <= u < w and 0 <= v < w]
+
+
 def _labelling(tag: str, built: list, w: int):
     """Labels and the constraints that make them the board's component labelling."""
     n = w * w
@@ -30,8 +36,7 @@ def _labelling(tag: str, built: list, w: int):
     for x in range(w):
         for y in range(w):
             i = x * w + y
-            nb = [u * w + v for u, v in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))
-                  if 0 <= u < w and 0 <= v < w]
+            nb = _neighbours(x, y, w)
             cs.append(z3.Implies(built[i], z3.And(lab[i] <= i, lab[i] >= 0, rank[i] >= 0)))
             cs += [z3.Implies(z3.And(built[i], built[j]), lab[i] == lab[j]) for j in nb]
             cs.append(z3.Implies(built[i], z3.Or(
@@ -51,8 +56,7 @@ def counterexample(w: int, timeout_s: float) -> tuple[str, float]:
 
     def castles(b, lab):
         return z3.Sum([z3.If(z3.And(b[i], lab[i] == i), 1, 0) for i in range(n)])
-    x, y = divmod(s, w)
-    nb = [u * w + v for u, v in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1))]
+    nb = _neighbours(*divmod(s, w), w)
     solver = z3.Solver()
     solver.set("timeout", int(timeout_s * 1000))
     solver.add(c1 + c2)

@@ -97,11 +97,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--split-lengths", action="store_true",
                    help="retry a step query z3 gives up on (within 2 s) case by case over the "
                    "lengths of the sequences the step changes: slower, but it proves counts "
-                   "over cards pushed onto towers (Clock Towers' conserved)")
+                   "over items pushed onto sequences (clock-towers' conserved)")
     p.add_argument("--split-on", action="append", default=[], metavar="FIELD",
                    help="check the inductive step case by case over the values of this state "
                    "field (a bool, integer or enum), the field concrete in each case: a step "
-                   "that reads a table at that field (a block's cells for its shape) then reads "
+                   "that reads a table at that field then reads "
                    "numbers; repeatable")
     p.add_argument("--exact-reals", action="store_true",
                    help="decide each `exists real` exactly in the inductive step (primal or "

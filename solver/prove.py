@@ -473,6 +473,8 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
     memo: dict = {}
     learned = split[1]
     vacuity: dict = {}      # action -> [paths found vacuous, paths not]
+    # The candidates are those of this round for every path: their small conjuncts, once.
+    small_now = [conj[n][k] for n, k in small if n in candidates]
     for at, (b, changed, moved_lengths) in work:
         t_b = time.perf_counter()
         skipped = sorted(dropped)         # fallen already: not checked on this path
@@ -484,8 +486,7 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
         guard = dz.lift(b.guard)
         hits = vacuity.setdefault(b.action, [0, 0])
         if by_inv and (hits[0] or hits[1] < VACUITY_MISSES):
-            if _vacuous(local, guard, [conj[n][k] for n, k in small if n in candidates],
-                        timeout_ms):
+            if _vacuous(local, guard, small_now, timeout_ms):
                 hits[0] += 1
                 by_inv = {}
             else:
