@@ -753,7 +753,11 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
 
     A single conjunct is first rid of the terms of its sums that equal their previous
     versions whatever the values (`_same_terms`): a count of one value over a sequence that an
-    item of another value was pushed onto is the same count, slot by slot."""
+    item of another value was pushed onto is the same count, slot by slot.  Once that has
+    found nothing on SAME_TERM_MISSES paths of an action (and never found anything), the
+    conjunct is first checked as it is, and reduced only when that does not prove it: the
+    reduction is only worth its cost (a second a conjunct on a path that rebuilds a
+    collapsed tower) where it finds identities, and the verdicts stay those with it."""
     reduced = False
     if len(items) == 1 and items[0][0] < len(conj[name]):
         k, c2 = items[0]
@@ -762,13 +766,43 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
         # are not reused while it stands.
         c1 = conj[name][k]
         hit = memo.get(("same", c1.get_id(), c2.get_id()))
-        if hit is None or not (hit[0].eq(c1) and hit[1].eq(c2)):
+        if hit is not None and not (hit[0].eq(c1) and hit[1].eq(c2)):
+            hit = None
+        tally = memo.setdefault(("same-tally", split[4] if split else name), [0, 0])
+        first: Unknown | z3.ModelRef | None = None
+        if hit is None and tally[0] == 0 and tally[1] >= SAME_TERM_MISSES:
+            try:
+                first = _step_on(local, guard, goal, conj, name, items, readers, candidates,
+                                 memo, split, timeout_ms, False)
+            except Unknown as e:
+                first = e
+            if first is None:
+                return None
+        if hit is None:
             hit = memo[("same", c1.get_id(), c2.get_id())] = (c1, c2, _same_terms(c1, c2))
+            tally[0 if not hit[2].eq(c2) else 1] += 1
         c3 = hit[2]
         if c3.eq(conj[name][k]):
             return None
         if not c3.eq(c2):
             items, goal, reduced = [(k, c3)], z3.Not(c3), True
+        elif first is not None:
+            # Nothing to reduce: the check as it is stands.
+            if isinstance(first, Unknown):
+                raise first
+            return first
+    return _step_on(local, guard, goal, conj, name, items, readers, candidates, memo, split,
+                    timeout_ms, reduced)
+
+
+# `_same_terms` is skipped at first on the paths of an action where it found nothing on this
+# many paths (see `_step`).
+SAME_TERM_MISSES = 3
+
+
+def _step_on(local, guard, goal, conj, name, items, readers, candidates, memo, split,
+             timeout_ms, reduced):
+    """`_step` once the conjunct is reduced (``reduced``: it was)."""
     if not split:
         return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None,
                       timeout_ms)

@@ -625,6 +625,66 @@ def test_terms_of_a_sum_that_equal_their_old_versions_whatever_the_values_are_pu
     assert P._same_terms(old, pushed(3)).eq(pushed(3))
 
 
+def test_a_reduction_that_found_nothing_on_an_action_is_tried_only_when_the_step_needs_it(
+        monkeypatch):
+    """Once `_same_terms` found nothing on SAME_TERM_MISSES paths of an action, a later path's
+    conjunct is checked as it is first, and reduced only when that fails: then a reduction
+    that makes it its old version (true by assumption) still proves it.  An action where the
+    reduction found something keeps reducing first."""
+    import z3
+
+    import solver.prove as P
+    from solver.symbolic import make_solver
+    n, h = z3.Ints("n h")
+    s = [z3.Int(f"s{i}") for i in range(6)]
+
+    def law(length, slots):
+        return z3.Sum([z3.If(z3.And(i < length, slots[i] == 3), 1, 0)
+                       for i in range(6)] + [h]) == 5
+    old = law(n, s)
+    conj = {"inv": [old]}
+    readers = _readers(conj)
+    reduced, asked = [], []
+    real_same, real_tiers = P._same_terms, P._tiers
+
+    def same(c1, c2):
+        reduced.append(c2)
+        return real_same(c1, c2)
+
+    def tiers(local, guard, goal, *rest):
+        asked.append(goal)
+        if any(z3.Not(x).eq(goal) for x in fails):
+            raise P.Unknown("simulated")
+        return real_tiers(local, guard, goal, *rest)
+    monkeypatch.setattr(P, "_same_terms", same)
+    monkeypatch.setattr(P, "_tiers", tiers)
+    memo: dict = {}
+    fails: list = []
+
+    def step(c2, action="act"):
+        reduced.clear()
+        asked.clear()
+        return P._step(make_solver(5_000), z3.BoolVal(True), z3.Not(c2), conj, "inv",
+                       [(0, c2)], readers, ["inv"], memo,
+                       (None, set(), {}, set(), (action, "inv")), 5_000)
+    # Slot m rewritten with its own value: one term differs, which is no reduction (a lone
+    # differing term is the change itself); the law holds as it is.
+    renamed = [law(n, [z3.If(n == m, s[m], s[i]) if i == m else s[i] for i in range(6)])
+               for m in range(5)]
+    for c2 in renamed[:P.SAME_TERM_MISSES]:
+        assert step(c2) is None and len(reduced) == 1      # reduced first, nothing found
+    assert step(renamed[3]) is None and not reduced and len(asked) == 1
+    # A pushed card of another value: only the reduction (to the old law) settles it here.
+    pushed = law(n + 1, [z3.If(n == i, 7, s[i]) for i in range(6)])
+    fails.append(pushed)
+    assert step(pushed) is None and len(reduced) == 1 and len(asked) == 1
+    # On another action the reduction found something: it stays first.
+    other = law(n + 1, [z3.If(n == i, 8, s[i]) for i in range(6)])
+    fails.append(other)
+    assert step(other, "other") is None and len(reduced) == 1 and not asked
+    assert step(renamed[4], "other") is None and len(reduced) == 1
+
+
 def test_pairs_an_assignment_tells_apart_are_no_identities_and_need_no_solver(monkeypatch):
     """`_untold` keeps only the pairs of terms that no seeded assignment tells apart: the
     counts of two squares differ when one holds the counted piece, while a slot rewritten
