@@ -205,10 +205,12 @@ def _free_vars(term, memo: dict) -> frozenset:
     return memo[term.get_id()][1]
 
 
-def _functions(pairs: list) -> list:
-    """The uninterpreted functions (of one argument or more) the terms of the pairs apply."""
+def _symbols(pairs: list) -> tuple[list, list]:
+    """The uninterpreted constants the terms of the pairs read (in the order of their ids) and
+    the uninterpreted functions of one argument or more they apply (by name), in one walk."""
     seen: set = set()
-    found: dict = {}
+    consts: dict = {}
+    funs: dict = {}
     stack = [t for pair in pairs for t in pair]
     while stack:
         e = stack.pop()
@@ -217,10 +219,14 @@ def _functions(pairs: list) -> list:
         seen.add(e.get_id())
         if z3.is_app(e):
             d = e.decl()
-            if d.kind() == z3.Z3_OP_UNINTERPRETED and d.arity() > 0:
-                found.setdefault(d.get_id(), d)
+            if d.kind() == z3.Z3_OP_UNINTERPRETED:
+                if d.arity() == 0:
+                    consts.setdefault(e.get_id(), e)
+                else:
+                    funs.setdefault(d.get_id(), d)
             stack.extend(e.children())
-    return sorted(found.values(), key=lambda d: (d.name(), d.get_id()))
+    return ([consts[i] for i in sorted(consts)],
+            sorted(funs.values(), key=lambda d: (d.name(), d.get_id())))
 
 
 def _actor_field(game: Game) -> int | None:
@@ -545,13 +551,11 @@ def _vacuous(local, guard, small: list, timeout_ms: int) -> bool:
     hundred small assertions.  ``timeout_ms``: the time limit ``local`` is set back to."""
     if not small:
         return False
-    local.set("timeout", VACUITY_MS)
     try:
-        return _unsat(local, z3.And(guard, *small))
+        with _time_limit(local, VACUITY_MS, timeout_ms):
+            return _unsat(local, z3.And(guard, *small))
     except Unknown:
         return False
-    finally:
-        local.set("timeout", timeout_ms)
 
 
 def _run_key(game: Game, step_timeout_ms: int, split_lengths: bool, exact_reals: bool,
@@ -754,10 +758,11 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
     A single conjunct is first rid of the terms of its sums that equal their previous
     versions whatever the values (`_same_terms`): a count of one value over a sequence that an
     item of another value was pushed onto is the same count, slot by slot.  Once that has
-    found nothing on SAME_TERM_MISSES paths of an action (and never found anything), the
-    conjunct is first checked as it is, and reduced only when that does not prove it: the
-    reduction is only worth its cost (a second a conjunct on a path that rebuilds a
-    collapsed tower) where it finds identities, and the verdicts stay those with it."""
+    found nothing on SAME_TERM_MISSES paths of an action, the conjunct is first checked as it
+    is within QUICK_MS, and reduced only when z3 gives up on that (the reduction is only
+    worth its cost, a second a conjunct on a path that rebuilds a collapsed tower, where it
+    finds identities; the verdicts stay those with it).  An action where z3 gave up on more
+    than half of such checks, SAME_TERM_MISSES at least, is reduced first again."""
     reduced = False
     if len(items) == 1 and items[0][0] < len(conj[name]):
         k, c2 = items[0]
@@ -768,16 +773,20 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
         hit = memo.get(("same", c1.get_id(), c2.get_id()))
         if hit is not None and not (hit[0].eq(c1) and hit[1].eq(c2)):
             hit = None
-        tally = memo.setdefault(("same-tally", split[4] if split else name), [0, 0])
-        first: Unknown | z3.ModelRef | None = None
-        if hit is None and tally[0] == 0 and tally[1] >= SAME_TERM_MISSES:
+        # Paths of this action where the reduction found something, found nothing, and
+        # where the conjunct as it is was tried first, and not proved so.
+        tally = memo.setdefault(("same-tally", split[4] if split else name), [0, 0, 0, 0])
+        if hit is None and tally[1] >= SAME_TERM_MISSES and not (
+                tally[3] >= SAME_TERM_MISSES and 2 * tally[3] > tally[2]):
+            tally[2] += 1
             try:
-                first = _step_on(local, guard, goal, conj, name, items, readers, candidates,
-                                 memo, split, timeout_ms, False)
-            except Unknown as e:
-                first = e
-            if first is None:
-                return None
+                # None (proved), or a counterexample to the conjunct: one to its reduction
+                # too (the same formula, some terms written otherwise).
+                with _time_limit(local, min(QUICK_MS, timeout_ms), timeout_ms):
+                    return _tiers(local, guard, goal, conj, name, items, readers, candidates,
+                                  memo, None, min(QUICK_MS, timeout_ms))
+            except Unknown:
+                tally[3] += 1
         if hit is None:
             hit = memo[("same", c1.get_id(), c2.get_id())] = (c1, c2, _same_terms(c1, c2))
             tally[0 if not hit[2].eq(c2) else 1] += 1
@@ -786,17 +795,12 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
             return None
         if not c3.eq(c2):
             items, goal, reduced = [(k, c3)], z3.Not(c3), True
-        elif first is not None:
-            # Nothing to reduce: the check as it is stands.
-            if isinstance(first, Unknown):
-                raise first
-            return first
     return _step_on(local, guard, goal, conj, name, items, readers, candidates, memo, split,
                     timeout_ms, reduced)
 
 
 # `_same_terms` is skipped at first on the paths of an action where it found nothing on this
-# many paths (see `_step`).
+# many paths, unless the check without it gave up this many times (see `_step`).
 SAME_TERM_MISSES = 3
 
 
@@ -818,29 +822,25 @@ def _step_on(local, guard, goal, conj, name, items, readers, candidates, memo, s
                           None, timeout_ms)
         if key in learned:
             raise Unknown("one conjunct at a time")
-        local.set("timeout", min(QUICK_MS, timeout_ms))
         try:
-            return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo,
-                          None, min(QUICK_MS, timeout_ms))
+            with _time_limit(local, min(QUICK_MS, timeout_ms), timeout_ms):
+                return _tiers(local, guard, goal, conj, name, items, readers, candidates,
+                              memo, None, min(QUICK_MS, timeout_ms))
         except Unknown:
             learned.add(key)
             raise
-        finally:
-            local.set("timeout", timeout_ms)
     if len(items) > 1 and key in learned:
         # Split, many conjuncts make many cases each: _step_each takes them one at a time.
         raise Unknown("split one conjunct at a time")
     if key not in learned or reduced:
         quick = min(QUICK_MS, timeout_ms)
-        local.set("timeout", quick)
         try:
-            return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, None,
-                          quick)
+            with _time_limit(local, quick, timeout_ms):
+                return _tiers(local, guard, goal, conj, name, items, readers, candidates, memo,
+                              None, quick)
         except Unknown:
             if len(items) > 1:
                 raise       # one at a time first: each alone is often proved without a split
-        finally:
-            local.set("timeout", timeout_ms)
     try:
         verdict = _split_tiers(local, guard, conj, name, items, readers, candidates, memo,
                                lengths, moved, cache, key)
@@ -863,8 +863,7 @@ def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, ful
     # another invariant), then all that read what they read, before or after the step (a
     # count kept by its own conjunct and by another that bounds the same entries): the
     # path's guard alone often reads many more.
-    local.set("timeout", min(MID_MS, local_ms))
-    try:
+    with _time_limit(local, min(MID_MS, local_ms), local_ms):
         for pick in (_rare, _near):
             try:
                 if _check_assume(local, z3.And(guard, goal, *own, *pick(
@@ -872,8 +871,6 @@ def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, ful
                     return None
             except Unknown:
                 pass
-    finally:
-        local.set("timeout", local_ms)
     model = _check_assume(local, z3.And(guard, goal,
                                         *_near(z3.And(guard, goal), conj, readers, candidates, memo)))
     if model is None or full is None:
@@ -963,22 +960,17 @@ def _untold(pairs: list) -> list:
     each term evaluated by z3's simplifier (no solver): only those may be identities.  A pair
     that differs under one assignment is no identity, and asking the solver costs some 20 ms a
     query once the context holds a large step (a count over 64 squares after a move)."""
-    memo: dict = {}
-    ids: set = set()
-    for x, y in pairs:
-        ids |= _free_vars(x, memo) | _free_vars(y, memo)
-    consts = [memo[i][0] for i in sorted(ids)]
+    consts, funs = _symbols(pairs)
     consts = [c for c in consts if c.sort().kind() in (z3.Z3_BOOL_SORT, z3.Z3_INT_SORT)]
-    if not consts:
-        return pairs
-    ctx = consts[0].ctx
-    frm = (z3.Ast * len(consts))(*[c.as_ast() for c in consts])
     # The uninterpreted functions (an `exists real` predicate, an opaque fixpoint) are read as
     # constant functions, a value drawn for each: an interpretation like any other, so a pair
     # it tells apart is no identity either.  Without it a count filtered by such a predicate
     # had no value, and each of its terms went to the solver.
-    funs = [f for f in _functions(pairs)
-            if f.range().kind() in (z3.Z3_BOOL_SORT, z3.Z3_INT_SORT)]
+    funs = [f for f in funs if f.range().kind() in (z3.Z3_BOOL_SORT, z3.Z3_INT_SORT)]
+    if not consts and not funs:
+        return pairs
+    ctx = pairs[0][0].ctx
+    frm = (z3.Ast * len(consts))(*[c.as_ast() for c in consts])
     rng = random.Random(0)
 
     def draw(sort):
@@ -1205,6 +1197,16 @@ def _valid(formula, bounds) -> bool:
 
 
 @contextlib.contextmanager
+def _time_limit(solver, ms: int, back: int):
+    """The solver's time limit set to ``ms`` within the block, and back to ``back`` after."""
+    solver.set("timeout", ms)
+    try:
+        yield
+    finally:
+        solver.set("timeout", back)
+
+
+@contextlib.contextmanager
 def _assuming(solver, goal):
     """``goal`` asserted in a scope of its own, popped on leaving."""
     solver.push()
@@ -1363,17 +1365,15 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                     if (b.action, tr.name) not in hard:
                         # Every invariant at once, briefly: often enough (the base game's
                         # piles), and a model there is a counterexample to induction.
-                        whole.set("timeout", min(QUICK_MS, timeout_ms))
                         try:
-                            model = _check_assume(whole, z3.And(guard, goal))
+                            with _time_limit(whole, min(QUICK_MS, timeout_ms), timeout_ms):
+                                model = _check_assume(whole, z3.And(guard, goal))
                             if model is not None:
                                 failed[tr.name] = (at, _describe_cti(game, b, model, S))
                                 decided[tr.name] = failed[tr.name][1]
                             continue
                         except Unknown:
                             hard.add((b.action, tr.name))   # its other paths: tiers first
-                        finally:
-                            whole.set("timeout", timeout_ms)
                     try:
                         if _step_each(local, guard, goal, conj, tr.name, items, readers,
                                       names, memo,
