@@ -253,7 +253,7 @@ def game_page(name: str, witness_dir: Path, proof_dir: Path) -> Page:
                f"from the checked rules by ``solver.english``, and the verdicts by running the "
                f"interpreter while this page was built.\n\n")
     examples = run_examples(name)
-    out.append(_glance(g, examples, load_stored(proof_dir / f"{name}.json"),
+    out.append(_glance(g, examples, stored_proofs(proof_dir / f"{name}.json"),
                        render_svg(g, g.initial(), title=f"{name}: the set-up")))
     out.append(".. contents:: On this page\n   :local:\n   :depth: 1\n   :backlinks: none\n\n")
     out.append(_setup_section(g, page, en))
@@ -268,8 +268,10 @@ def game_page(name: str, witness_dir: Path, proof_dir: Path) -> Page:
     return page
 
 
-def _glance(g: Game, examples, proofs: dict | None, setup_svg: str) -> str:
-    """The page's summary, beside the set-up drawn (so the top of every page has a picture)."""
+def _glance(g: Game, examples, proofs: tuple, setup_svg: str) -> str:
+    """The page's summary, beside the set-up drawn (so the top of every page has a picture).
+    ``proofs``: what `stored_proofs` gives."""
+    proofs, _, results = proofs
     acts = g.p.actions
     n_rules = sum(isinstance(s, ir.Requires) for a in acts for s in a.body)
     chance = sum(a.chance for a in acts)
@@ -286,8 +288,7 @@ def _glance(g: Game, examples, proofs: dict | None, setup_svg: str) -> str:
                      + ", ".join(f"{_ref('reading', f'{g.name}.{r.name}', r.name)} "
                                  f"(default ``{r.default}``)" for r in g.p.readings))
     if g.p.invariants:
-        stored = {r["invariant"]: r.get("status", "unknown")
-                  for r in (proofs or {}).get("results", [])}
+        stored = {n: r.get("status", "unknown") for n, r in results.items()}
         counts: dict[str, int] = {}
         for inv in g.p.invariants:
             st = stored.get(inv.name, "not proved")
@@ -529,6 +530,28 @@ def load_stored(path: Path) -> dict | None:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def stored_proofs(path: Path) -> tuple[dict | None, list, dict]:
+    """The stored proof at ``path`` (docs/proofs/<game>.json), the other proofs of the game
+    under the same parameters that prove more invariants inductive (docs/proofs/<game>-*.json:
+    part of the invariants proved alone, where the whole step is out of reach) as (path,
+    stored) pairs, and the result of each invariant: the first proof's, unless another proves
+    it inductive (the union of inductive sets is inductive)."""
+    stored = load_stored(path)
+    results = {r["invariant"]: r for r in (stored or {}).get("results", [])}
+    also = []
+    for p in sorted(path.parent.glob(f"{path.stem}-*.json")) if stored else ():
+        more = load_stored(p)
+        if not more or more.get("params") != stored.get("params"):
+            continue
+        proved = [r for r in more.get("results", []) if r["status"] == "inductive"
+                  and results.get(r["invariant"], {}).get("status") != "inductive"]
+        if proved:
+            also.append((p, more))
+            for r in proved:
+                results[r["invariant"]] = {**r, "detail": f"docs/proofs/{p.name}"}
+    return stored, also, results
+
+
 def replay_witness(game_name: str, w: dict, params: dict) -> tuple[bool, str, object, Game]:
     """Replay a stored witness under both readings.  Returns (still disagrees, explanation,
     the concrete state, the game under reading a)."""
@@ -702,9 +725,10 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
 def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
     if not g.p.invariants:
         return ""
-    stored = load_stored(path)
     page.depends.add(str(path.resolve()))
-    results = {r["invariant"]: r for r in (stored or {}).get("results", [])}
+    stored, also, results = stored_proofs(path)
+    for p, _ in also:
+        page.depends.add(str(p.resolve()))
     out = [_title("Invariants", "-")]
     out.append("Properties claimed to hold in every reachable state. Proving takes minutes, "
                "so the docs build does not prove them: it shows the result stored ")
@@ -716,6 +740,11 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
                    f"proofs`` with that command's options: *inductive* means proved for every reachable state; *holds up to "
                    f"depth k* only that no counterexample exists within k moves of the start."
                    f"\n\n")
+        for p, more in also:
+            out.append(f"Other invariants were proved inductive, under the same parameters, "
+                       f"on {more.get('generated', '?')} by ``{more.get('command', '')}`` "
+                       f"({more.get('seconds', '?')} s), in :file:`docs/proofs/{p.name}`: "
+                       f"two sets each inductive are inductive together.\n\n")
         other = {k: v for k, v in (stored.get("params") or {}).items()
                  if g.p.param_values.get(k) != v}
         if other:
@@ -728,6 +757,8 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
         out.append(f"— none is stored for this game yet (``python docs/refresh.py {g.name} "
                    f"--only proofs``).\n\n")
     out.append(_staleness(g, stored, "proof results"))
+    for _, more in also:
+        out.append(_staleness(g, more, "proof results"))
     rows = []
     for inv in g.p.invariants:
         r = results.get(inv.name)

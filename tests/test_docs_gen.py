@@ -212,6 +212,36 @@ def test_game_page_replays_stored_witnesses(tmp_path, tutorial_witness, monkeypa
     assert any("stale witness for equal_ok" in w for w in page.warnings)
 
 
+def test_game_page_counts_invariants_another_stored_proof_proves_inductive(tmp_path,
+                                                                            monkeypatch):
+    """A second proof of the game under the same parameters (docs/proofs/<game>-*.json, part of
+    the invariants proved alone) makes the invariants it proves inductive so on the page, and
+    says where; one under other parameters is not used."""
+    monkeypatch.setenv("RULEBOOK_SPECS", str(TUTORIAL))
+    wdir, pdir = tmp_path / "w", tmp_path / "p"
+    wdir.mkdir()
+    pdir.mkdir()
+
+    def proof(params, status, command):
+        return json.dumps({"generated": "today", "depth": 1, "command": command,
+                           "params": params, "seconds": 5, "results": [
+            {"invariant": n, "status": st, "summary": st, "detail": ""}
+            for n, st in status.items()]})
+    (pdir / "pile-up.json").write_text(proof({"players": 2}, {"decreasing": "inductive"}, "a"))
+    (pdir / "pile-up-other.json").write_text(proof({"players": 3}, {"six_cards": "inductive"},
+                                                   "c"))
+    text = game_page("pile-up", wdir, pdir).text
+    assert "**2 invariants**: 1 inductive, 1 not proved" in text
+    assert "pile-up-other.json" not in text
+    (pdir / "pile-up-part.json").write_text(proof({"players": 2}, {"six_cards": "inductive",
+                                                                   "decreasing": "holds"}, "b"))
+    text = game_page("pile-up", wdir, pdir).text
+    assert "**2 invariants**: 2 inductive" in text
+    assert "by ``b`` (5 s), in :file:`docs/proofs/pile-up-part.json`" in text
+    assert "**Status:** inductive — docs/proofs/pile-up-part.json" in text
+    assert "not proved: no stored result" not in text
+
+
 def test_rules_digest_ignores_checks_only(tmp_path):
     """A witness depends on the rules alone: an added invariant (and the def only it uses)
     leaves the rules digest alone, while any change to a rule changes it."""
