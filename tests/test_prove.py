@@ -769,6 +769,28 @@ def test_identities_z3_gives_up_on_are_not_asked_one_by_one_for_long(monkeypatch
     assert len(asked) == 1 + P.SAME_TERM_GIVE_UPS
 
 
+def test_forked_workers_draw_each_path_once_whichever_is_slow():
+    """`_pulled` shares the paths out as the workers ask for them: each item is drawn by
+    exactly one worker, and a worker slowed down on its first item leaves the rest to the
+    other (dealt by turns it kept half of them)."""
+    import time
+
+    import solver.prove as P
+
+    def work(share, say=None):
+        got = []
+        for x in share:
+            if x == 0:
+                time.sleep(2.0)
+            got.append(x)
+        return got
+    items = list(range(40))
+    parts = P._forked(work, P._pulled(items, 2), lambda m: None)
+    assert sorted(x for part in parts for x in part) == items
+    slow = next(part for part in parts if 0 in part)
+    assert len(slow) < 10
+
+
 def test_the_step_shared_out_among_processes_gives_the_same_verdicts(toy):
     one = _results(toy)
     two = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, jobs=2)}
