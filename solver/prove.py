@@ -676,8 +676,8 @@ def _json_line(line: str):
 def _pulled(items: list, jobs: int) -> list:
     """``jobs`` shares of ``items`` for `_forked`, each drawing the next item none has drawn
     yet (a counter in shared memory, which the forked children inherit): a worker dealt slow
-    paths no longer runs alone while the others wait.  Dealt by turns ([j::2]), Towers'
-    `place` paths, slow and fast by turns, all went slow to one worker: 80 paths in 3 minutes
+    paths no longer runs alone while the others wait.  Dealt by turns ([j::2]), an action's
+    paths that come slow and fast by turns all went slow to one worker: 80 paths in 3 minutes
     for one, 80 in some 40 minutes for the other."""
     import multiprocessing as mp
     try:
@@ -783,7 +783,7 @@ def _step(local, guard, goal, conj, name, items, readers, candidates, memo, spli
     item of another value was pushed onto is the same count, slot by slot.  Once that has
     found nothing on SAME_TERM_MISSES paths of an action, the conjunct is first checked as it
     is within QUICK_MS, and reduced only when z3 gives up on that (the reduction is only
-    worth its cost, a second a conjunct on a path that rebuilds a collapsed tower, where it
+    worth its cost, a second a conjunct on a path that rewrites a whole sequence, where it
     finds identities; the verdicts stay those with it).  An action where z3 gave up on more
     than half of such checks, SAME_TERM_MISSES at least, is reduced first again."""
     reduced = False
@@ -1221,7 +1221,7 @@ def _valid(formula, bounds) -> bool:
 
 @contextlib.contextmanager
 def _time_limit(solver, ms: int, back: int):
-    """The solver's time limit set to ``ms`` within the block, and back to ``back`` after."""
+    """The solver's time limit set to ``ms`` within the ``with``, and back to ``back`` after."""
     solver.set("timeout", ms)
     try:
         yield
