@@ -413,6 +413,12 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                 in enumerate(cases):
             if falsified & set(candidates):
                 continue
+            if not work and journal is not None and journal.case_done(ci, candidates):
+                # Every path of this case was checked under these candidates and none broke
+                # one: the case is not even built (building a large one takes minutes).
+                say(f"induction: case {ci + 1} of {len(cases)}: every path checked by a "
+                    f"previous run (journal {journal.path})")
+                continue
             if not work:
                 work.extend(build())
 
@@ -455,6 +461,8 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                 learned |= lr
             for n, (_, why) in sorted(first.items()):
                 ctis.setdefault(n, why)
+            if journal is not None and not any(d for d, *_ in results):
+                journal.record_case(ci, candidates, len(work))
         say("induction: checked " + ", ".join(f"{a} ({n} paths, {s_:.1f} s)"
                                                 for a, (n, s_) in timing.items()))
         if not dropped:
@@ -622,6 +630,19 @@ class Journal:
         # falls again here (on a path recorded too).
         fallen = {n for fell in out.values() for n in fell}
         return {at: fell for at, fell in out.items() if skipped[at] <= fallen}
+
+    def case_done(self, case: int, candidates) -> bool:
+        """Whether a previous run checked every path of ``case`` under ``candidates``, none
+        breaking one and none timing out (`record_case`)."""
+        names = sorted(candidates)
+        return any(r.get("kind") == "case" and r.get("case") == case
+                   and r.get("candidates") == names for r in self.records)
+
+    def record_case(self, case: int, candidates, paths: int) -> None:
+        """Every path of ``case`` held every candidate: a run that resumes does not build
+        the case again.  Not written when a candidate fell (or z3 gave up on one) there."""
+        self._append({"kind": "case", "case": case, "candidates": sorted(candidates),
+                      "paths": paths})
 
     def record(self, case: int, at: int, action: str, candidates, fell: dict,
                skipped: list) -> None:

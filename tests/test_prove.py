@@ -850,12 +850,50 @@ def test_a_journal_lets_a_second_run_skip_the_paths_the_first_checked(toy, tmp_p
     # not_eight fell in the first round: its reason came back from the journal.
     assert "where dec() breaks it" in again["not_eight"].detail
     # A run stopped part-way: only the paths it did not record are checked.
-    steps = [x for x in lines if '"transition"' not in x]
+    # (A run stopped part-way has not marked the case done either.)
+    steps = [x for x in lines if '"transition"' not in x and '"kind": "case"' not in x]
     journal.write_text("\n".join(steps[:-2]) + "\n")
     resumed = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
     assert len(checked) == 2
     assert {n: (r.status, r.detail) for n, r in resumed.items()} == \
         {n: (r.status, r.detail) for n, r in first.items()}
+
+
+def test_a_journal_lets_a_resumed_run_skip_building_a_case_whose_paths_all_held(
+        toy, tmp_path, monkeypatch):
+    """A case whose every path held every candidate is recorded as such: the next run does
+    not build it.  A round where a candidate fell records nothing of the kind, so that
+    round's case is built again (and its paths come from the journal)."""
+    import json
+    import solver.prove as pv
+    journal = tmp_path / "toy.journal"
+    alone = {r.name: (r.status, r.detail)
+             for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, only=("even",), alone=True,
+                            journal=str(journal))}
+    assert alone["even"][0] == "inductive"
+    cases = [json.loads(x) for x in journal.read_text().splitlines()[1:]
+             if '"kind": "case"' in x]
+    assert [(c["case"], c["candidates"]) for c in cases] == [(0, ["even"])]
+    assert cases[0]["paths"] > 0
+    built = []
+    real = pv.branches
+    monkeypatch.setattr(pv, "branches", lambda *a, **k: built.append(1) or real(*a, **k))
+    said = []
+    again = {r.name: (r.status, r.detail)
+             for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, only=("even",), alone=True,
+                            progress=said.append, journal=str(journal))}
+    assert again == alone and built == []
+    assert any("every path checked by a previous run" in m for m in said)
+    # not_eight falls in the first round of the whole set: that round's case is built.
+    journal2 = tmp_path / "all.journal"
+    first = {r.name: (r.status, r.detail)
+             for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal2))}
+    marks = [json.loads(x)["candidates"] for x in journal2.read_text().splitlines()[1:]
+             if '"kind": "case"' in x]
+    assert marks and all("not_eight" not in c for c in marks)
+    resumed = {r.name: (r.status, r.detail)
+               for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal2))}
+    assert resumed == first and built
 
 
 def test_a_journal_of_another_run_is_not_used(toy, tmp_path, monkeypatch):
