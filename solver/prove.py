@@ -155,6 +155,22 @@ def _sym_inv(game: Game, inv: ir.Invariant, st, old=None):
     return dz.lift(game.symbolic.expr(inv.expr)(st, env))
 
 
+def _substitute(t, pairs):
+    """``z3.substitute(t, *pairs)`` without the checks z3's Python layer makes of each pair's
+    sorts (the pairs here are a state's leaves and their new values, of one sort by
+    construction).  Those checks took two thirds of the time of building a step's paths:
+    thousands of conjuncts, each with its own pairs."""
+    n = len(pairs)
+    if n == 0:
+        return t
+    frm = (z3.Ast * n)()
+    to = (z3.Ast * n)()
+    for i, (a, b) in enumerate(pairs):
+        frm[i] = a.as_ast()
+        to[i] = b.as_ast()
+    return _expr_ref(z3.Z3_substitute(t.ctx_ref(), t.as_ast(), n, frm, to), t.ctx)
+
+
 def _conjuncts(term) -> list:
     """The top-level conjuncts of a term (a `forall` over a finite domain gives one each);
     ``a or (b and c)`` gives ``a or b`` and ``a or c``, so that ``A implies forall x: P(x)``
@@ -394,7 +410,7 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                 for n, k in sorted(touched):
                     c = conj[n][k]
                     mine = [pairs[i] for i in reads[(n, k)] if i in pairs]
-                    c2 = z3.substitute(c, *mine)
+                    c2 = _substitute(c, mine)
                     if not c2.eq(c):
                         changed.append((n, k, c2))
                 work.append((b, changed, {i for i in pairs if i in lengths}))
@@ -1335,7 +1351,7 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
             # such a conjunct is left as `true`, and checked on every path.
             # (The template over the case itself, so that its conjuncts are the template's,
             # one for one.)
-            ident = [z3.substitute(c, *[to_s[i] for i in _free_vars(c, memo) if i in to_s])
+            ident = [_substitute(c, [to_s[i] for i in _free_vars(c, memo) if i in to_s])
                      for c in template[tr.name]]
             reflexive[tr.name] = {k for k, c in enumerate(ident)
                                   if _valid(c, fresh.constraints)}
@@ -1398,8 +1414,8 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                         # across a step that changes nothing: true when that is (reflexive).
                         post = [None if k in reflexive[tr.name]
                                 and not (_free_vars(c, memo) & changed) else
-                                z3.substitute(c, *[onto_by_id[i] for i in _free_vars(c, memo)
-                                                   if i in onto_by_id])
+                                _substitute(c, [onto_by_id[i] for i in _free_vars(c, memo)
+                                                if i in onto_by_id])
                                 for k, c in enumerate(template[tr.name])]
                     items = [(k, c) for k, c in enumerate(post)
                              if c is not None and not z3.is_true(z3.simplify(c))]
