@@ -116,9 +116,44 @@ def leaf_ite(c, a, b):
         return b
     if a is b:
         return a
-    if not is_sym(a) and not is_sym(b) and a == b and type(a) is type(b):
+    sa, sb = is_sym(a), is_sym(b)
+    if not sa and not sb and a == b and type(a) is type(b):
         return a
+    if is_sym(c):
+        # Symbolic execution merges every leaf of the state at each `if`: z3.If's checks and
+        # coercions in Python were half the time of building a step's paths.  Two leaves of
+        # one kind are joined by the C API directly; z3 shares equal terms, so equal ones
+        # need no conditional at all.  (A sort mismatch is z3's error: then z3.If decides.)
+        kind = _ITE_KIND.get(type(a))
+        if kind is not None and kind is _ITE_KIND.get(type(b)):
+            ctx = c.ctx
+            ta = a if sa else _constant(a, ctx)
+            tb = b if sb else _constant(b, ctx)
+            if ta.eq(tb):
+                return ta
+            try:
+                return kind(z3.Z3_mk_ite(ctx.ref(), c.as_ast(), ta.as_ast(), tb.as_ast()), ctx)
+            except z3.Z3Exception:
+                pass
     return z3.If(c, a, b)
+
+
+# What a conditional of two leaves of these types is (a Python bool or int is one of its
+# constants).
+_ITE_KIND = {bool: z3.BoolRef, z3.BoolRef: z3.BoolRef, int: z3.ArithRef, z3.ArithRef: z3.ArithRef,
+             z3.IntNumRef: z3.ArithRef, z3.DatatypeRef: z3.DatatypeRef}
+_CONSTANTS: dict = {}
+
+
+def _constant(v, ctx):
+    """The z3 constant of a Python bool or int, made once per value."""
+    key = (type(v), v)
+    hit = _CONSTANTS.get(key)
+    if hit is None or hit.ctx is not ctx:
+        hit = _CONSTANTS[key] = z3.BoolVal(v, ctx) if isinstance(v, bool) else z3.IntVal(v, ctx)
+        if len(_CONSTANTS) > 4096:
+            _CONSTANTS.clear()
+    return hit
 
 
 # ---- structural operations ------------------------------------------------------------------

@@ -1223,7 +1223,7 @@ def _count_term(c):
         return 1
     if c is False:
         return 0
-    return z3.If(c, 1, 0)
+    return dz.leaf_ite(c, 1, 0)
 
 
 def sum_terms(xs):
