@@ -622,7 +622,8 @@ class Journal:
         head = _json_line(lines[0]) if lines else None
         if head is not None and head.get("journal") == key:
             self.records = [r for r in map(_json_line, lines[1:]) if r is not None]
-            say(f"journal {self.path}: {len(self.records)} paths recorded by a previous run")
+            paths = sum(1 for r in self.records if r.get("kind") != "case")
+            say(f"journal {self.path}: {paths} paths recorded by a previous run")
         else:
             if lines:
                 say(f"journal {self.path} is of another run (spec, parameters or options "
