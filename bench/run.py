@@ -14,6 +14,9 @@ Sections (run all by default, or pick some with --only a,b):
   clock        Clock Towers' puzzles (plan over 6 turns, legal-plays, score) on positions cut
                from seeded games, per backend; both backends must agree (bench/clock_towers.py)
   prove        (only with --prove) proof time of each invariant, one `prove(only=NAME)` each
+  step         (only with --step) time to build the inductive step of `prove` (symbolic
+               execution of every action path, the invariants substituted), its paths not
+               checked: Les 5 Tours whole, Towers' first case of `--split-on block`
   ambiguities  (only with --ambiguities) time of `find_ambiguities` per reading
 
 Every figure is printed in a table with its unit and, where the issue sets one, its target and
@@ -52,8 +55,8 @@ from clock_towers import bench_clock  # noqa: E402  (bench/clock_towers.py)
 
 GAME = "les-5-tours"
 SECTIONS = ("compile", "legal", "playouts", "puzzles", "towers", "clock", "torres", "prove",
-            "ambiguities")
-OPTIONAL = ("prove", "ambiguities")
+            "step", "ambiguities")
+OPTIONAL = ("prove", "step", "ambiguities")
 BUCKETS = (("1-2", 1, 2), ("3-4", 3, 4), ("5", 5, 5))
 ANSWER_KEYS = ("feasible", "best_score", "max_take")
 
@@ -840,6 +843,55 @@ def bench_prove(args, table: Table) -> dict:
             "wall_s": args.prove_wall, "invariants": out}
 
 
+class _Built(Exception):
+    """Raised in place of checking the step's first paths: the step is built."""
+
+
+def _step_one(name: str, params: tuple, invariants: tuple, split_on: tuple):
+    import solver.prove as pv
+    game = load_game(name, params=params)
+    marks = []
+
+    def stop(*a, **k):
+        raise _Built
+    real, pv._check_paths = pv._check_paths, stop
+    t0 = now()
+    try:
+        pv.prove(game, 1, 60_000, only=invariants or None, alone=bool(invariants),
+                 split_on=split_on, progress=lambda m: marks.append((now() - t0, m)))
+    except _Built:
+        pass
+    finally:
+        pv._check_paths = real
+    secs = now() - t0
+    paths = next((m.split(" action paths")[0].rsplit(" ", 1)[-1] for _, m in marks
+                  if " action paths" in m), "?")
+    return secs, paths
+
+
+STEPS = (("les-5-tours", (), (), ()),
+         ("towers", (("levels", 2), ("reach", 0)), ("blocks_conserved", "blank_slots", "no_solo"),
+          ("block",)))
+
+
+def bench_step(args, table: Table) -> dict:
+    out = {}
+    for name, params, invs, split in STEPS:
+        log(f"step {name} {dict(params)} (limit {args.prove_wall:g} s)")
+        status, val = run_limited(_step_one, (name, params, invs, split), args.prove_wall)
+        label = name + (" (first case, split on " + ", ".join(split) + ")" if split else "")
+        if status == "ok":
+            secs, paths = val
+            out[label] = {"seconds": rnd(secs), "paths": paths, "params": dict(params)}
+            table.add("step", f"build {label}", secs, "s", note=f"{paths} action paths")
+        else:
+            out[label] = {"seconds": None, "status": status}
+            table.add("step", f"build {label}", None, "s", note=status)
+            if status == "error":
+                table.rows[-1]["verdict"] = "FAIL"
+    return out
+
+
 def _ambiguity_one(reading: str, timeout_ms: int):
     from solver.readings import find_ambiguities
     game = load_game(GAME)
@@ -911,6 +963,8 @@ def main(argv=None) -> int:
     ap.add_argument("--only", default=None,
                     help=f"comma-separated sections: {', '.join(SECTIONS)}")
     ap.add_argument("--prove", action="store_true", help="also time the proofs (slow)")
+    ap.add_argument("--step", action="store_true",
+                    help="also time building the inductive step of prove (minutes)")
     ap.add_argument("--ambiguities", action="store_true",
                     help="also time the ambiguity search (slow)")
     ap.add_argument("--backend", action="append", choices=("search", "z3"),
@@ -953,7 +1007,7 @@ def main(argv=None) -> int:
     table = Table()
     results: dict = {"meta": meta(args), "targets": TARGETS, "sizes": args.sizes}
     runners = {"compile": bench_compile, "legal": bench_legal, "playouts": bench_playouts,
-               "puzzles": bench_puzzles, "towers": bench_towers, "prove": bench_prove,
+               "puzzles": bench_puzzles, "towers": bench_towers, "prove": bench_prove, "step": bench_step,
                "ambiguities": bench_ambiguities, "clock": bench_clock, "torres": _bench_torres}
     t_start = now()
     for s in args.sections:

@@ -1110,3 +1110,21 @@ def test_journalled_transition_verdicts_count_for_the_same_assumptions_only(tmp_
     assert again.checked(0, ["x", "y"], ["p"]) == {0: {}}
     assert again.transitions_checked(0, ["y", "x"], ["a", "b"]) == {}
     assert any("not this run's" in m for m in said)
+
+
+def test_a_merged_leaf_is_the_conditional_z3_builds_and_equal_leaves_need_none():
+    """Symbolic execution joins leaves with `leaf_ite`, which builds the conditional through
+    z3's C API: it must mean what z3.If means, for every mix of terms and Python constants
+    (a sort mismatch, Real against Int, is left to z3.If's coercion)."""
+    import z3
+    from solver.domains import leaf_ite
+    c, b = z3.Bools("c b")
+    i, j, r = z3.Int("i"), z3.Int("j"), z3.Real("r")
+    for x, y in [(i, j), (i, 3), (3, i), (True, b), (b, False), (r, i), (r, 1), (i, i + 1)]:
+        got = leaf_ite(c, x, y)
+        s = z3.Solver()
+        s.add(got != z3.If(c, x, y))
+        assert s.check() == z3.unsat, (x, y, got)
+    assert leaf_ite(c, i, i + 0).eq(z3.If(c, i, i + 0))       # not the same term: kept
+    assert leaf_ite(c, 3, z3.IntVal(3)).eq(z3.IntVal(3))      # the same value: no conditional
+    assert leaf_ite(c, i, i) is i and leaf_ite(True, i, j) is i and leaf_ite(False, i, j) is j
