@@ -346,11 +346,9 @@ def store(elem_t: Type, tup: tuple, idx, value):
 
 
 def lift(v):
-    """A z3 term for a leaf (Python bools and ints become constants)."""
-    if isinstance(v, bool):
-        return z3.BoolVal(v)
-    if isinstance(v, int):
-        return z3.IntVal(v)
+    """A z3 term for a leaf (Python bools and ints become constants, made once per value)."""
+    if isinstance(v, (bool, int)):
+        return _constant(v, z3.main_ctx())
     return v
 
 
