@@ -807,6 +807,17 @@ def bench_towers(args, table: Table) -> dict:
     return res
 
 
+def _unfinished(table: Table, section: str, label: str, status: str, val, wall: float) -> dict:
+    """A timed child (`run_limited`) that did not finish within ``wall`` seconds or failed:
+    its row in the table (FAIL on an error) and its record."""
+    table.add(section, label, None, "s",
+              note=f"timeout (over {wall:g} s)" if status == "timeout"
+              else "error: " + val.strip().splitlines()[-1])
+    if status == "error":
+        table.rows[-1]["verdict"] = "FAIL"
+    return {"seconds": None, "status": status, "error": val if status == "error" else None}
+
+
 def _prove_one(name: str, depth: int, timeout_ms: int):
     from solver.prove import prove
     game = load_game(GAME)
@@ -830,14 +841,8 @@ def bench_prove(args, table: Table) -> dict:
             out[inv.name] = {"seconds": rnd(secs), "results": res}
             table.add("prove", f"{inv.name}", secs, "s", note=st)
         else:
-            out[inv.name] = {"seconds": None, "status": status,
-                             "error": val if status == "error" else None}
-            table.add("prove", f"{inv.name}", None, "s",
-                      note=f"timeout (over {args.prove_wall:g} s)" if status == "timeout"
-                      else "error: " +
-                      val.strip().splitlines()[-1])
-            if status == "error":
-                table.rows[-1]["verdict"] = "FAIL"
+            out[inv.name] = _unfinished(table, "prove", inv.name, status, val,
+                                        args.prove_wall)
         log(f"  -> {status}")
     return {"game": GAME, "bmc_depth": args.prove_depth, "timeout_s": args.prove_timeout,
             "wall_s": args.prove_wall, "invariants": out}
@@ -883,10 +888,8 @@ def bench_step(args, table: Table) -> dict:
             out[label] = {"seconds": rnd(secs), "paths": paths, "params": dict(params)}
             table.add("step", f"build {label}", secs, "s", note=f"{paths} action paths")
         else:
-            out[label] = {"seconds": None, "status": status}
-            table.add("step", f"build {label}", None, "s", note=status)
-            if status == "error":
-                table.rows[-1]["verdict"] = "FAIL"
+            out[label] = _unfinished(table, "step", f"build {label}", status, val,
+                                     args.prove_wall)
     return out
 
 
@@ -916,14 +919,8 @@ def bench_ambiguities(args, table: Table) -> dict:
             table.add("ambiguities", f"{r.name} ({pairs} pair{'s' * (pairs != 1)})", secs, "s",
                       note=found)
         else:
-            out[r.name] = {"seconds": None, "status": status,
-                           "error": val if status == "error" else None}
-            table.add("ambiguities", r.name, None, "s",
-                      note=f"timeout (over {args.ambiguities_wall:g} s)" if status == "timeout"
-                      else "error: " +
-                      val.strip().splitlines()[-1])
-            if status == "error":
-                table.rows[-1]["verdict"] = "FAIL"
+            out[r.name] = _unfinished(table, "ambiguities", r.name, status, val,
+                                      args.ambiguities_wall)
         log(f"  -> {status}")
     return {"game": GAME, "timeout_s": args.ambiguities_timeout, "readings": out}
 
