@@ -28,7 +28,7 @@ def make_solver(timeout_ms: int = DEFAULT_TIMEOUT_MS, optimize: bool = False,
     ``finite``: z3's incremental SAT solver (QF_FD), for Boolean formulas checked under
     assumptions.  ``general``: z3's default solver, configured by what each query holds,
     instead of the one for linear integer arithmetic: for the inductive step, whose queries
-    also hold uninterpreted predicates (`linear.opaque`), it is about twice as fast."""
+    also hold uninterpreted predicates (`linear.opaque`), up to twice as fast."""
     s = z3.Optimize() if optimize else z3.Solver() if general else \
         z3.SolverFor("QF_FD" if finite else "QF_LIA")
     s.set("timeout", int(timeout_ms))
