@@ -1330,6 +1330,9 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
     # copy's leaves replaced by the path's successor.  Evaluating a property afresh on each
     # path was most of the time of some checks (a count per key over nested sequences).
     after = _cases(game, dz.Fresh("n_"), "n", fields)
+    # The solver for linear integer arithmetic, not the general one Houdini's step uses:
+    # measured on two games' transition properties (every path, the invariants assumed),
+    # the general one took 10 % more CPU time (99 s against 90 s; 593 s against 533 s).
     local = make_solver(timeout_ms)
     local.add(*fresh.constraints)       # the state's bounds, made with the cases
     split_memo: dict = {}
