@@ -3,6 +3,8 @@ extends) to the typed IR of `ir.py`, under chosen parameter values and readings.
 from __future__ import annotations
 
 import ast as _pyast
+import contextlib
+import gc
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -65,28 +67,71 @@ class Scope:
                      self.allow_state)
 
 
+@contextlib.contextmanager
+def gc_paused():
+    """Python's cycle collector off while a spec is compiled (as a `with` block or a
+    decorator): parsing, checking and building make hundreds of thousands of objects and no
+    garbage worth collecting before the end, and each collection rescans all of them (half
+    of a large spec's compile time).  Nested pauses restore the state the outermost found."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 _SLOT_FIELDS = ("slot", "family")
+# Per IR class, how `_renumber` treats each field: 1 a slot, 2 a tuple of slots, 3 a part to
+# renumber; None for a class that holds no local (a type, a span, a number, a constant).
+_PLANS: dict = {}
+
+
+def _plan(cls):
+    if cls.__module__ != ir.__name__ or issubclass(cls, (ir.Const, ir.Text)):
+        return None
+    return tuple((f, 1 if f in _SLOT_FIELDS else 2 if f == "slots" else 3)
+                 for f in cls.__dataclass_fields__)
 
 
 def _renumber(node, moved: dict):
     """The IR ``node`` with every local slot s (binders, lets, calls, fixpoints, real
     families, and the locals that read them) replaced by ``moved[s]``.  Types, spans and
-    constants' values are kept as they are."""
-    if isinstance(node, tuple):
-        return tuple(_renumber(x, moved) for x in node)
-    if type(node).__module__ != ir.__name__ or isinstance(node, (ir.Const, ir.Text)):
-        return node         # a type, a span, a number, a name; a constant holds no local
-    vals = []
-    for f in node.__dataclass_fields__:
-        v = getattr(node, f)
-        if f in _SLOT_FIELDS:
-            v = moved[v]
-        elif f == "slots":
-            v = tuple(moved[x] for x in v)
-        else:
-            v = _renumber(v, moved)
-        vals.append(v)
-    return type(node)(*vals)
+    constants' values are kept as they are.  The checker's hot spot: each call of a def
+    renumbers the def's checked body.  A part met twice (the IR shares sub-trees) is
+    renumbered once, and a node is copied field by field, without the frozen dataclass's
+    `__init__`."""
+    memo: dict = {}
+    plans = _PLANS
+
+    def go(node):
+        cls = type(node)
+        if cls is tuple:
+            return tuple([go(x) for x in node])
+        plan = plans.get(cls, False)
+        if plan is False:
+            plan = plans[cls] = _plan(cls)
+        if plan is None:
+            return node
+        done = memo.get(id(node))
+        if done is not None:
+            return done
+        d = dict(node.__dict__)
+        for f, kind in plan:
+            v = d[f]
+            if kind == 1:
+                d[f] = moved[v]
+            elif kind == 2:
+                d[f] = tuple([moved[x] for x in v])
+            elif plans.get(type(v), False) is not None:
+                d[f] = go(v)
+        new = object.__new__(cls)
+        object.__setattr__(new, "__dict__", d)
+        memo[id(node)] = new
+        return new
+
+    return go(node)
 
 
 def find_spec(name: str) -> Path:
@@ -133,6 +178,7 @@ def _string(tok: Token) -> str:
     return _pyast.literal_eval(s)
 
 
+@gc_paused()
 def load_files(game: str, variants: tuple[str, ...]) -> tuple[list[SourceFile], dict[str, str]]:
     """Return the source files (base first) and the reading choices named by ``variants``.
 
@@ -170,6 +216,7 @@ def compile_program(game: str, variants: tuple[str, ...] = (), params: dict | No
 
 
 class Checker(RealChecks):
+    @gc_paused()
     def __init__(self, files: list[SourceFile], params: dict, readings: dict[str, str]):
         self.files = files
         self.param_overrides = dict(params)
@@ -1100,6 +1147,7 @@ class Checker(RealChecks):
 
     # ---- the program ---------------------------------------------------------------------
 
+    @gc_paused()
     def program(self) -> ir.Program:
         # Static declarations first, in order (parameters before the types that use them).
         for key in self.order:

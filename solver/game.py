@@ -9,7 +9,7 @@ from itertools import compress, repeat
 
 from . import domains as dz
 from . import ir
-from .check import Checker, Frame, Scope, load_files
+from .check import Checker, Frame, Scope, gc_paused, load_files
 from .codec import to_json
 from .errors import EvalError, InputError
 from .evaluate import Compiler, Refused, SymCtx
@@ -298,6 +298,7 @@ class CompiledAction:
 class Game:
     """One game under chosen parameters and readings."""
 
+    @gc_paused()
     def __init__(self, program: ir.Program, checker: Checker):
         self.p = program
         self.checker = checker
@@ -746,6 +747,7 @@ def locals_used(node) -> set[int]:
 
 
 @lru_cache(maxsize=64)
+@gc_paused()
 def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
     """Compile a game from spec/ (cached per variants and parameters)."""
     files, readings = load_files(name, tuple(variants))

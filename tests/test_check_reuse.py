@@ -27,3 +27,51 @@ def test_a_reused_body_is_the_body_checked_afresh(name, variants):
     fresh = C.Checker(files, {}, readings)
     fresh._bodies = _Forgets()
     assert prog == fresh.program()
+
+
+def test_no_cycle_collection_runs_while_a_spec_is_compiled():
+    """Parsing, checking and building pause Python's cycle collector (`check.gc_paused`):
+    with a threshold that would collect every ten allocations, no collection starts while
+    the parser, the checker or the game's build is at work (it may start when the collector
+    comes back on); a pause leaves the collector as it found it.  Fails if a phase of the
+    compile runs with the collector on."""
+    import gc
+    import sys
+    from solver.game import Game
+    inside, outside = [], []
+
+    def at_work() -> bool:
+        f = sys._getframe(2)
+        while f is not None:
+            code = f.f_code
+            if code.co_name != "gc_paused" and (
+                    code.co_filename.endswith(("check.py", "syntax.py"))
+                    or "lark" in code.co_filename
+                    or (code.co_filename.endswith("game.py") and code.co_name == "__init__")):
+                return True
+            f = f.f_back
+        return False
+
+    def count(phase, info):
+        if phase == "start":
+            (inside if at_work() else outside).append(info["generation"])
+
+    threshold = gc.get_threshold()
+    gc.callbacks.append(count)
+    gc.set_threshold(10)
+    try:
+        files, readings = load_files("towers", ())
+        checker = C.Checker(files, {}, readings)
+        Game(checker.program(), checker)
+        [object() for _ in range(100)]
+        assert inside == []
+        assert outside              # the threshold is live: the count is not vacuous
+        assert gc.isenabled()
+        gc.disable()
+        with C.gc_paused():
+            pass
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+        gc.callbacks.remove(count)
+        gc.set_threshold(*threshold)
