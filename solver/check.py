@@ -12,6 +12,7 @@ from lark import Token, Tree
 
 from . import ir
 from .errors import Span, SpecError
+from .irwalk import LEAVES, NOT_IR
 from .resources import spec_dir
 from .realcheck import REAL, RealChecks
 from .syntax import parse
@@ -83,15 +84,16 @@ def gc_paused():
 
 
 _SLOT_FIELDS = ("slot", "family")
-# Per IR class, how `_renumber` treats each field: 1 a slot, 2 a tuple of slots, 3 a part to
-# renumber; None for a class that holds no local (a type, a span, a number, a constant).
+# Per IR class, how `_renumber` treats each field: 0 kept (a type, a span), 1 a slot, 2 a
+# tuple of slots, 3 a part to renumber; None for a class that holds no local (not IR, or a
+# constant).
 _PLANS: dict = {}
 
 
 def _plan(cls):
-    if cls.__module__ != ir.__name__ or issubclass(cls, (ir.Const, ir.Text)):
+    if cls.__module__ != ir.__name__ or issubclass(cls, LEAVES):
         return None
-    return tuple((f, 1 if f in _SLOT_FIELDS else 2 if f == "slots" else 3)
+    return tuple((f, 0 if f in NOT_IR else 1 if f in _SLOT_FIELDS else 2 if f == "slots" else 3)
                  for f in cls.__dataclass_fields__)
 
 
@@ -124,7 +126,7 @@ def _renumber(node, moved: dict):
                 d[f] = moved[v]
             elif kind == 2:
                 d[f] = tuple([moved[x] for x in v])
-            elif plans.get(type(v), False) is not None:
+            elif kind == 3:
                 d[f] = go(v)
         new = object.__new__(cls)
         object.__setattr__(new, "__dict__", d)

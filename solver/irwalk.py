@@ -6,7 +6,10 @@ from typing import Iterator
 
 from . import ir
 
-_LEAVES = (ir.Const, ir.Text)
+# IR nodes whose fields hold data, not IR (a constant's value may be a large table).
+LEAVES = (ir.Const, ir.Text)
+# Fields of every node that are not IR.
+NOT_IR = ("type", "span")
 
 
 def nodes(node) -> Iterator:
@@ -20,9 +23,9 @@ def nodes(node) -> Iterator:
         if not hasattr(n, "__dataclass_fields__"):
             continue
         yield n
-        if isinstance(n, _LEAVES):
+        if isinstance(n, LEAVES):
             # A constant's value is data (a large table), not IR.
             continue
         for f in reversed(tuple(n.__dataclass_fields__)):
-            if f not in ("type", "span"):
+            if f not in NOT_IR:
                 stack.append(getattr(n, f))
