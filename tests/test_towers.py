@@ -206,6 +206,20 @@ def test_stored_proof_proves_the_first_layer_and_the_empty_slots_on_a_small_spac
                       "no_solo": "inductive"}
 
 
+def test_stored_proof_proves_the_blocks_conserved_on_a_small_space():
+    """docs/proofs/towers-blocks.json (the README's resumable command, journal
+    docs/proofs/journals/towers-blocks-conserved.jsonl; 15,286 action paths over several
+    sittings): on two levels with no overhang, the blocks in the reserve, in hand and in the
+    towers stay the set's, inductive with the blank slots and no puzzle state, assuming none
+    of the other invariants.  Fails when a rule or an invariant changes (refresh) or when one
+    of the three stops being proved."""
+    from conftest import stored_proof
+    g, status = stored_proof("towers", "towers-blocks")
+    assert (g.p.param_values["levels"], g.p.param_values["reach"]) == (2, 0)
+    assert status == {"blocks_conserved": "inductive", "blank_slots": "inductive",
+                      "no_solo": "inductive"}
+
+
 # ---- pictures --------------------------------------------------------------------------------
 
 def test_solve_svg_draws_the_solution_in_space_with_the_new_block_marked(tmp_path):
