@@ -190,34 +190,26 @@ def test_seeded_playouts_are_deterministic_and_keep_the_invariants():
     assert finals[0] == finals[1]
 
 
-def test_stored_proof_proves_the_first_layer_and_the_empty_slots_on_a_small_space():
+@pytest.mark.parametrize("file, proved", [
+    ("towers", "first_layer_on_base"),
+    ("towers-blocks", "blocks_conserved"),
+])
+def test_stored_proofs_prove_their_invariants_on_a_small_space(file, proved):
     """docs/proofs/towers.json (``python docs/refresh.py towers --only proofs --param levels=2
     --param reach=0 --split-on block --invariant first_layer_on_base --invariant blank_slots
-    --invariant no_solo --alone --depth 1 --jobs 2``, about an hour on two cores): on two
-    levels with no overhang, the first layer stays on the base, empty slots stay blank and no
-    state is a puzzle's, inductive together, assuming none of the other invariants.  The
-    others (the occupancy's, the statics', the blocks' count) are out of reach of the step
-    and are checked on playouts (above).  Fails when a rule or an invariant changes (refresh)
-    or when one of the three stops being proved."""
-    from conftest import stored_proof
-    g, status = stored_proof("towers")
-    assert (g.p.param_values["levels"], g.p.param_values["reach"]) == (2, 0)
-    assert status == {"first_layer_on_base": "inductive", "blank_slots": "inductive",
-                      "no_solo": "inductive"}
-
-
-def test_stored_proof_proves_the_blocks_conserved_on_a_small_space():
-    """docs/proofs/towers-blocks.json (the README's resumable command, journal
+    --invariant no_solo --alone --depth 1 --jobs 2``, about an hour on two cores) and
+    docs/proofs/towers-blocks.json (the README's resumable command with the journal
     docs/proofs/journals/towers-blocks-conserved.jsonl; 15,286 action paths over several
-    sittings): on two levels with no overhang, the blocks in the reserve, in hand and in the
-    towers stay the set's, inductive with the blank slots and no puzzle state, assuming none
-    of the other invariants.  Fails when a rule or an invariant changes (refresh) or when one
-    of the three stops being proved."""
+    sittings): on two levels with no overhang, the first layer stays on the base, or the
+    blocks in the reserve, in hand and in the towers stay the set's, inductive with the blank
+    slots and no puzzle state, assuming none of the other invariants.  The others (the
+    occupancy's, the statics') are out of reach of the step and are checked on playouts
+    (above).  Fails when a rule or an invariant changes (refresh) or when one of the three
+    stops being proved."""
     from conftest import stored_proof
-    g, status = stored_proof("towers", "towers-blocks")
+    g, status = stored_proof("towers", file)
     assert (g.p.param_values["levels"], g.p.param_values["reach"]) == (2, 0)
-    assert status == {"blocks_conserved": "inductive", "blank_slots": "inductive",
-                      "no_solo": "inductive"}
+    assert status == {proved: "inductive", "blank_slots": "inductive", "no_solo": "inductive"}
 
 
 # ---- pictures --------------------------------------------------------------------------------
