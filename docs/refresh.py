@@ -146,8 +146,10 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
                    f" --json", "depth": depth,
         "spec_sha256": spec_digest(g),
         # A proof depends on the rules and the invariants: it stays current when only an
-        # example or a puzzle changes (docpages checks either digest).
-        "proof_sha256": proof_digest(g),
+        # example or a puzzle changes (docpages checks either digest).  Proved alone, it
+        # depends on the named invariants only: another one may be added.
+        "proof_sha256": proof_digest(g, only if alone else None),
+        **({"proof_invariants": sorted(only)} if alone else {}),
         "params": dict(g.p.param_values),
         "results": [r.as_json() for r in res]})
 

@@ -139,12 +139,14 @@ _CHECKS_ONLY = {"invariant_decl", "transition_decl", "example_decl", "puzzle_dec
                 "extend_puzzle_decl"}
 
 
-def rules_digest(game: Game, keep: frozenset = frozenset()) -> str:
+def rules_digest(game: Game, keep: frozenset = frozenset(),
+                 named: frozenset | None = None) -> str:
     """A digest of the game's rules alone: the spec files without their invariants,
     transitions, examples and puzzles (nor the defs only those use), so that adding an
     auxiliary invariant leaves stored ambiguity witnesses current.  A def is kept when any
     kept declaration names it (by identifier, a safe over-approximation).  ``keep`` names
-    declaration kinds kept all the same (see `proof_digest`)."""
+    declaration kinds kept all the same (see `proof_digest`); ``named``, if given, keeps of
+    those kinds only the declarations of these names."""
     import hashlib
     from lark import Token
     items = []                                   # (file index, start, end, decl kind, def name)
@@ -158,7 +160,8 @@ def rules_digest(game: Game, keep: frozenset = frozenset()) -> str:
 
     def names(it) -> set[str]:
         return {str(t) for t in it.scan_values(lambda v: isinstance(v, Token) and v.type == "NAME")}
-    kept = [x for x in items if (x[2] not in _CHECKS_ONLY or x[2] in keep)
+    kept = [x for x in items if (x[2] not in _CHECKS_ONLY or (
+                x[2] in keep and (named is None or str(x[1].children[-1].children[0]) in named)))
             and x[2] != "def_decl"]
     used: set[str] = set()
     for x in kept:
@@ -179,10 +182,13 @@ def rules_digest(game: Game, keep: frozenset = frozenset()) -> str:
     return h.hexdigest()[:16]
 
 
-def proof_digest(game: Game) -> str:
+def proof_digest(game: Game, invariants=None) -> str:
     """A digest of what a proof of the invariants depends on: the rules and the invariants
-    and transitions, not the examples and puzzles."""
-    return rules_digest(game, frozenset({"invariant_decl", "transition_decl"}))
+    and transitions, not the examples and puzzles.  ``invariants``: the names of those a
+    proof read, when it read only them (`rulebook prove --invariant N --alone` assumes no
+    other): an invariant added since leaves it current."""
+    return rules_digest(game, frozenset({"invariant_decl", "transition_decl"}),
+                        None if invariants is None else frozenset(invariants))
 
 
 def current(game: Game, stored: dict) -> bool:
@@ -192,7 +198,8 @@ def current(game: Game, stored: dict) -> bool:
         return True
     return any(key in stored and stored[key] == digest(game)
                for key, digest in (("rules_sha256", rules_digest),
-                                   ("proof_sha256", proof_digest)))
+                                   ("proof_sha256", lambda g: proof_digest(
+                                       g, stored.get("proof_invariants")))))
 
 
 def _staleness(game: Game, stored: dict | None, what: str) -> str:

@@ -284,3 +284,29 @@ def test_proof_digest_ignores_examples_and_puzzles_only(tmp_path):
     assert proof_digest(inv) != stored["proof_sha256"] and not current(inv, stored)
     rule = game(src.replace("deck[c] -= 1;", "deck[c] -= 1; spoken = 0;"))
     assert not current(rule, stored)
+
+
+def test_proof_of_named_invariants_survives_an_added_invariant(tmp_path):
+    """A proof made with `--invariant N --alone` read only the named invariants: another one
+    added leaves it current, while a change to a named one (or to a rule) does not; a proof of
+    them all is stale as soon as one is added."""
+    from solver.docpages import current, proof_digest, spec_digest
+    from solver.game import load_path
+    src = (spec_dir() / "les-5-tours.rules").read_text(encoding="utf-8")
+
+    def game(text):
+        p = tmp_path / "les-5-tours.rules"
+        p.write_text(text, encoding="utf-8")
+        return load_path(p)
+    g0 = game(src)
+    named = ["empty_hand"]
+    alone = {"spec_sha256": spec_digest(g0), "proof_sha256": proof_digest(g0, named),
+             "proof_invariants": named}
+    whole = {"spec_sha256": spec_digest(g0), "proof_sha256": proof_digest(g0)}
+    added = game(src + '\ndoc "aux"\ninvariant aux_inv: forall p in Player: size(pile[p]) >= 0;\n')
+    assert current(added, alone) and not current(added, whole)
+    changed = game(src.replace("invariant empty_hand: (phase == reveal or",
+                               "invariant empty_hand: (phase == reveal or phase == reveal or"))
+    assert not current(changed, alone)
+    rule = game(src.replace("deck[c] -= 1;", "deck[c] -= 1; spoken = 0;"))
+    assert not current(rule, alone)
