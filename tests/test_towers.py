@@ -172,7 +172,7 @@ def test_seeded_playouts_are_deterministic_and_keep_the_invariants():
     invs = [(i.name, g.concrete.expr(i.expr)) for i in g.p.invariants if not i.transition]
     assert {n for n, _ in invs} == {"first_layer_on_base", "standing", "one_cube_per_cell",
                                     "blocks_conserved", "cells_of_the_tower", "blank_slots",
-                                    "no_solo"}
+                                    "no_solo", "filled_by_the_tower"}
     finals = []
     for seed in (5, 5, 6):
         rng = random.Random(seed)
