@@ -734,6 +734,28 @@ def test_pairs_an_assignment_tells_apart_are_no_identities_and_need_no_solver(mo
     assert P._same_terms(old, moved).eq(moved)
 
 
+def test_a_predicate_asked_of_arguments_the_path_leaves_equal_is_proved_argument_by_argument():
+    """`_congruent`: the new conjunct is the old predicate asked of new arguments; it holds when
+    the path's guard makes each argument equal to the old one, and nothing is concluded when
+    one may differ or the conjuncts are not one predicate."""
+    import z3
+
+    import solver.prove as P
+    from solver.symbolic import make_solver
+    a, a2, b, c = z3.Ints("a a2 b c")
+    stands = z3.Function("stands", z3.IntSort(), z3.IntSort(), z3.BoolSort())
+    local = make_solver(5_000, general=True)
+    old, new = stands(a, b), stands(z3.If(c > 0, a2, a), b + 0 * c)
+
+    def congruent(guard, o=old, n=new):
+        return P._congruent(local, guard, o, n, {}, {}, [], {}, 5_000)
+    assert congruent(a2 == a)
+    assert congruent(c <= 0)
+    assert not congruent(z3.BoolVal(True))          # a2 may differ from a
+    assert not congruent(a2 == a, stands(a, b), stands(a, b + 1))
+    assert not congruent(a2 == a, a > 0, a2 > 0)    # no predicate
+
+
 def test_pairs_told_apart_through_an_uninterpreted_function():
     """`_untold` reads an uninterpreted predicate (an `exists real`, an opaque fixpoint) as a
     constant function: a count of what stands after a collapse differs from the count before
