@@ -262,11 +262,8 @@ def test_rules_digest_ignores_checks_only(tmp_path):
     assert rules2 != rules0
 
 
-def test_proof_digest_ignores_examples_and_puzzles_only(tmp_path):
-    """A proof depends on the rules and the invariants: a changed puzzle or example leaves the
-    proof digest alone (so a stored proof stays current), a changed invariant or rule does
-    not."""
-    from solver.docpages import current, proof_digest, spec_digest
+def _edited_les_5_tours(tmp_path):
+    """Les 5 Tours' spec text, and a loader of edited copies of it."""
     from solver.game import load_path
     src = (spec_dir() / "les-5-tours.rules").read_text(encoding="utf-8")
 
@@ -274,6 +271,15 @@ def test_proof_digest_ignores_examples_and_puzzles_only(tmp_path):
         p = tmp_path / "les-5-tours.rules"
         p.write_text(text, encoding="utf-8")
         return load_path(p)
+    return src, game
+
+
+def test_proof_digest_ignores_examples_and_puzzles_only(tmp_path):
+    """A proof depends on the rules and the invariants: a changed puzzle or example leaves the
+    proof digest alone (so a stored proof stays current), a changed invariant or rule does
+    not."""
+    from solver.docpages import current, proof_digest, spec_digest
+    src, game = _edited_les_5_tours(tmp_path)
     g0 = game(src)
     stored = {"spec_sha256": spec_digest(g0), "proof_sha256": proof_digest(g0)}
     assert "within: build_moves();" in src
@@ -291,13 +297,7 @@ def test_proof_of_named_invariants_survives_an_added_invariant(tmp_path):
     added leaves it current, while a change to a named one (or to a rule) does not; a proof of
     them all is stale as soon as one is added."""
     from solver.docpages import current, proof_digest, spec_digest
-    from solver.game import load_path
-    src = (spec_dir() / "les-5-tours.rules").read_text(encoding="utf-8")
-
-    def game(text):
-        p = tmp_path / "les-5-tours.rules"
-        p.write_text(text, encoding="utf-8")
-        return load_path(p)
+    src, game = _edited_les_5_tours(tmp_path)
     g0 = game(src)
     named = ["empty_hand"]
     alone = {"spec_sha256": spec_digest(g0), "proof_sha256": proof_digest(g0, named),
