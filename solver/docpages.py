@@ -139,6 +139,11 @@ _CHECKS_ONLY = {"invariant_decl", "transition_decl", "example_decl", "puzzle_dec
                 "extend_puzzle_decl"}
 
 
+# The declarations `rules_digest` knows by name: defs (kept when used), invariants and
+# transitions (kept when a proof named them).
+_NAMED = {"def_decl", "invariant_decl", "transition_decl"}
+
+
 def rules_digest(game: Game, keep: frozenset = frozenset(),
                  named: frozenset | None = None) -> str:
     """A digest of the game's rules alone: the spec files without their invariants,
@@ -149,19 +154,19 @@ def rules_digest(game: Game, keep: frozenset = frozenset(),
     those kinds only the declarations of these names."""
     import hashlib
     from lark import Token
-    items = []                                   # (file index, start, end, decl kind, def name)
+    items = []                                   # (file index, item, decl kind, name)
     for k, f in enumerate(game.checker.files):
         for it in f.tree.children:
             if getattr(it, "data", None) != "item":
                 continue
             decl = it.children[-1]
-            name = str(decl.children[0]) if decl.data == "def_decl" else None
+            name = str(decl.children[0]) if decl.data in _NAMED else None
             items.append((k, it, decl.data, name))
 
     def names(it) -> set[str]:
         return {str(t) for t in it.scan_values(lambda v: isinstance(v, Token) and v.type == "NAME")}
-    kept = [x for x in items if (x[2] not in _CHECKS_ONLY or (
-                x[2] in keep and (named is None or str(x[1].children[-1].children[0]) in named)))
+    kept = [x for x in items if (x[2] not in _CHECKS_ONLY
+                                 or (x[2] in keep and (named is None or x[3] in named)))
             and x[2] != "def_decl"]
     used: set[str] = set()
     for x in kept:
