@@ -388,7 +388,12 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
         readers, reads = _readers(conj, memo)
         small = [nk for nk, fv in reads.items() if len(fv) <= VACUITY_VARS]
 
-        def build(S=S, conj=conj, readers=readers, reads=reads, lengths=lengths, ci=ci):
+        def build(S=S, conj=conj, readers=readers, reads=reads, lengths=lengths, ci=ci,
+                  built=[]):
+            # Once (a case of no path is not built again): the paths, put in the case's list.
+            if built:
+                return []
+            built.append(True)
             bs = [b2 for b in branches(game, S) for b2 in _split_after(game, b, fields)]
             say(f"induction: {len(bs)} action paths, {len(invs)} candidate invariants"
                 + (f" (case {ci + 1} of {len(all_cases)})" if len(all_cases) > 1 else ""))
@@ -464,7 +469,8 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                     results.append((set(why), why, {}, set()))
                     paths = [(at, x) for at, x in paths if at not in done]
             if jobs > 1:
-                results += _forked(check_paths, _pulled(paths, jobs), say)
+                results += _forked(check_paths, _pulled(paths, jobs), say,
+                                   _build_next(cases, ci, candidates, journal))
             else:
                 results.append(check_paths(paths))
             # Why a candidate fell: on the first path that breaks it, as one process would say.
@@ -488,6 +494,19 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
             return set(candidates), ctis
         say(f"induction: not inductive: {', '.join(sorted(dropped))}; retrying the rest")
         candidates = [n for n in candidates if n not in dropped]
+
+
+def _build_next(cases: list, ci: int, candidates, journal):
+    """What builds the paths of the next case after ``ci`` that this round will check (not
+    assumed away, not built yet, not done by a previous run), in place; None when there is
+    none."""
+    for cj in range(ci + 1, len(cases)):
+        _, _, work, _, _, falsified, build, _ = cases[cj]
+        if falsified & set(candidates) or work or (
+                journal is not None and journal.case_done(cj, candidates)):
+            continue
+        return lambda work=work, build=build: work.extend(build())
+    return None
 
 
 def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, split, timeout_ms,
@@ -737,16 +756,21 @@ def _pulled(items: list, jobs: int) -> list:
     return [draw() for _ in range(jobs)]
 
 
-def _forked(fn, shares: list, say) -> list:
+def _forked(fn, shares: list, say, meanwhile=None) -> list:
     """``fn`` over each share in its own forked child, at once: a Houdini round's paths are
     independent given the candidates, so the round's verdict is the union of the children's.
     Each child has a copy of the parent's z3 terms; what comes back is plain data.  A child
-    that dies is an error, never a silent "proved"."""
+    that dies is an error, never a silent "proved".  ``meanwhile`` (no argument) runs in the
+    parent while the children work: the next case's paths are built then, on a core that
+    would otherwise wait (a Towers case takes one core two minutes to build)."""
     import multiprocessing as mp
     try:
         ctx = mp.get_context("fork")
     except ValueError:
-        return [fn(share) for share in shares]
+        out = [fn(share) for share in shares]
+        if meanwhile is not None:
+            meanwhile()
+        return out
     procs = []
     for j, share in enumerate(shares):
         recv, send = ctx.Pipe(duplex=False)
@@ -764,6 +788,8 @@ def _forked(fn, shares: list, say) -> list:
         procs.append((p, recv))
     out = []
     try:
+        if meanwhile is not None:
+            meanwhile()
         for p, recv in procs:
             try:
                 kind, value = recv.recv()

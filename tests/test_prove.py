@@ -491,10 +491,13 @@ def test_exact_reals_prove_what_depends_on_the_statics(opaque):
     assert res["borne"].status == "inductive" and res["light"].status == "inductive"
 
 
-def test_the_step_split_on_a_field_reads_it_as_a_number(opaque):
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_the_step_split_on_a_field_reads_it_as_a_number(opaque, jobs):
     # With `tries` a number in each case, `bears(tries)` has concrete inputs and is decided
     # exactly, and the predicate at that number is tied to the answer: `light` is proved.
-    res = {r.name: r.status for r in prove(opaque, 3, TIMEOUT_MS, split_on=("tries",))}
+    # With two workers, the parent builds each next case while they check the one before.
+    res = {r.name: r.status for r in prove(opaque, 3, TIMEOUT_MS, split_on=("tries",),
+                                           jobs=jobs)}
     assert res == {"borne": "inductive", "light": "inductive"}
 
 
@@ -859,6 +862,20 @@ def test_forked_shares_run_in_other_processes_and_their_failures_are_errors():
         raise ValueError("no")
     with pytest.raises(RulebookError, match="ValueError: no"):
         _forked(boom, [[1]], lambda m: None)
+
+
+def test_the_parent_builds_the_next_case_while_the_workers_check_this_one():
+    """`_forked`'s ``meanwhile`` runs in the parent before it waits for the children: a
+    worker that waits for it (10 s at most) sees it done; run after the children, it would
+    not be."""
+    import multiprocessing as mp
+
+    import solver.prove as P
+    built = mp.get_context("fork").Event()
+
+    def work(share, say=None):
+        return built.wait(10.0)
+    assert P._forked(work, [[1], [2]], lambda m: None, meanwhile=built.set) == [True, True]
 
 
 def _paths_checked(monkeypatch) -> list:
