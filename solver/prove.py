@@ -762,7 +762,7 @@ def _forked(fn, shares: list, say, meanwhile=None) -> list:
     Each child has a copy of the parent's z3 terms; what comes back is plain data.  A child
     that dies is an error, never a silent "proved".  ``meanwhile`` (no argument) runs in the
     parent while the children work: the next case's paths are built then, on a core that
-    would otherwise wait (a Towers case takes one core two minutes to build)."""
+    would otherwise wait (a case of a large step took one core two minutes to build)."""
     import multiprocessing as mp
     try:
         ctx = mp.get_context("fork")
