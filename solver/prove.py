@@ -518,8 +518,12 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
     ``split`` is (split_memo, learned, whether to split lengths).  ``note(at,
     path, fell, skipped)``, if given, hears of each path z3 decided (no time-out), with the
     candidates it broke and why, and those it did not check (fallen on an earlier path).
+    With ``note``, a candidate z3 gave up on is still checked on the later paths: a time-out
+    depends on the machine's load, and a run that resumes from the journal then retries that
+    path alone, not every path after it.
     ``small``: the (name, index) of the conjuncts that `_vacuous` tries a guard against."""
     dropped: set[str] = set()
+    unsure: set[str] = set()          # z3 gave up on them (still checked, with a journal)
     ctis: dict[str, str] = {}
     timing: dict = {}
     memo: dict = {}
@@ -554,15 +558,17 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
                                       split[0], learned, (b.action, n)),
                                      timeout_ms)
             except Unknown:
-                dropped.add(n)
+                (unsure if note is not None else dropped).add(n)
                 gave_up = True
                 ctis.setdefault(n, (at, f"z3 gave up on the inductive step (a path of "
                                         f"{b.action}, {timeout_ms / 1000:g} s per query)"))
                 continue
             if verdict is not None:
                 dropped.add(n)
-                ctis.setdefault(n, (at, "not provable from the invariants it shares variables "
-                                        "with: " + _describe_cti(game, b, verdict, S)))
+                # Over a time-out on an earlier path (with a journal): this path's record
+                # must say that it breaks the candidate.
+                ctis[n] = (at, "not provable from the invariants it shares variables "
+                               "with: " + _describe_cti(game, b, verdict, S))
         tm = timing.setdefault(b.action, [0, 0.0])
         tm[0] += 1
         tm[1] += time.perf_counter() - t_b
@@ -573,7 +579,7 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
         if done % 100 == 0:
             say(f"induction: {done} paths checked ("
                 + ", ".join(f"{a} {x}: {s_:.0f} s" for a, (x, s_) in timing.items()) + ")")
-    return dropped, ctis, timing, set(learned)
+    return dropped | unsure, ctis, timing, set(learned)
 
 
 # A path's guard is first checked against the candidates' conjuncts that read no more than
