@@ -387,9 +387,10 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
         memo: dict[int, tuple] = {}
         readers, reads = _readers(conj, memo)
         small = [nk for nk, fv in reads.items() if len(fv) <= VACUITY_VARS]
+        once: list = []         # this case's marker: built already (even if it has no path)
 
         def build(S=S, conj=conj, readers=readers, reads=reads, lengths=lengths, ci=ci,
-                  built=[]):
+                  built=once):
             # Once (a case of no path is not built again): the paths, put in the case's list.
             if built:
                 return []
