@@ -879,14 +879,18 @@ def test_the_parent_builds_the_next_case_while_the_workers_check_this_one():
     assert P._forked(work, [[1], [2]], lambda m: None, meanwhile=built.set) == [True, True]
 
 
-def _paths_checked(monkeypatch) -> list:
-    """The action paths the inductive step checks from now on (not those a journal gave)."""
+def _paths_checked(monkeypatch, by_round=False) -> list:
+    """The action paths the inductive step checks from now on (not those a journal gave):
+    one flat list, or with `by_round` the actions each call checks, a list a call."""
     import solver.prove as pv
     checked: list = []
     real = pv._check_paths
 
     def spy(game, S, work, *a, **k):
-        checked.extend(work)
+        if by_round:
+            checked.append([b.action for _, (b, *_) in work])
+        else:
+            checked.extend(work)
         return real(game, S, work, *a, **k)
     monkeypatch.setattr(pv, "_check_paths", spy)
     return checked
@@ -1025,13 +1029,7 @@ def test_with_a_journal_a_timed_out_candidate_is_still_checked_on_later_paths(
     assert sorted(first) == ["climb", "inc", "jump"] and "small" in first["inc"]["fell"]
     assert first["climb"]["skipped"] == first["jump"]["skipped"] == ["small"]
     monkeypatch.setattr(pv, "_step_each", real_step)
-    rounds: list = []
-    real_check = pv._check_paths
-
-    def spy(game, S, work, *a, **k):
-        rounds.append([b.action for _, (b, *_) in work])
-        return real_check(game, S, work, *a, **k)
-    monkeypatch.setattr(pv, "_check_paths", spy)
+    rounds = _paths_checked(monkeypatch, by_round=True)
     calm = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
     assert rounds[0] == ["dec"]
     assert calm["not_eight"].status == "holds"
