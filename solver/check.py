@@ -621,6 +621,8 @@ class Checker(RealChecks):
                 return ir.Let(body.type, sp, slot, v, body)
             case "quant":
                 return self._quant(t, sc, want)
+            case "largest":
+                return self._largest(t, sc)
             case "real_exists":
                 return self.real_exists(t, sc)
             case "fix_expr":
@@ -969,6 +971,36 @@ class Checker(RealChecks):
         else:
             typ = IntT(min(bt.lo, 0), max(bt.hi, 0))
         return ir.Quant(typ, sp, kind, slot, dom, where, body)
+
+    def _largest(self, t, sc: Scope) -> ir.Expr:
+        """``largest k of { groups }``: k and every value and count are integers; the type is
+        0..k·v, v the largest value any item can have (0 when none is above 0)."""
+        count_t, *group_ts = [c for c in t.children if c is not None]
+        count = self.int_expr(count_t, sc)
+        groups, top = [], 0
+        for g in group_ts:
+            binder, where_t, *gains = g.children
+            slot = sc.frame.new()
+            inner, dom, where = sc, None, None
+            if binder is not None:
+                name = str(binder.children[0])
+                dom = self.domain(binder.children[1], sc)
+                inner = sc.bind(name, ir.Local(dom.elem, self._span(binder), name, slot))
+                if where_t is not None:
+                    where = self.bool_expr(where_t, inner)
+                    self.no_real(where, where_t, "a `where` cannot use real unknowns")
+            values, times = [], []
+            for gain in gains:
+                v_t, n_t = gain.children
+                v = self.int_expr(v_t, inner)
+                n = self.int_expr(n_t, inner) if n_t is not None else None
+                values.append(v)
+                times.append(n)
+                top = max(top, v.type.hi)
+            groups.append(ir.ItemGroup(BOOL, self._span(g), slot, dom, where, tuple(values),
+                                       tuple(times)))
+        return ir.Largest(IntT(0, max(0, count.type.hi) * top), self._span(t), count,
+                          tuple(groups))
 
     # ---- typing helpers ------------------------------------------------------------------
 

@@ -192,6 +192,20 @@ class English:
                         return f"the minimum of {self.noun(b)} over {over}"
                     case "table":
                         return f"{self.noun(b)} for each {over}"
+            case ir.Largest(count=k, groups=gs):
+                parts = []
+                for g in gs:
+                    each = _and(self.noun(v) if n is None else f"{self.noun(v)} ({self.noun(n)} times)"
+                                for v, n in zip(g.values, g.times))
+                    if g.domain is not None:
+                        over = self.domain(g.domain, self._binder_name((g.values, g.times, g.where),
+                                                                       g.slot))
+                        if g.where is not None:
+                            over += f" such that {self.clause(g.where)}"
+                        each += f" for each {over}"
+                    parts.append(each)
+                return (f"the sum of the {self.noun(k)} largest items above 0 among "
+                        f"{'; '.join(parts)}")
             case ir.Fix(slot=s, seed=seed, step=step):
                 r = self._binder_name(step, s)
                 return (f"the least {r} that starts as {self.noun(seed)} and is closed under "

@@ -261,8 +261,81 @@ class Compiler:
                 raise AssertionError("f[k] is compiled inside its `exists real` (linear.py)")
             case ir.Fix():
                 return self._fix(e)
+            case ir.Largest():
+                return self._largest(e)
             case _:
                 assert_never(e)
+
+    def _largest(self, e: ir.Largest) -> Fn:
+        """The sum of the k largest items above 0.  Concrete: the items sorted.  Symbolic: the
+        least of k·t + Σ n·max(0, v - t) over t in {0} and the items' values (every t >= 0
+        gives at least the sum, the k-th largest value, or 0 when fewer, gives it exactly)."""
+        fk = self.expr(e.count)
+        groups = []
+        for g in e.groups:
+            fd = self.domain(g.domain) if g.domain is not None else None
+            fw = self.expr(g.where) if g.where is not None else None
+            if fd is not None and fw is not None and not self.symbolic:
+                memo = self._filter_memo(g)
+                if memo is not None:
+                    fd, fw = _remembered_filter(fd, fw, g.slot + 1, *memo), None
+            gains = tuple((self.expr(v), None if n is None else self.expr(n))
+                          for v, n in zip(g.values, g.times))
+            groups.append((fd, fw, g.slot + 1, gains))
+        once = ((True, None),)
+
+        def items(st, env):
+            out = []
+            for fd, fw, s1, gains in groups:
+                for g, x in (once if fd is None else fd(st, env)):
+                    if fd is not None:
+                        env[s1] = x
+                    if fw is not None:
+                        g = dz.and_(g, fw(st, env))
+                        if g is False:
+                            continue
+                    for fv, fn in gains:
+                        out.append((g, fv(st, env), 1 if fn is None else fn(st, env)))
+            return out
+
+        def top(k, pool):
+            pool = sorted(((v, n) for _, v, n in pool if v > 0 and n > 0), reverse=True)
+            total = 0
+            for v, n in pool:
+                if k <= 0:
+                    break
+                take = n if n < k else k
+                total += take * v
+                k -= take
+            return total
+
+        if not self.symbolic:
+            return lambda st, env: top(fk(st, env), items(st, env))
+
+        def largest(st, env):
+            k, pool = fk(st, env), items(st, env)
+            if not dz.is_sym(k) and not any(dz.is_sym(x) for it in pool for x in it):
+                return top(k, [it for it in pool if it[0] is True])
+            kk = k if not dz.is_sym(k) else z3.If(k >= 0, k, 0)
+            if not dz.is_sym(kk):
+                kk = max(kk, 0)
+
+            def pos(x):
+                return max(x, 0) if not dz.is_sym(x) else z3.If(x >= 0, x, 0)
+            ths = [0] + [pos(v) for _, v, _ in pool]
+            best = None
+            for th in ths:
+                over = sum_terms(dz.leaf_ite(g, pos(n) * pos(v - th), 0) if g is not True
+                                 else pos(n) * pos(v - th) for g, v, n in pool)
+                val = sum_terms([kk * th, over])
+                if best is None:
+                    best = val
+                elif dz.is_sym(val) or dz.is_sym(best):
+                    best = z3.If(val < best, val, best)
+                else:
+                    best = min(best, val)
+            return best
+        return largest
 
     def _fix(self, e: ir.Fix) -> Fn:
         mp = None if self.symbolic else fixinc.min_plus(e, self._summaries)
@@ -1434,7 +1507,7 @@ def _memoisable(body: ir.Expr, slots) -> bool:
     loops = False
     for n in nodes(body):
         match n:
-            case ir.Quant(slot=sl) | ir.Let(slot=sl) | ir.Fix(slot=sl):
+            case ir.Quant(slot=sl) | ir.Let(slot=sl) | ir.Fix(slot=sl) | ir.ItemGroup(slot=sl):
                 bound.add(sl)
                 loops = loops or not isinstance(n, ir.Let)
             case ir.Call(slots=ss):

@@ -361,7 +361,7 @@ def summary(node, cache: dict):
     match node:
         case ir.Local(slot=sl):
             reads = reads | {sl}
-        case ir.Quant(slot=sl) | ir.Fix(slot=sl):
+        case ir.Quant(slot=sl) | ir.Fix(slot=sl) | ir.ItemGroup(slot=sl):
             bound, loops = bound | {sl}, True
         case ir.Let(slot=sl):
             bound = bound | {sl}

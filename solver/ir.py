@@ -210,6 +210,31 @@ class RealExists:
 
 
 @dataclass(frozen=True)
+class ItemGroup:
+    """Items of a `largest`: ``times[i]`` copies (one when None) of ``values[i]``, once when
+    ``domain`` is None, else for each value of the binder (in ``slot``) that passes ``where``."""
+
+    type: Type
+    span: Span
+    slot: int
+    domain: "Domain | None"
+    where: "Expr | None"
+    values: tuple["Expr", ...]
+    times: tuple["Expr | None", ...]
+
+
+@dataclass(frozen=True)
+class Largest:
+    """``largest k of { groups }``: the sum of the ``k`` largest items worth more than 0 (all
+    of them when there are fewer): the most that k picks among the items can add."""
+
+    type: Type
+    span: Span
+    count: "Expr"
+    groups: tuple[ItemGroup, ...]
+
+
+@dataclass(frozen=True)
 class Text:
     type: Type
     span: Span
@@ -218,7 +243,7 @@ class Text:
 
 Expr: TypeAlias = (Const | Local | StateRef | Field | Index | Unary | Binary | Ite | Let | Call
                    | Builtin | Member | RecordLit | SeqLit | BagLit | With | Quant | Fix | Text
-                   | RealVar | RealExists)
+                   | RealVar | RealExists | Largest)
 
 
 # ---- domains of binders -------------------------------------------------------------------

@@ -320,7 +320,7 @@ def _pure_reads(body):
         match n:
             case ir.StateRef():
                 return None
-            case ir.Quant(slot=sl) | ir.Let(slot=sl) | ir.Fix(slot=sl):
+            case ir.Quant(slot=sl) | ir.Let(slot=sl) | ir.Fix(slot=sl) | ir.ItemGroup(slot=sl):
                 bound.add(sl)
             case ir.Call(slots=ss):
                 bound.update(ss)
