@@ -316,12 +316,9 @@ class Compiler:
             k, pool = fk(st, env), items(st, env)
             if not dz.is_sym(k) and not any(dz.is_sym(x) for it in pool for x in it):
                 return top(k, [it for it in pool if it[0] is True])
-            kk = k if not dz.is_sym(k) else z3.If(k >= 0, k, 0)
-            if not dz.is_sym(kk):
-                kk = max(kk, 0)
-
             def pos(x):
                 return max(x, 0) if not dz.is_sym(x) else z3.If(x >= 0, x, 0)
+            kk = pos(k)
             ths = [0] + [pos(v) for _, v, _ in pool]
             best = None
             for th in ths:

@@ -16,6 +16,7 @@ _TOKEN_WORDS = {
     "LSQB": "'['", "RSQB": "']'", "LBRACE": "'{'", "RBRACE": "'}'", "EQUAL": "'='",
     "NAME": "a name", "INT": "a number", "STRING": "a string", "DOT": "'.'", "$END": "end of file",
     "ADD_OP": "'+' or '-'", "MUL_OP": "'*' or '/' or '%'", "CMP_OP": "a comparison",
+    "MINUS": "'-'",
 }
 
 # Typical mistakes, recognised with Lark's match_examples.
