@@ -195,20 +195,22 @@ def test_seeded_playouts_are_deterministic_and_keep_the_invariants():
     ("towers-blocks", {"blocks_conserved"}),
     ("towers-filled", {"filled_by_the_tower"}),
     ("towers-standing", {"standing", "filled_by_the_tower"}),
+    ("towers-cells", {"one_cube_per_cell", "cells_of_the_tower"}),
 ])
 def test_stored_proofs_prove_their_invariants_on_a_small_space(file, proved):
     """docs/proofs/towers.json (``python docs/refresh.py towers --only proofs --param levels=2
     --param reach=0 --split-on block --invariant first_layer_on_base --invariant blank_slots
     --invariant no_solo --alone --depth 1 --jobs 2``, about an hour on two cores) and
-    docs/proofs/towers-blocks.json, towers-filled.json and towers-standing.json (the README's
-    resumable commands with the journals under docs/proofs/journals/; 15,286 action paths
-    each, 30,572 for standing's split over the player too, over several sittings): on two
-    levels with no overhang, the first layer stays on the base, the blocks in the reserve, in
-    hand and in the towers stay the set's, every filled cell belongs to a live block, or the
-    tower stands (with the filled cells' invariant), inductive with the blank slots and no
-    puzzle state, assuming none of the other invariants.  The occupancy's own invariants are
-    out of reach of the step and are checked on playouts (above).  Fails when a rule or an
-    invariant changes (refresh) or when one of them stops being proved."""
+    docs/proofs/towers-blocks.json, towers-filled.json, towers-standing.json and
+    towers-cells.json (the README's resumable commands with the journals under
+    docs/proofs/journals/; 15,286 action paths each, about 30,500 for standing's and the
+    cells' split over the player too, over several sittings): on two levels with no overhang,
+    the first layer stays on the base, the blocks in the reserve, in hand and in the towers
+    stay the set's, every filled cell belongs to a live block, the tower stands (with the
+    filled cells' invariant), or each filled cell is the one cube of the tower that records it
+    (no two cubes share a cell), inductive with the blank slots and no puzzle state, assuming
+    none of the other invariants.  Fails when a rule or an invariant changes (refresh) or when
+    one of them stops being proved."""
     from conftest import stored_proof
     g, status = stored_proof("towers", file)
     assert (g.p.param_values["levels"], g.p.param_values["reach"]) == (2, 0)
