@@ -359,6 +359,53 @@ def test_stored_8x8_proof_proves_every_invariant_the_floods_do_not_decide():
         "height_within_area": "holds", "castles_never_merge": "holds"}
 
 
+def _step_sampler():
+    import sys
+
+    from conftest import ROOT
+    sys.path.insert(0, str(ROOT / "bench"))
+    import torres_step_sample
+    return torres_step_sample
+
+
+def test_inductive_step_sampled_on_the_8x8_board():
+    """What the 8 x 8 proof leaves to bounded model checking, sampled: states that satisfy
+    every invariant (random castles on mid-game positions, not only reachable ones), every
+    legal move from them, every invariant and the transition property after it
+    (bench/torres_step_sample.py; the README gives a larger run).  Every action that changes
+    a column is among the moves tried."""
+    sampler = _step_sampler()
+    res = sampler.sample(load_game("torres", (), (("players", 4),)), 8, 1)
+    assert res["broken"] is None, res["broken"]
+    blocks = ("place", "play_reserve_block", "play_block_under", "play_relocate_block")
+    assert all(res["per_action"].get(a, 0) > 0 for a in blocks), res["per_action"]
+
+
+@pytest.mark.parametrize("rule,line,broken,action", [
+    # The guard `rulebook prove` found missing on 3 x 3 (see the next test).
+    ("source_not_too_tall", '  requires source_not_too_tall "the castle the block leaves',
+     "height_within_area", "play_relocate_block"),
+    # place's own guard against joining two castles.
+    ("no_merge", '  requires no_merge "castles never join: they may only touch at a corner": '
+     'not merges(s);\n  requires not_too_tall', "castles_never_merge", "place"),
+], ids=["source_not_too_tall", "no_merge"])
+def test_the_sampled_step_finds_a_rule_taken_out(tmp_path, rule, line, broken, action):
+    """The sampler can fail: with one guard taken out of a copy of the spec, a sampled move
+    breaks the invariant that guard keeps."""
+    from solver.game import load_path
+    from conftest import ROOT
+    text = (ROOT / "spec" / "torres.rules").read_text("utf-8")
+    at = text.index(line)
+    end = text.index("\n  requires" if rule == "no_merge" else "\n}", at)
+    cut = text[:at] + text[end + 1:]
+    assert cut.count(f"requires {rule} ") == text.count(f"requires {rule} ") - 1
+    (tmp_path / "torres.rules").write_text(cut, "utf-8")
+    g = load_path(tmp_path / "torres.rules", (), (("players", 4),))
+    res = _step_sampler().sample(g, 20, 1)
+    assert res["broken"] is not None, f"no sampled move breaks {broken} without {rule}"
+    assert broken in res["broken"]["invariants"] and res["broken"]["move"][0] == action
+
+
 def test_relocating_a_block_may_not_leave_its_castle_taller_than_its_area():
     """« Vous devez veiller également lors de cette action qu'un château ne soit pas plus haut
     que ne l'autorise sa surface »: a castle of area 3 with a column of 3 loses a square when
