@@ -931,15 +931,11 @@ class Checker(RealChecks):
     def _quant(self, t, sc: Scope, want) -> ir.Expr:
         kind = str(t.children[0].children[0])
         binder, where_t, body_t = t.children[1], t.children[2], t.children[3]
-        name = str(binder.children[0])
         dom = self.domain(binder.children[1], sc)
         slot = sc.frame.new()
-        inner = sc.bind(name, ir.Local(dom.elem, self._span(binder), name, slot))
-        where = self.bool_expr(where_t, inner) if where_t is not None else None
+        inner, where = self._bind(binder, dom, slot, where_t, sc)
         sp = self._span(t)
         n = _domain_size(dom)
-        if where is not None:
-            self.no_real(where, where_t, "a `where` cannot use real unknowns")
         if kind in ("forall", "exists"):
             body = self.bool_expr(body_t, inner)
             if kind == "exists":
@@ -972,6 +968,17 @@ class Checker(RealChecks):
             typ = IntT(min(bt.lo, 0), max(bt.hi, 0))
         return ir.Quant(typ, sp, kind, slot, dom, where, body)
 
+    def _bind(self, binder, dom: ir.Domain, slot: int, where_t, sc: Scope):
+        """The scope inside a binder ``name in dom`` (its local in ``slot``) and its `where`
+        filter (None without one), which may not use real unknowns."""
+        name = str(binder.children[0])
+        inner = sc.bind(name, ir.Local(dom.elem, self._span(binder), name, slot))
+        if where_t is None:
+            return inner, None
+        where = self.bool_expr(where_t, inner)
+        self.no_real(where, where_t, "a `where` cannot use real unknowns")
+        return inner, where
+
     def _largest(self, t, sc: Scope) -> ir.Expr:
         """``largest k of { groups }``: k and every value and count are integers; the type is
         0..k·v, v the largest value any item can have (0 when none is above 0)."""
@@ -983,12 +990,8 @@ class Checker(RealChecks):
             slot = sc.frame.new()
             inner, dom, where = sc, None, None
             if binder is not None:
-                name = str(binder.children[0])
                 dom = self.domain(binder.children[1], sc)
-                inner = sc.bind(name, ir.Local(dom.elem, self._span(binder), name, slot))
-                if where_t is not None:
-                    where = self.bool_expr(where_t, inner)
-                    self.no_real(where, where_t, "a `where` cannot use real unknowns")
+                inner, where = self._bind(binder, dom, slot, where_t, sc)
             values, times = [], []
             for gain in gains:
                 v_t, n_t = gain.children
