@@ -19,7 +19,8 @@ cards that add, slide under or move a block) is tried.  Not a proof: samples.
 
 ``--spec`` samples another rules file (a copy of spec/torres.rules with a rule taken out,
 say), to see the sampler find the counterexample.  Exit status 1 when a move breaks an
-invariant (the move and the state are printed), 0 otherwise.
+invariant (the move and the state are printed), 2 on a rules file that does not compile or is
+not Torres', 0 otherwise.
 """
 from __future__ import annotations
 
@@ -33,6 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from solver.errors import InputError, RulebookError  # noqa: E402
 from solver.game import Game, load_game, load_path  # noqa: E402
 from solver.types import finite  # noqa: E402
 
@@ -181,10 +183,19 @@ def main(argv=None) -> int:
     ap.add_argument("--json", action="store_true", help="the figures as JSON")
     args = ap.parse_args(argv)
     params = (("players", 4),)
-    g = load_path(args.spec, (), params) if args.spec else load_game("torres", (), params)
-    res = sample(g, args.states, args.seed,
-                 None if args.json else lambda m: print(f"  .. {m}", file=sys.stderr,
-                                                        flush=True))
+    try:
+        g = load_path(args.spec, (), params) if args.spec else load_game("torres", (), params)
+        missing = sorted({"height", "occupant", "turn", "hand", "taken", "ap", "played_card",
+                          "cards", "stacks", "reserve", "phase", "stage"} - set(g.field_index))
+        if missing:
+            raise InputError(f"{args.spec}: not a Torres spec: no state field "
+                             f"{', '.join(missing)}")
+        res = sample(g, args.states, args.seed,
+                     None if args.json else lambda m: print(f"  .. {m}", file=sys.stderr,
+                                                            flush=True))
+    except RulebookError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(res, indent=1))
     else:
