@@ -36,6 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 from solver.errors import InputError, RulebookError  # noqa: E402
 from solver.game import Game, load_game, load_path  # noqa: E402
+from solver.prove import _holds as holds  # noqa: E402  (an invariant in a state, concretely)
 from solver.types import finite  # noqa: E402
 
 BLOCKS = 92
@@ -113,10 +114,6 @@ def random_state(g: Game, base: tuple, rng: random.Random):
     stacked = sum(k * (j + 1) for per in st[fi["stacks"]] for j, k in enumerate(per))
     st[fi["reserve"]] = BLOCKS - sum(height) - stacked - hand
     return tuple(st) if st[fi["reserve"]] >= 0 else None
-
-
-def holds(g: Game, inv, st, old=None) -> bool:
-    return bool(g.concrete.expr(inv.expr)(st, [old] + [None] * inv.frame))
 
 
 def sample(g: Game, states: int, seed: int, progress=None) -> dict:
