@@ -613,9 +613,11 @@ def _vacuous(local, guard, small: list, timeout_ms: int) -> bool:
 
 def _run_key(game: Game, step_timeout_ms: int, split_lengths: bool, exact_reals: bool,
              split_on, invs, opaque_fix: bool = False) -> dict:
-    """What a proof's inductive step depends on: a journal of another run is not reused."""
-    from .docpages import spec_digest
-    return {"game": game.name, "spec": spec_digest(game),
+    """What a proof's inductive step depends on: a journal of another run is not reused.  The
+    spec counts by its rules, invariants and transitions (`proof_digest`, as for a stored
+    proof): a changed puzzle or example leaves a journal of hours current."""
+    from .docpages import proof_digest
+    return {"game": game.name, "spec": proof_digest(game),
             "params": sorted(game.p.param_values.items()),
             "readings": sorted(game.checker.reading_choices.items()),
             "step_timeout_ms": step_timeout_ms, "split_lengths": split_lengths,

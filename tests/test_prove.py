@@ -977,6 +977,29 @@ def test_a_journal_of_another_run_is_not_used(toy, tmp_path, monkeypatch):
     assert res["even"] == "inductive" and res["not_eight"] == "holds"
 
 
+def test_a_journal_outlives_a_changed_example_but_not_a_changed_rule(tmp_path, monkeypatch):
+    """A journal names the spec by what the proof reads (its rules, invariants and
+    transitions): an example changed since leaves it current, so a proof of hours is not
+    started again for it; a changed rule makes it another run's."""
+    text = (FIXTURES / "toy.rules").read_text("utf-8")
+    journal = tmp_path / "toy.journal"
+    (tmp_path / "a.rules").write_text(text, "utf-8")
+    first = {r.name: r.status for r in prove(load_path(tmp_path / "a.rules"), BMC_DEPTH,
+                                            TIMEOUT_MS, journal=str(journal))}
+    (tmp_path / "b.rules").write_text(text.replace("expect n == 3;", "expect n != 4;"), "utf-8")
+    checked = _paths_checked(monkeypatch)
+    said: list = []
+    again = {r.name: r.status for r in prove(load_path(tmp_path / "b.rules"), BMC_DEPTH,
+                                            TIMEOUT_MS, progress=said.append,
+                                            journal=str(journal))}
+    assert again == first and checked == []
+    assert not any("another run" in m for m in said)
+    (tmp_path / "c.rules").write_text(text.replace("m <= 8", "m <= 7"), "utf-8")
+    prove(load_path(tmp_path / "c.rules"), BMC_DEPTH, TIMEOUT_MS, progress=said.append,
+          journal=str(journal))
+    assert any("is of another run" in m for m in said) and checked
+
+
 def test_a_journal_keeps_no_time_out(toy, tmp_path, monkeypatch):
     """A path z3 timed out on is not recorded, nor does a later path that therefore left a
     candidate out count: the next run checks them again, and decides."""
