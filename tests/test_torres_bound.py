@@ -174,6 +174,19 @@ def test_bound_knows_a_column_under_the_king_cannot_be_climbed():
     assert best <= bound < 10
 
 
+def test_bound_shares_the_kings_bonus_among_the_rises_it_needs():
+    """A knight of player 0 is a move from the royal residence (area 4, a column of 2 free):
+    with 3 AP it walks beside it, steps up to level 1 (4 points) and up to level 2 (8, and the
+    bonus of phase 2, 10): 18.  Another knight stands beside a castle of area 3 it could climb
+    two levels of (3 points a level).  The bonus needs all three AP on the residence, so the
+    bound shares it among those three items (8, 5, 5) and is exact.  Put on the last rise's
+    item alone (14, beside the first rise's two halves of 2), it let the other castle's 3 + 3
+    join it: 20, and every state on the way had to be searched."""
+    board = {"w": 6, "h": 3, "height": [[0, 0, 1, 2, 1, 1], [0] * 6, [1, 2, 1, 0, 0, 0]],
+             "occupant": [[0, None, None, None, None, "king"], [0] + [None] * 5, [None] * 6]}
+    assert _bound_at(board, 0, 3, rnd=2) == (18, 18)
+
+
 @pytest.mark.parametrize("seed", range(12))
 def test_bound_is_sound_on_wider_boards(seed):
     """As above on 5 x 3 boards, where a knight may be several moves from a castle (and a block
