@@ -189,10 +189,10 @@ def test_bound_counts_the_block_that_both_widens_a_castle_and_lifts_a_knight_ont
 def test_bound_counts_the_block_or_move_that_brings_a_knight_beside_a_castle():
     """Two castles of area 3 and one level.  One knight stands beside the lower castle: a step
     up, 3 points.  The other is a move away from the square beside the upper castle: a block in
-    hand put there (the area becomes 4) and a step up make 4 points, in 2 AP.  With 2 AP the best is 4 (either
-    castle, with a block that widens it).  The bound counted the step up as one AP and the
-    block apart, so 3 + 3 = 6; the two AP of that rise are now two items of (3 + 1) / 2: at
-    most 3 + 2 = 5."""
+    hand put there (the area becomes 4) and a step up make 4 points, in 2 AP.  With 2 AP the
+    best is 4 (either castle, with a block that widens it).  The bound counted the step up as
+    one AP and the block apart, so 3 + 3 = 6; the two AP of that rise are now two items of
+    (3 + 1) / 2: at most 3 + 2 = 5."""
     board = {"w": 5, "h": 3, "height": [[0, 0, 1, 1, 1], [0] * 5, [0, 0, 1, 1, 1]],
              "occupant": [[0, None, None, None, None], [None] * 5, [None, 0, None, None, None]]}
     bound, best = _bound_at(board, 0, 2, blocks=1)
