@@ -199,6 +199,22 @@ def test_bound_counts_the_block_or_move_that_brings_a_knight_beside_a_castle():
     assert best == 4 and bound <= 5
 
 
+def test_bound_knows_pieces_on_the_ground_bar_the_way():
+    """A wall of other pieces on the ground (a knight of player 1, the king) stands between
+    player 0's knight and the only castle: no piece but player 0's moves this turn, and a knight
+    never steps onto another piece, so with 3 AP the turn scores nothing.  A bound that lets the
+    knight walk through them (two moves to the castle's side, a step up) allowed 2 points."""
+    board = {"w": 4, "h": 2, "height": [[0, 0, 0, 1], [0, 0, 0, 1]],
+             "occupant": [[0, 1, None, None], [None, "king", None, None]]}
+    assert _bound_at(board, 0, 3) == (0, 0)
+    # The king gone, the knight goes round the wall: three moves and a step up, 2 points with
+    # 4 AP, none with 3.
+    board["occupant"][1][1] = None
+    assert _bound_at(board, 0, 3) == (0, 0)
+    bound, best = _bound_at(board, 0, 4)
+    assert best == 2 and bound >= 2
+
+
 def _crowded_board(rng: random.Random, player: int) -> dict:
     """A small board whose castles (up to 5 columns of 1 to 3 blocks) often carry the other
     pieces: the king, the opponent's knights, more of the player's."""
