@@ -215,6 +215,17 @@ def test_bound_knows_pieces_on_the_ground_bar_the_way():
     assert best == 2 and bound >= 2
 
 
+def test_bound_knows_a_level_above_the_tallest_free_column_needs_a_block_too():
+    """The royal residence is two columns of one level, one under the king, three moves from
+    player 0's knight.  With 5 AP the knight walks beside it and steps up (4 AP): level 2, and
+    the bonus of phase 2 (10), would need a block on the free column and one more step, 6 AP.
+    The best turn makes 3 (a block widens the residence on the way).  The bound counted a move
+    a level once a knight stood on it, so level 2 and the bonus fitted: 16."""
+    board = {"w": 6, "h": 2, "height": [[0, 0, 0, 0, 1, 1], [0] * 6],
+             "occupant": [[0, None, None, None, "king", None], [None] * 6]}
+    assert _bound_at(board, 0, 5, blocks=1, rnd=2) == (3, 3)
+
+
 def _crowded_board(rng: random.Random, player: int) -> dict:
     """A small board whose castles (up to 5 columns of 1 to 3 blocks) often carry the other
     pieces: the king, the opponent's knights, more of the player's."""
