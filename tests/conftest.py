@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from solver.game import load_game
+from solver.prove import _holds
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -94,6 +95,6 @@ def stored_proof(game_name: str, file: str | None = None):
 
 
 def holds(game, inv, st, old=None) -> bool:
-    """Evaluate an invariant (or transition property) of the IR concretely."""
-    env = [old] + [None] * inv.frame
-    return bool(game.concrete.expr(inv.expr)(st, env))
+    """Evaluate an invariant (or transition property) of the IR concretely, as `prove` does
+    when it checks a state."""
+    return _holds(game, inv, st, old)
