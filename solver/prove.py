@@ -632,7 +632,8 @@ class Journal:
     it stopped.  A path counts only for the Houdini round it was checked in (the same
     candidates), the same case and the same action at the same place in the case's paths;
     the candidates it broke come back with their reasons.  The transition properties' paths
-    are recorded too (``"kind": "transition"``), each with the invariants it assumed.  A
+    are recorded too (``"kind": "transition"``), each with the invariants it assumed, and
+    a case whose every path held them (``"kind": "transition-case"``).  A
     path on which z3 timed out is not recorded: a time-out says more of the machine's load
     than of the rules.  Forked workers append their own lines (one short write each).  A
     line cut short by a kill is skipped."""
@@ -653,7 +654,8 @@ class Journal:
         head = _json_line(lines[0]) if lines else None
         if head is not None and head.get("journal") == key:
             self.records = [r for r in map(_json_line, lines[1:]) if r is not None]
-            paths = sum(1 for r in self.records if r.get("kind") != "case")
+            paths = sum(1 for r in self.records
+                        if r.get("kind") not in ("case", "transition-case"))
             say(f"journal {self.path}: {paths} paths recorded by a previous run")
         else:
             if lines:
@@ -705,6 +707,22 @@ class Journal:
         for at, r in self._of_case("transition", case, actions, "assumed", assumed):
             out.setdefault(at, {}).update(r.get("verdicts") or {})
         return out
+
+    def transition_case_done(self, case: int, assumed, properties) -> bool:
+        """Whether a previous run found every one of ``properties`` holding on every path of
+        ``case``, from the same ``assumed`` invariants (`record_transition_case`)."""
+        names, props = sorted(assumed), set(properties)
+        return any(r.get("kind") == "transition-case" and r.get("case") == case
+                   and r.get("assumed") == names and props <= set(r.get("properties") or ())
+                   for r in self.records)
+
+    def record_transition_case(self, case: int, assumed, properties, paths: int) -> None:
+        """Every path of ``case`` held each of ``properties``: a run that resumes does not
+        build the case again for them (building one of Torres' 4 x 4 cases takes ten
+        minutes, and the pass builds every case).  Not written when one failed, or z3 gave
+        up on one, there."""
+        self._append({"kind": "transition-case", "case": case, "assumed": sorted(assumed),
+                      "properties": sorted(properties), "paths": paths})
 
     def _of_case(self, kind: str, case: int, actions: list[str], field: str, names) -> list:
         """(path number, record) for the records of ``kind`` and ``case`` whose ``field``
@@ -1393,7 +1411,8 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
     tautology.  With ``jobs`` over 1 the paths are shared out among forked processes; why a
     property fails is said of the first path that breaks it.  A `Journal` records each
     path's decided verdicts, and gives back those a previous run decided under the same
-    assumed invariants."""
+    assumed invariants; a case where every path held every property is recorded whole, and
+    a resumed run does not build it again."""
     t = game.state_type
     fresh = dz.Fresh("t_")
     fields = _split_fields(game, split_on)
@@ -1417,6 +1436,14 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
     learned: set = set()
     hard: set = set()       # (action, property) that every invariant at once did not settle
     for ci, (S, N) in enumerate(zip(cases, after)):
+        live = [tr for tr in trans if out[tr.name][0] is True]
+        if not live:
+            break
+        if journal is not None and journal.transition_case_done(ci, names,
+                                                                [tr.name for tr in live]):
+            say(f"transitions: case {ci + 1} of {len(cases)}: every path held in a previous "
+                f"run (journal {journal.path})")
+            continue
         conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
         if any(z3.is_false(c) for cs in conj.values() for c in cs):
             continue        # no state of this case satisfies the invariants
@@ -1443,9 +1470,6 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
             conj[tr.name] = [c if k in reflexive[tr.name] else z3.BoolVal(True)
                              for k, c in enumerate(ident)]
         lengths = _seq_lengths(S)
-        live = [tr for tr in trans if out[tr.name][0] is True]
-        if not live:
-            break
         bs = [b2 for b in branches(game, S) for b2 in _split_after(game, b, fields)]
         say(f"transitions: {len(bs)} action paths, {len(live)} properties")
         done = {} if journal is None else \
@@ -1561,6 +1585,8 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                 first[n] = min(first.get(n, w), w)
         for n, (_, _, why) in first.items():
             out[n] = (False, why)
+        if journal is not None and not first:
+            journal.record_transition_case(ci, names, [tr.name for tr in live], len(bs))
     return out
 
 

@@ -914,7 +914,7 @@ def test_a_journal_lets_a_second_run_skip_the_paths_the_first_checked(toy, tmp_p
     assert "where dec() breaks it" in again["not_eight"].detail
     # A run stopped part-way: only the paths it did not record are checked.
     # (A run stopped part-way has not marked the case done either.)
-    steps = [x for x in lines if '"transition"' not in x and '"kind": "case"' not in x]
+    steps = [x for x in lines if '"transition' not in x and '"kind": "case"' not in x]
     journal.write_text("\n".join(steps[:-2]) + "\n")
     resumed = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
     assert len(checked) == 2
@@ -1112,6 +1112,41 @@ def test_a_journal_keeps_the_transition_verdicts_too(toy, tmp_path, monkeypatch)
         {n: (r.status, r.detail) for n, r in first.items()}
 
 
+def test_a_journal_lets_a_resumed_run_skip_building_a_case_whose_transitions_all_held(
+        toy, tmp_path, monkeypatch):
+    """A case whose every path held every transition property is recorded whole: the next
+    run builds no case at all (the invariants' cases are marked too).  A case where a
+    property failed is not marked, and is built again."""
+    import json
+    import solver.prove as pv
+    journal = tmp_path / "toy.journal"
+    run = dict(only=("even", "m_grows"), alone=True, journal=str(journal))
+    first = {r.name: (r.status, r.detail) for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, **run)}
+    assert first["m_grows"][0] == "inductive"
+    marks = [json.loads(x) for x in journal.read_text().splitlines()[1:]
+             if '"transition-case"' in x]
+    assert [(m["case"], m["assumed"], m["properties"]) for m in marks] == \
+        [(0, ["even"], ["m_grows"])]
+    built = []
+    real = pv.branches
+    monkeypatch.setattr(pv, "branches", lambda *a, **k: built.append(1) or real(*a, **k))
+    said = []
+    again = {r.name: (r.status, r.detail)
+             for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append, **run)}
+    assert again == first and built == []
+    assert any("every path held in a previous run" in m for m in said)
+    # n_grows fails on dec: nothing marks its case, which the next run builds again.
+    journal2 = tmp_path / "fails.journal"
+    run2 = dict(only=("even", "n_grows"), alone=True, journal=str(journal2))
+    failed = {r.name: (r.status, r.detail) for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, **run2)}
+    assert failed["n_grows"][0] != "inductive"
+    assert '"transition-case"' not in journal2.read_text()
+    built.clear()
+    assert {r.name: (r.status, r.detail)
+            for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, **run2)} == failed
+    assert built
+
+
 def test_a_journal_keeps_no_transition_time_out(tmp_path, monkeypatch):
     """A transition path z3 gave up on is not recorded: the next run checks it again, and
     proves the property (stacks.rules' never_lost, a count over a pushed stack)."""
@@ -1122,7 +1157,7 @@ def test_a_journal_keeps_no_transition_time_out(tmp_path, monkeypatch):
     run = dict(split_lengths=True, journal=str(journal))
     prove(game, 1, TIMEOUT_MS, **run)
     lines = journal.read_text().splitlines()
-    journal.write_text("\n".join(x for x in lines if '"transition"' not in x) + "\n")
+    journal.write_text("\n".join(x for x in lines if '"transition' not in x) + "\n")
 
     def gives_up(*a, **k):
         raise Unknown("time-out")
@@ -1158,7 +1193,7 @@ def test_with_a_journal_a_transition_z3_gave_up_on_is_still_checked_on_later_pat
     run = dict(split_lengths=True, journal=str(journal))
     prove(game, 1, TIMEOUT_MS, **run)           # Houdini's paths, journalled
     lines = journal.read_text().splitlines()
-    journal.write_text("\n".join(x for x in lines if '"transition"' not in x) + "\n")
+    journal.write_text("\n".join(x for x in lines if '"transition' not in x) + "\n")
     real_check, real_step = pv._check_assume, pv._step_each
     calls = {"check": 0, "step": 0}
 
