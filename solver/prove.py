@@ -718,9 +718,9 @@ class Journal:
 
     def record_transition_case(self, case: int, assumed, properties, paths: int) -> None:
         """Every path of ``case`` held each of ``properties``: a run that resumes does not
-        build the case again for them (building one of Torres' 4 x 4 cases takes ten
-        minutes, and the pass builds every case).  Not written when one failed, or z3 gave
-        up on one, there."""
+        build the case again for them (on a large board a case takes minutes to build, and
+        the pass builds every case).  Not written when one failed, or z3 gave up on one,
+        there."""
         self._append({"kind": "transition-case", "case": case, "assumed": sorted(assumed),
                       "properties": sorted(properties), "paths": paths})
 
