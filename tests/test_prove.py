@@ -896,6 +896,15 @@ def _paths_checked(monkeypatch, by_round=False) -> list:
     return checked
 
 
+def _builds(monkeypatch) -> list:
+    """One entry for each time the prover builds a case's action paths from now on."""
+    import solver.prove as pv
+    built: list = []
+    real = pv.branches
+    monkeypatch.setattr(pv, "branches", lambda *a, **k: built.append(1) or real(*a, **k))
+    return built
+
+
 def test_a_journal_lets_a_second_run_skip_the_paths_the_first_checked(toy, tmp_path,
                                                                       monkeypatch):
     journal = tmp_path / "toy.journal"
@@ -928,7 +937,6 @@ def test_a_journal_lets_a_resumed_run_skip_building_a_case_whose_paths_all_held(
     not build it.  A round where a candidate fell records nothing of the kind, so that
     round's case is built again (and its paths come from the journal)."""
     import json
-    import solver.prove as pv
     journal = tmp_path / "toy.journal"
     alone = {r.name: (r.status, r.detail)
              for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, only=("even",), alone=True,
@@ -938,9 +946,7 @@ def test_a_journal_lets_a_resumed_run_skip_building_a_case_whose_paths_all_held(
              if '"kind": "case"' in x]
     assert [(c["case"], c["candidates"]) for c in cases] == [(0, ["even"])]
     assert cases[0]["paths"] > 0
-    built = []
-    real = pv.branches
-    monkeypatch.setattr(pv, "branches", lambda *a, **k: built.append(1) or real(*a, **k))
+    built = _builds(monkeypatch)
     said = []
     again = {r.name: (r.status, r.detail)
              for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, only=("even",), alone=True,
@@ -1118,7 +1124,6 @@ def test_a_journal_lets_a_resumed_run_skip_building_a_case_whose_transitions_all
     run builds no case at all (the invariants' cases are marked too).  A case where a
     property failed is not marked, and is built again."""
     import json
-    import solver.prove as pv
     journal = tmp_path / "toy.journal"
     run = dict(only=("even", "m_grows"), alone=True, journal=str(journal))
     first = {r.name: (r.status, r.detail) for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, **run)}
@@ -1127,9 +1132,7 @@ def test_a_journal_lets_a_resumed_run_skip_building_a_case_whose_transitions_all
              if '"transition-case"' in x]
     assert [(m["case"], m["assumed"], m["properties"]) for m in marks] == \
         [(0, ["even"], ["m_grows"])]
-    built = []
-    real = pv.branches
-    monkeypatch.setattr(pv, "branches", lambda *a, **k: built.append(1) or real(*a, **k))
+    built = _builds(monkeypatch)
     said = []
     again = {r.name: (r.status, r.detail)
              for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append, **run)}
