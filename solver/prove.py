@@ -1435,18 +1435,14 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
     split_memo: dict = {}
     learned: set = set()
     hard: set = set()       # (action, property) that every invariant at once did not settle
-    for ci, (S, N) in enumerate(zip(cases, after)):
-        live = [tr for tr in trans if out[tr.name][0] is True]
-        if not live:
-            break
-        if journal is not None and journal.transition_case_done(ci, names,
-                                                                [tr.name for tr in live]):
-            say(f"transitions: case {ci + 1} of {len(cases)}: every path held in a previous "
-                f"run (journal {journal.path})")
-            continue
+    def prepare(ci: int):
+        """Case ``ci``'s invariant conjuncts, each property's template over (case, copy) and
+        which of its conjuncts are reflexive, and the action paths; None when no state of
+        the case satisfies the invariants."""
+        S, N = cases[ci], after[ci]
         conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
         if any(z3.is_false(c) for cs in conj.values() for c in cs):
-            continue        # no state of this case satisfies the invariants
+            return None
         memo: dict[int, tuple] = {}
         readers, _ = _readers(conj, memo)
         template = {tr.name: _conjuncts(_sym_inv(game, tr, N, old=S)) for tr in trans}
@@ -1469,9 +1465,39 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                                   if _valid(c, fresh.constraints)}
             conj[tr.name] = [c if k in reflexive[tr.name] else z3.BoolVal(True)
                              for k, c in enumerate(ident)]
-        lengths = _seq_lengths(S)
         bs = [b2 for b in branches(game, S) for b2 in _split_after(game, b, fields)]
-        say(f"transitions: {len(bs)} action paths, {len(live)} properties")
+        return conj, memo, readers, template, reflexive, n_leaves, bs
+
+    def done_before(ci: int, live: list) -> bool:
+        return journal is not None and journal.transition_case_done(
+            ci, names, [tr.name for tr in live])
+
+    def prepare_next(ci: int, live: list):
+        """What prepares, in `ready`, the next case after ``ci`` the pass will check (one a
+        previous run did not finish); None when there is none.  Run in the parent while the
+        workers check case ``ci``: building a case's paths takes one core minutes (ten for
+        a Torres 4x4 case), with the other cores idle."""
+        for cj in range(ci + 1, len(cases)):
+            if not done_before(cj, live):
+                return lambda cj=cj: ready.setdefault(cj, prepare(cj))
+        return None
+
+    ready: dict[int, tuple | None] = {}
+    for ci, (S, N) in enumerate(zip(cases, after)):
+        live = [tr for tr in trans if out[tr.name][0] is True]
+        if not live:
+            break
+        if done_before(ci, live):
+            say(f"transitions: case {ci + 1} of {len(cases)}: every path held in a previous "
+                f"run (journal {journal.path})")
+            continue
+        prepared = ready.pop(ci) if ci in ready else prepare(ci)
+        if prepared is None:
+            continue        # no state of this case satisfies the invariants
+        conj, memo, readers, template, reflexive, n_leaves, bs = prepared
+        lengths = _seq_lengths(S)
+        say(f"transitions: {len(bs)} action paths, {len(live)} properties"
+            + (f" (case {ci + 1} of {len(cases)})" if len(cases) > 1 else ""))
         done = {} if journal is None else \
             journal.transitions_checked(ci, [b.action for b in bs], names)
         if done:
@@ -1490,7 +1516,7 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
             whole.add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
             for count, (at, b) in enumerate(share, 1):
                 if count % 100 == 0:
-                    say(f"transitions: {count} of {len(share)} paths checked")
+                    say(f"transitions: {count} paths checked")
                 # What a previous run decided on this path; a path decided whole is skipped.
                 prior = {tr.name: done[at][tr.name] for tr in live
                          if tr.name in done.get(at, {})}
@@ -1576,7 +1602,7 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                     **{n: (0, *w) for n, w in failed.items()}}
         paths = list(enumerate(bs))
         if jobs > 1:
-            parts = _forked(check_share, [paths[j::jobs] for j in range(jobs)], say)
+            parts = _forked(check_share, _pulled(paths, jobs), say, prepare_next(ci, live))
         else:
             parts = [check_share(paths)]
         first: dict[str, tuple] = {}

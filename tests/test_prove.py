@@ -879,6 +879,33 @@ def test_the_parent_builds_the_next_case_while_the_workers_check_this_one():
     assert P._forked(work, [[1], [2]], lambda m: None, meanwhile=built.set) == [True, True]
 
 
+def test_the_transition_pass_builds_its_next_case_while_the_workers_check_this_one(
+        toy, monkeypatch):
+    """With ``jobs`` over 1 the transition pass, as Houdini does, hands `_forked` what builds
+    its next case, to run in the parent while the workers check this one.  Split over n's
+    eleven values, toy's pass checks eleven cases: each is built once (as many builds as one
+    process makes), every case but the last comes with the next one's build, and the verdicts
+    are one process's, n_grows failing on dec with m_grows checked on to the end."""
+    import solver.prove as P
+    run = dict(only=("even", "m_grows", "n_grows"), alone=True, split_on=("n",))
+    built = _builds(monkeypatch)
+    one = {r.name: (r.status, r.detail) for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, **run)}
+    alone = len(built)
+    real, handed = P._forked, []
+
+    def spy(fn, shares, say, meanwhile=None):
+        if fn.__name__ == "check_share":
+            handed.append(meanwhile is not None)
+        return real(fn, shares, say, meanwhile)
+    monkeypatch.setattr(P, "_forked", spy)
+    built.clear()
+    two = {r.name: (r.status, r.detail)
+           for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, jobs=2, **run)}
+    assert two == one and one["n_grows"][0] == "refuted" and one["m_grows"][0] == "inductive"
+    assert len(built) == alone
+    assert handed == [True] * 10 + [False]
+
+
 def _paths_checked(monkeypatch, by_round=False) -> list:
     """The action paths the inductive step checks from now on (not those a journal gave):
     one flat list, or with `by_round` the actions each call checks, a list a call."""
