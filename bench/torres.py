@@ -13,9 +13,25 @@ import time
 from solver.codec import to_json
 from solver.game import load_game
 from solver.puzzles import solve
+from solver.types import IntT, MapT
 
 GAME = "torres"
 TARGETS = {"destinations_ms": 5.0, "best_turn_s": 2.0}
+
+
+def play_until(g, rng: random.Random, stop, steps: int):
+    """The first state of a random playout (each move drawn by ``rng`` among the legal ones)
+    that ``stop`` accepts within ``steps`` moves; None when the game ends or the moves run out
+    first."""
+    st = g.initial()
+    for _ in range(steps):
+        if stop(st):
+            return st
+        moves = g.legal(st)
+        if not moves:
+            return None
+        st = rng.choice(moves)[1]
+    return None
 
 
 def boards(seed: int, n: int) -> list[dict]:
@@ -27,20 +43,12 @@ def boards(seed: int, n: int) -> list[dict]:
     while len(out) < n and i < 10 * n:
         rng = random.Random(f"{seed}-torres-{i}")
         i += 1
-        st = g.initial()
-        for _ in range(2000):
-            if st[fi["phase"]] == 2 and st[fi["round"]] == 2:
-                break
-            moves = g.legal(st)
-            if not moves:
-                break
-            _, st, _ = rng.choice(moves)
-        else:
+        st = play_until(g, rng, lambda st: st[fi["phase"]] == 2 and st[fi["round"]] == 2,
+                        2000)
+        if st is None:
             continue
         t = {f.name: f.type for f in g.p.state}
-        height = to_json(__import__("solver.types", fromlist=["MapT"]).MapT(
-            g.p.types["Sq"], __import__("solver.types", fromlist=["IntT"]).IntT(0, 16)),
-            st[fi["height"]])
+        height = to_json(MapT(g.p.types["Sq"], IntT(0, 16)), st[fi["height"]])
         occ = to_json(t["occupant"], st[fi["occupant"]])
         turn = st[fi["turn"]]
         knights = [[x, y] for y, row in enumerate(occ) for x, o in enumerate(row) if o == turn]

@@ -38,6 +38,7 @@ from solver.errors import InputError, RulebookError  # noqa: E402
 from solver.game import Game, load_game, load_path  # noqa: E402
 from solver.prove import _holds as holds  # noqa: E402  (an invariant in a state, concretely)
 from solver.types import finite  # noqa: E402
+from torres import play_until  # noqa: E402  (bench/torres.py, beside this file)
 
 BLOCKS = 92
 
@@ -48,14 +49,10 @@ def mid_game(g: Game, rng: random.Random):
     fi = g.field_index
     stage = g.p.state[fi["stage"]].type.members
     while True:
-        st = g.initial()
-        for _ in range(3000):
-            if st[fi["phase"]] == 2 and stage[st[fi["stage"]]] == "playing":
-                return st
-            moves = g.legal(st)
-            if not moves:
-                break
-            st = rng.choice(moves)[1]
+        st = play_until(g, rng, lambda st: st[fi["phase"]] == 2
+                        and stage[st[fi["stage"]]] == "playing", 3000)
+        if st is not None:
+            return st
 
 
 def _castles(squares: list, built: list) -> list[list[int]]:
