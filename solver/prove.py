@@ -501,13 +501,20 @@ def _build_next(cases: list, ci: int, candidates, journal):
     """What builds the paths of the next case after ``ci`` that this round will check (not
     assumed away, not built yet, not done by a previous run), in place; None when there is
     none."""
-    for cj in range(ci + 1, len(cases)):
-        _, _, work, _, _, falsified, build, _ = cases[cj]
-        if falsified & set(candidates) or work or (
-                journal is not None and journal.case_done(cj, candidates)):
-            continue
-        return lambda work=work, build=build: work.extend(build())
-    return None
+    def skip(cj):
+        _, _, work, _, _, falsified, _, _ = cases[cj]
+        return bool(falsified & set(candidates) or work or (
+            journal is not None and journal.case_done(cj, candidates)))
+    cj = _next_case(len(cases), ci, skip)
+    if cj is None:
+        return None
+    _, _, work, _, _, _, build, _ = cases[cj]
+    return lambda: work.extend(build())
+
+
+def _next_case(n: int, ci: int, skip) -> int | None:
+    """The first of the ``n`` cases after ``ci`` that ``skip`` does not rule out, or None."""
+    return next((cj for cj in range(ci + 1, n) if not skip(cj)), None)
 
 
 def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, split, timeout_ms,
@@ -1475,12 +1482,10 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
     def prepare_next(ci: int, live: list):
         """What prepares, in `ready`, the next case after ``ci`` the pass will check (one a
         previous run did not finish); None when there is none.  Run in the parent while the
-        workers check case ``ci``: building a case's paths takes one core minutes (ten for
-        a Torres 4x4 case), with the other cores idle."""
-        for cj in range(ci + 1, len(cases)):
-            if not done_before(cj, live):
-                return lambda cj=cj: ready.setdefault(cj, prepare(cj))
-        return None
+        workers check case ``ci``: building a large case's paths takes one core minutes,
+        with the other cores idle."""
+        cj = _next_case(len(cases), ci, lambda cj: done_before(cj, live))
+        return None if cj is None else lambda: ready.setdefault(cj, prepare(cj))
 
     ready: dict[int, tuple | None] = {}
     for ci, (S, N) in enumerate(zip(cases, after)):
