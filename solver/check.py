@@ -11,6 +11,7 @@ from pathlib import Path
 from lark import Token, Tree
 
 from . import ir
+from . import regions
 from .errors import Span, SpecError
 from .irwalk import LEAVES, NOT_IR
 from .resources import spec_dir
@@ -1647,6 +1648,31 @@ def _b_abs(ck, t, args_t, sc, want):
     return ir.Builtin(IntT(lo, m), ck._span(t), "abs", (a,))
 
 
+def _b_grid_region(ck, t, sc, name):
+    ok = ck.expr(t, sc)
+    if not regions.is_grid_region(ok.type):
+        raise ck.err(t, f"{name} needs a map from grid squares (a record of two integer fields) "
+                        f"to bool, not {ok.type}")
+    return ok
+
+
+def _b_component(ck, t, args_t, sc, want):
+    if len(args_t) != 2:
+        raise ck.err(t, "component takes a square and a region: component(seed, ok)")
+    ok = _b_grid_region(ck, args_t[1], sc, "component")
+    seed = ck.expr(args_t[0], sc)
+    if seed.type != ok.type.key:
+        raise ck.err(args_t[0], f"component's seed must be a {ok.type.key}, not {seed.type}")
+    return ir.Builtin(ok.type, ck._span(t), "component", (seed, ok))
+
+
+def _b_components(ck, t, args_t, sc, want):
+    if len(args_t) != 1:
+        raise ck.err(t, "components takes one region: components(ok)")
+    ok = _b_grid_region(ck, args_t[0], sc, "components")
+    return ir.Builtin(IntT(0, finite(ok.type.key).size), ck._span(t), "components", (ok,))
+
+
 def _b_subbags(ck, t, args_t, sc, want):
     raise ck.err(t, "`subbags(...)` is only a domain of `choose`")
 
@@ -1664,6 +1690,8 @@ BUILTINS = {
     "least": _b_minmax("least"),
     "most": _b_minmax("most"),
     "abs": _b_abs,
+    "component": _b_component,
+    "components": _b_components,
     "subbags": _b_subbags,
 }
 

@@ -533,6 +533,8 @@ class _Gen:
                 return f"({b} if {b} > {a} else {a})"
             case "abs":
                 return f"abs({self.gen(e.args[0], out)})"
+            case "component" | "components":
+                return self.external(self.comp._closure(e), e, out)
         raise AssertionError(name)
 
     def member(self, e: ir.Member, out: list) -> str:

@@ -31,7 +31,9 @@ _BUILTIN_NOUN = {
     "pop": "{0} without its top", "pop_bottom": "{0} without its bottom",
     "size": "the size of {0}", "old": "the previous {0}",
     "least": "the lesser of {0} and {1}", "most": "the greater of {0} and {1}",
-    "abs": "the absolute value of {0}", "subbags": "the sub-collections of {0}",
+    "abs": "the absolute value of {0}",
+    "component": "the squares of {1} connected to {0} through squares of {1}",
+    "components": "the number of connected parts of {0}", "subbags": "the sub-collections of {0}",
 }
 
 

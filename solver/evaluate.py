@@ -23,6 +23,7 @@ from . import fixinc
 from . import ir
 from . import irwalk
 from . import linear
+from . import regions
 from .errors import EvalError
 from .irwalk import nodes
 from .types import (BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, Type, default,
@@ -712,6 +713,18 @@ class Compiler:
                     a = f0(st, env)
                     return abs(a) if not dz.is_sym(a) else z3.If(a >= 0, a, -a)
                 return ab
+            case "component":
+                kt, f1 = e.type.key, fs[1]
+                if not sym:
+                    return lambda st, env: regions.component_of(kt, f0(st, env), f1(st, env))
+                return lambda st, env: regions.component(kt, f0(st, env), f1(st, env),
+                                                         _simplified, _identical)
+            case "components":
+                kt = e.args[0].type.key
+                if not sym:
+                    return lambda st, env: regions.count_of(kt, f0(st, env))
+                return lambda st, env: regions.components(kt, f0(st, env), _simplified,
+                                                          _identical)
         raise AssertionError(name)
 
     # ---- domains and quantifiers -------------------------------------------------------

@@ -27,7 +27,7 @@ _DECLARES = {
     "check": Name.Label, "input": Name.Variable,
 }
 _BUILTINS = ("len", "top", "bottom", "push", "push_bottom", "pop", "pop_bottom", "size", "old",
-             "least", "most", "abs", "subbags")
+             "least", "most", "abs", "subbags", "component", "components")
 
 
 def grammar_keywords() -> list[str]:

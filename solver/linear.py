@@ -953,9 +953,13 @@ def _applied(key: tuple, label: str, t, args: list):
                              for f in fs]))
 
 
+# The builtins that are fixpoints too (solver/regions.py: a flood, a count of floods).
+REGIONS = ("component", "components")
+
+
 def computes_fixpoint(node, cache: dict) -> bool:
-    """Whether an IR subtree computes a `fix` (in itself or in a def it calls); ``cache`` is
-    keyed by node id and keeps the node alive."""
+    """Whether an IR subtree computes a `fix` or a region builtin (in itself or in a def it
+    calls); ``cache`` is keyed by node id and keeps the node alive."""
     if isinstance(node, tuple):
         return any(computes_fixpoint(x, cache) for x in node)
     if not hasattr(node, "__dataclass_fields__") or isinstance(node, (ir.Const, ir.Text)):
@@ -963,9 +967,9 @@ def computes_fixpoint(node, cache: dict) -> bool:
     hit = cache.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    r = isinstance(node, ir.Fix) or any(
-        computes_fixpoint(getattr(node, f), cache)
-        for f in node.__dataclass_fields__ if f not in ("type", "span"))
+    r = isinstance(node, ir.Fix) or (isinstance(node, ir.Builtin) and node.name in REGIONS) \
+        or any(computes_fixpoint(getattr(node, f), cache)
+               for f in node.__dataclass_fields__ if f not in ("type", "span"))
     cache[id(node)] = (node, r)
     return r
 
