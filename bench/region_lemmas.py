@@ -16,7 +16,7 @@ column of a component is no lower than any of its columns.  Only instances that 
 changed square's neighbours are added (the seeds: every square), so a step stays local.
 
     check   every fact, on concrete sets: all 512 sets of a 3 x 3 board and every q, then
-            random sets of an 8 x 8 board; components by breadth-first search.  Evidence
+            random sets of an 8 x 8 board; components by a graph search.  Evidence
             that the facts are true (they are also easy to prove on paper), not a proof.
     step    the inductive steps on a w x w board, from these facts alone: `place` on s keeps
             `height_within_area` and `castles_never_merge`; the card that moves a block from
@@ -44,6 +44,8 @@ import random
 import time
 
 import z3
+
+from solver.regions import labels
 
 
 def board(w: int) -> list[list[int]]:
@@ -154,27 +156,10 @@ class Lemmas:
 
 # ---- check: the facts on concrete sets ------------------------------------------------------
 
-def components(nb: list[list[int]], ok: list[bool]) -> list[int]:
-    """Each square's component number (-1 outside the set), by breadth-first search."""
-    label = [-1] * len(nb)
-    k = 0
-    for a in range(len(nb)):
-        if ok[a] and label[a] < 0:
-            label[a], todo = k, [a]
-            while todo:
-                u = todo.pop()
-                for v in nb[u]:
-                    if ok[v] and label[v] < 0:
-                        label[v] = k
-                        todo.append(v)
-            k += 1
-    return label
-
-
 def _concrete(r: Region, nb, height) -> list:
     """The values of r's unknowns, as z3 equations, from a search of its set."""
     ok = [z3.is_true(z3.simplify(b)) for b in r.ok]
-    label = components(nb, ok)
+    label = labels(nb, ok)
     size = [label.count(label[a]) if label[a] >= 0 else 0 for a in range(len(nb))]
     top = [max((height[b] for b in range(len(nb)) if label[b] == label[a]), default=0)
            if label[a] >= 0 else 0 for a in range(len(nb))]

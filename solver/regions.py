@@ -65,14 +65,20 @@ def component_of(t: RecordT, seed, ok: tuple) -> tuple:
     return tuple(x == 0 for x in label)
 
 
-def count_of(t: RecordT, ok: tuple) -> int:
-    """`components(ok)` on concrete values."""
-    nb, label, k = neighbours(t), [-1] * len(ok), 0
+def labels(nb, ok) -> list[int]:
+    """Each square's component number, 0, 1, ... in order of first squares (-1 outside
+    ``ok``), on any graph: ``nb[i]`` the neighbours of square i."""
+    label, k = [-1] * len(ok), 0
     for i, b in enumerate(ok):
         if b and label[i] < 0:
             _search(nb, ok, i, label, k)
             k += 1
-    return k
+    return label
+
+
+def count_of(t: RecordT, ok: tuple) -> int:
+    """`components(ok)` on concrete values."""
+    return max(labels(neighbours(t), ok), default=-1) + 1
 
 
 def _concrete(vals) -> bool:
@@ -91,11 +97,12 @@ def component(t: RecordT, seed, ok: tuple, simplified, identical) -> tuple:
         r = tuple(ok[j] if j == i else False for j in range(len(ok)))
     else:
         o = dz.ordinal(t, seed)
-        r = tuple(_and(o == j, ok[j]) for j in range(len(ok)))
+        r = tuple(dz.all_((o == j, ok[j])) for j in range(len(ok)))
     r = simplified(r)
     for _ in range(len(ok)):
         nxt = simplified(tuple(
-            _or(r[j], _and(ok[j], _or(*[r[v] for v in nb[j]]))) for j in range(len(ok))))
+            dz.any_((r[j], dz.all_((ok[j], dz.any_(r[v] for v in nb[j])))))
+            for j in range(len(ok))))
         if identical(nxt, r):
             break
         r = nxt
@@ -111,34 +118,10 @@ def components(t: RecordT, ok: tuple, simplified, identical):
         if ok[i] is False:
             continue
         c = component(t, v, ok, simplified, identical)
-        first = _and(ok[i], *[_not(c[j]) for j in range(i)])
+        first = dz.all_((ok[i], *[dz.not_(c[j]) for j in range(i)]))
         if first is True:
             known += 1
         elif first is not False:
             terms.append(z3.If(first, 1, 0))
     return known + z3.Sum(terms) if terms else known
-
-
-def _or(*xs):
-    out = []
-    for x in xs:
-        if x is True:
-            return True
-        if x is not False:
-            out.append(x)
-    return False if not out else out[0] if len(out) == 1 else z3.Or(out)
-
-
-def _and(*xs):
-    out = []
-    for x in xs:
-        if x is False:
-            return False
-        if x is not True:
-            out.append(x)
-    return True if not out else out[0] if len(out) == 1 else z3.And(out)
-
-
-def _not(x):
-    return (not x) if isinstance(x, bool) else z3.Not(x)
 

@@ -28,7 +28,7 @@ def test_the_components_search_counts_a_known_board():
     nb = rl.board(3)
     # By index y * 3 + x: row 0 whole and the centre (one component), the far corners (two).
     ok = [True, True, True, False, True, False, True, False, True]
-    label = rl.components(nb, ok)
+    label = rl.labels(nb, ok)
     assert len({x for x in label if x >= 0}) == 3
     assert label.count(-1) == 3
 
