@@ -81,15 +81,11 @@ def count_of(t: RecordT, ok: tuple) -> int:
     return max(labels(neighbours(t), ok), default=-1) + 1
 
 
-def _concrete(vals) -> bool:
-    return all(not dz.is_sym(x) for x in vals)
-
-
 def component(t: RecordT, seed, ok: tuple, simplified, identical) -> tuple:
     """`component(seed, ok)`, concrete or symbolic (``simplified``/``identical``: the
     evaluator's, so that an unrolled flood stops as a `fix` does)."""
     seed_concrete = dz.is_concrete(seed)
-    if seed_concrete and _concrete(ok):
+    if seed_concrete and dz.is_concrete(ok):
         return component_of(t, seed, tuple(bool(b) for b in ok))
     nb = neighbours(t)
     if seed_concrete:
@@ -111,7 +107,7 @@ def component(t: RecordT, seed, ok: tuple, simplified, identical) -> tuple:
 
 def components(t: RecordT, ok: tuple, simplified, identical):
     """`components(ok)`, concrete or symbolic."""
-    if _concrete(ok):
+    if dz.is_concrete(ok):
         return count_of(t, tuple(bool(b) for b in ok))
     known, terms = 0, []
     for i, v in enumerate(finite(t).values):
