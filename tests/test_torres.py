@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import golden, run_cli
-from solver.errors import EvalError, InputError
+from solver.errors import InputError
 from solver.examples import run_examples
 from solver.game import load_game
 from solver.puzzles import solve
@@ -452,15 +452,12 @@ def test_relocating_a_block_may_not_leave_its_castle_taller_than_its_area():
     assert after[fi["height"]] != st[fi["height"]]
 
 
-@pytest.mark.xfail(strict=True, raises=EvalError, reason=(
-    "known bug, not yet mended: area_with counts a castle once for each side of s it touches "
-    "(1 + 4 x 39 here), outside its declared 0..65; the fix moves the stored proofs' digest, "
-    "so it waits for the next spec revision and their refresh (README, Known bug)"))
 @pytest.mark.parametrize("backend", ["search", "z3"])
 def test_a_hole_in_a_large_castle_takes_a_block(backend):
     """A castle of area 39 (rows 0-4, one level, but for the hole (3, 2)): a block may go in
     the hole, which joins no other castle, and its column (1) is within the area.  Legal and
-    not far-fetched: an area over 16 with a square touching it on every side overflows."""
+    not far-fetched.  area_with once summed the areas beside the square, a castle once per
+    side (1 + 4 x 39 here), and stopped with a range error outside 0..65."""
     height = [[1 if y < 5 and (x, y) != (3, 2) else 0 for x in range(8)] for y in range(8)]
     occupant = [[None] * 8 for _ in range(8)]
     occupant[0][0] = 0
