@@ -221,7 +221,7 @@ def test_index_error_has_its_span(errors_game):
 # the timings).  `top_gains` is a `largest`, whose closure sorts the items these defs give.
 HOT = ["turn_bound", "single_rises", "double_rises",
        "cap_level", "approach", "moves_to", "best_level", "royal", "bonus", "area", "rep",
-       "castle", "flood", "tallest_free"]
+       "castle", "built", "tallest_free"]
 
 
 def _body(e):
@@ -244,18 +244,19 @@ def test_hot_defs_are_generated(name):
 def _fix_of(game, text, bindings):
     e, _, _ = _checked(game, text, bindings)
     body = _body(e)
-    while isinstance(body, ir.Call):        # castle(s) is flood(s, ...)
+    while isinstance(body, ir.Call):        # a def that calls the def holding the fix
         body = body.body
     assert isinstance(body, ir.Fix)
     return body
 
 
 def test_fixpoints_are_inline():
-    """The flood of castle is a loop of the generated code, reads recorded; moves_to, a
-    shortest-path relaxation, is solved at once (fixinc.min_plus), called from it."""
+    """The flood of passage (a knight's way inside a castle) is a loop of the generated code,
+    reads recorded; moves_to, a shortest-path relaxation, is solved at once
+    (fixinc.min_plus), called from it."""
     from solver import fixinc
     game = load_game("torres")
-    body = _fix_of(game, "castle(s)", {"s": game.p.types["Sq"]})
+    body = _fix_of(game, "passage(a, k)", {"a": game.p.types["Sq"], "k": IntT(0, 16)})
     src = codegen.source_of(Compiler(False, game.state_type).expr(body))
     assert "while True:" in src and ".add(" in src, src
     body = _fix_of(game, "moves_to(p)", {"p": game.p.types["Player"]})
