@@ -112,6 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
                    "(a flood) over symbolic values as uninterpreted functions of what it reads: "
                    "a step that floods a large board then builds, and proves what does not "
                    "depend on the floods (the rest is left to bounded model checking)")
+    p.add_argument("--region-facts", action="store_true",
+                   help="in the inductive step, read component(seed, ok) and components(ok) "
+                   "as unknowns with the facts of connected regions (a component is an "
+                   "equivalence class of one size; adding or taking out one square changes "
+                   "the components around it only), instantiated where two sets differ by "
+                   "one square; other fixpoints as with --opaque-fix")
     p.add_argument("--jobs", type=_jobs, default=1, metavar="N",
                    help="check the inductive step's paths in N processes at once (default 1); "
                    "the verdicts are the same, only the time changes")
@@ -374,7 +380,7 @@ def cmd_prove(args) -> int:
     res = prove(g, args.depth, int(args.timeout * 1000), only,
                 None if args.json else _progress, int(args.step_timeout * 1000),
                 args.split_lengths, args.exact_reals, tuple(args.split_on), args.jobs,
-                args.journal, args.opaque_fix, args.alone)
+                args.journal, args.opaque_fix, args.alone, args.region_facts)
     if args.json:
         print(json.dumps({"game": g.name, "seconds": round(time.perf_counter() - t0, 2),
                           "results": [r.as_json() for r in res]}))

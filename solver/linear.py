@@ -30,6 +30,7 @@ import z3
 from z3.z3 import _to_expr_ref as _expr_ref
 
 from . import domains as dz
+from . import regionfacts
 from . import fixinc, ir
 from .irwalk import nodes
 from .types import BagT, BoolT, EnumT, IntT, MapT, RealT, RecordT, SetT, finite
@@ -974,6 +975,22 @@ def computes_fixpoint(node, cache: dict) -> bool:
     return r
 
 
+def _computes_fix(node, cache: dict) -> bool:
+    """Whether an IR subtree computes a `fix` (in itself or in a def it calls)."""
+    if isinstance(node, tuple):
+        return any(_computes_fix(x, cache) for x in node)
+    if not hasattr(node, "__dataclass_fields__") or isinstance(node, (ir.Const, ir.Text)):
+        return False
+    hit = cache.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    r = isinstance(node, ir.Fix) or any(
+        _computes_fix(getattr(node, f), cache)
+        for f in node.__dataclass_fields__ if f not in ("type", "span"))
+    cache[id(node)] = (node, r)
+    return r
+
+
 def opaque_node(e: ir.Expr, f):
     """``f``, the compiled ``e`` (an expression that computes a fixpoint), read within
     `opaque_fixes` as uninterpreted functions of what ``e`` reads (its free locals, a def's
@@ -983,12 +1000,15 @@ def opaque_node(e: ir.Expr, f):
     inputs = _inputs(e)
     if inputs is None or _leaf_sorts(e.type) is None:
         return f
+    # Under `regionfacts`, what computes a fixpoint only through a region builtin is computed,
+    # the builtin giving its region's unknowns.
+    proper = _computes_fix(e, {})
     sp = e.span
     key = ("node", sp.file, sp.line, sp.col, sp.end_line, sp.end_col, type(e).__name__)
     label = f"{type(e).__name__.lower()}@{sp.line}:{sp.col}"
 
     def opaque(st, env):
-        if not _OPAQUE_FIX[0]:
+        if not _OPAQUE_FIX[0] or (not proper and regionfacts.on()):
             return f(st, env)
         args = _arguments(inputs, st, env)
         if not args or _all_concrete(args):
@@ -1060,6 +1080,83 @@ def decide_symbolic(rows, active, name: str):
 
 
 def side_conditions(solver, assumptions=()) -> list:
+    """The side conditions of every `exists real` literal that the solver's formula (or the
+    assumptions) mentions, not yet added to it; under `regionfacts`, the facts of the regions
+    it mentions."""
+    if regionfacts.on():
+        return _region_facts(solver, assumptions) + side_conditions_real(solver, assumptions)
+    return side_conditions_real(solver, assumptions)
+
+
+def _region_facts(solver, assumptions) -> list:
+    """The facts of the regions whose unknowns the solver's formula or the assumptions
+    mention (regionfacts.facts_for), once per solver scope and set of regions.  The walk is
+    over raw z3 ASTs (wrapping each node costs more than the rest), and what the solver's
+    first assertions mention is remembered on it: a step's queries share them."""
+    from z3 import z3core as C
+    ctx = getattr(solver, "ctx", None) or z3.main_ctx()
+    ref = ctx.ref()
+    app_kind = z3.Z3_APP_AST
+
+    def walk(asts, seen, found):
+        stack = list(asts)
+        while stack:
+            a = stack.pop()
+            i = C.Z3_get_ast_id(ref, a)
+            if i in seen:
+                continue
+            seen.add(i)
+            if C.Z3_get_ast_kind(ref, a) != app_kind:
+                continue
+            app = C.Z3_to_app(ref, a)
+            n = C.Z3_get_app_num_args(ref, app)
+            if not n:
+                continue
+            args = [C.Z3_get_app_arg(ref, app, k) for k in range(n)]
+            nb = regionfacts.family(C.Z3_get_ast_id(ref, C.Z3_get_app_decl(ref, app)))
+            if nb is not None:
+                found.add(regionfacts.mentioned(
+                    tuple(C.Z3_get_ast_id(ref, x) for x in args),
+                    lambda: tuple(_expr_ref(x, ctx) for x in args), nb))
+            stack.extend(args)
+
+    held = solver.assertions()
+    ids = [held[k].get_id() for k in range(len(held))]
+    memo = getattr(solver, "_rulebook_walk", None)
+    if memo is None or memo[0] != ids[:len(memo[0])]:
+        # The first assertions (those outside any scope): walked once.
+        base = solver.num_scopes() == 0 if hasattr(solver, "num_scopes") else False
+        if base:
+            memo = (ids, set(), set())
+            walk([held[k].as_ast() for k in range(len(held))], memo[1], memo[2])
+            try:
+                solver._rulebook_walk = memo
+            except AttributeError:
+                pass
+        else:
+            memo = ([], set(), set())
+    seen, found = set(memo[1]), set(memo[2])
+    rest = [held[k].as_ast() for k in range(len(memo[0]), len(held))]
+    rest += [a.as_ast() for a in assumptions if dz.is_sym(a)]
+    walk(rest, seen, found)
+    if not found:
+        return []
+    key = tuple(sorted(str(r.tag) for r in found))
+    done = getattr(solver, "_rulebook_regions", None)
+    if done is None:
+        done = set()
+        try:
+            solver._rulebook_regions = done
+        except AttributeError:
+            pass
+    if key in done:
+        return []
+    if not hasattr(solver, "num_scopes") or solver.num_scopes() == 0:
+        done.add(key)
+    return regionfacts.facts_for(found)
+
+
+def side_conditions_real(solver, assumptions=()) -> list:
     """The side conditions of every `exists real` literal that the solver's formula (or the
     assumptions) mentions, not yet added to it."""
     if not _SIDE:

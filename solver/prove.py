@@ -17,6 +17,7 @@ from z3.z3 import _to_expr_ref as _expr_ref
 from . import domains as dz
 from . import ir
 from . import linear
+from . import regionfacts
 from .errors import RulebookError
 from .evaluate import Refused
 from .game import Game, Move
@@ -58,7 +59,7 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000,
           split_lengths: bool = False, exact_reals: bool = False,
           split_on: tuple[str, ...] = (), jobs: int = 1,
           journal: str | None = None, opaque_fix: bool = False,
-          alone: bool = False) -> list[Result]:
+          alone: bool = False, region_facts: bool = False) -> list[Result]:
     """Prove the invariants.  ``step_timeout_ms`` bounds each query of the inductive step (a
     query that times out leaves its invariant to bounded model checking, never "proved");
     ``timeout_ms`` bounds each bounded-model-checking query.  ``split_lengths``: a step query
@@ -108,11 +109,16 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000,
     # holds for every predicate holds for the true one, so "inductive" stays sound, and a
     # step that needs no more than "equal inputs, equal answers" is proved without real
     # arithmetic.  ``exact_reals`` encodes them exactly instead (primal or Farkas dual).
+    # ``region_facts``: the region builtins are unknowns with the facts of connected regions
+    # (solver/regionfacts.py), the other fixpoints uninterpreted as with ``opaque_fix``.
+    opaque_fix = opaque_fix or region_facts
+    regionfacts.reset()
     with contextlib.nullcontext() if exact_reals else linear.opaque(), \
-            linear.opaque_fixes() if opaque_fix else contextlib.nullcontext():
+            linear.opaque_fixes() if opaque_fix else contextlib.nullcontext(), \
+            regionfacts.region_facts() if region_facts else contextlib.nullcontext():
         log = None if journal is None else Journal(
             journal, _run_key(game, step_timeout_ms, split_lengths, exact_reals, split_on,
-                              state_invs, opaque_fix), say)
+                              state_invs, opaque_fix, region_facts), say)
         inductive, ctis = _houdini(game, state_invs, step_timeout_ms, say, split_lengths,
                                    split_on, jobs, log)
         trans = [i for i in invs if i.transition]
@@ -619,7 +625,7 @@ def _vacuous(local, guard, small: list, timeout_ms: int) -> bool:
 
 
 def _run_key(game: Game, step_timeout_ms: int, split_lengths: bool, exact_reals: bool,
-             split_on, invs, opaque_fix: bool = False) -> dict:
+             split_on, invs, opaque_fix: bool = False, region_facts: bool = False) -> dict:
     """What a proof's inductive step depends on: a journal of another run is not reused.  The
     spec counts by its rules, invariants and transitions (`proof_digest`, as for a stored
     proof): a changed puzzle or example leaves a journal of hours current."""
@@ -630,6 +636,7 @@ def _run_key(game: Game, step_timeout_ms: int, split_lengths: bool, exact_reals:
             "step_timeout_ms": step_timeout_ms, "split_lengths": split_lengths,
             "exact_reals": exact_reals, "split_on": list(split_on),
             **({"opaque_fix": True} if opaque_fix else {}),
+            **({"region_facts": True} if region_facts else {}),
             "invariants": [i.name for i in invs], "z3": z3.get_version_string(), "format": 2}
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import z3
 
-from . import domains as dz
+from . import domains as dz, regionfacts
 from .types import BOOL, IntT, MapT, RecordT, Type, finite
 
 
@@ -88,6 +88,13 @@ def component(t: RecordT, seed, ok: tuple, simplified, identical) -> tuple:
     if seed_concrete and dz.is_concrete(ok):
         return component_of(t, seed, tuple(bool(b) for b in ok))
     nb = neighbours(t)
+    if regionfacts.on():
+        r = regionfacts.region(ok, nb)
+        if seed_concrete:
+            return r.component(finite(t).index[seed])
+        o = dz.ordinal(t, seed)
+        return tuple(z3.Or([z3.And(o == i, dz.lift(r.same(i, j))) for i in range(len(ok))])
+                     for j in range(len(ok)))
     if seed_concrete:
         i = finite(t).index[seed]
         r = tuple(ok[j] if j == i else False for j in range(len(ok)))
@@ -109,6 +116,8 @@ def components(t: RecordT, ok: tuple, simplified, identical):
     """`components(ok)`, concrete or symbolic."""
     if dz.is_concrete(ok):
         return count_of(t, tuple(bool(b) for b in ok))
+    if regionfacts.on():
+        return regionfacts.region(ok, neighbours(t)).count
     known, terms = 0, []
     for i, v in enumerate(finite(t).values):
         if ok[i] is False:

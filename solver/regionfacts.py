@@ -1,0 +1,279 @@
+"""The prover's reading of `component(seed, ok)` and `components(ok)`: unknowns, with facts
+true of every grid's connected regions (``rulebook prove --region-facts``).
+
+Unrolled, a flood over a large grid does not build; read as uninterpreted functions
+(`linear.opaque_fixes`) it says nothing a step needs.  Here each distinct set ``ok`` (its z3
+leaves, by identity) is a `Region` of unknowns: ``same(i, j)`` (square j lies in square i's
+component; symmetric by construction, ``same(i, i)`` is ``ok[i]``), ``size(i)`` (the number
+of squares of i's component) and ``count`` (the number of components).
+`component(i, ok)` is ``same(i, j)`` square by square and `components(ok)` is ``count``; a
+count over a component's squares is then a sum of its ``same`` unknowns, and each region
+says that this sum is ``size(i)``.
+
+Facts, added to a query for the regions it mentions (`facts_for`, called by
+`linear.side_conditions`), instantiated only around the squares where two of those regions'
+sets differ, one square q apart (``around``: each such q and its neighbours):
+
+- of one region: a square outside ``ok`` has size 0, one inside at least 1; ``same(t, d)``
+  (d around) puts t and d in ``ok`` with one size, and is transitive through squares around;
+- of two regions whose sets agree but at q: equal at q, the same components; the second with
+  q added (q outside the first): the number of components goes up by 1 - k (k: the distinct
+  components beside q), q's size is 1 plus theirs, a square joins q's component exactly when
+  it was with one of q's neighbours, nothing is split, no size shrinks, and a component that
+  touches none of q's neighbours keeps its size; with q taken out, the same the other way
+  round (a square that was with q is now with one of its neighbours).
+
+Each fact is true of the components of any set, so a step proved under them holds for the
+true components ("inductive" stays sound); they are checked on every set of a 3 x 3 board and
+on random 8 x 8 sets by bench/region_lemmas.py, and by tests/test_regionfacts.py.  Not for
+witnesses: a model may give the unknowns values no set has.
+"""
+from __future__ import annotations
+
+import itertools
+from contextlib import contextmanager
+
+import z3
+from z3.z3 import _to_expr_ref as _expr_ref
+
+_ON = [False]
+_REGIONS: dict = {}         # (grid, ok leaf keys) -> Region
+_FAMILY_IDS: dict = {}      # a function's z3 id -> the neighbours of its grid
+_BY_APP: dict = {}          # its arguments' z3 ids -> (arguments, Region)
+_FACTS: dict = {}           # (regions' tags, around) -> their facts
+_FALSE = [z3.BoolVal(False)]
+_FUNCTIONS: dict = {}       # (grid size, what) -> z3 function
+
+
+@contextmanager
+def region_facts():
+    """Within it, the symbolic region builtins of a concrete seed are `Region` unknowns."""
+    before = _ON[0]
+    _ON[0] = True
+    try:
+        yield
+    finally:
+        _ON[0] = before
+
+
+def on() -> bool:
+    return _ON[0]
+
+
+def _leaf_key(b):
+    if isinstance(b, bool):
+        return b
+    if z3.is_true(b):
+        return True
+    if z3.is_false(b):
+        return False
+    return b.get_id()
+
+
+def _function(nb, what: str, out):
+    """One uninterpreted function of a grid's set (its squares' Bools), per unknown."""
+    key = (len(nb), what)
+    f = _FUNCTIONS.get(key)
+    if f is None:
+        name = f"region{len(nb)}.{what}"
+        f = _FUNCTIONS[key] = z3.Function(name, *([z3.BoolSort()] * len(nb)), out)
+        _FAMILY_IDS[f.get_id()] = nb
+    return f
+
+
+class Region:
+    """The unknowns of one set of squares ``ok`` of a grid (``nb``: each square's
+    neighbours, by ordinal): functions of the set's leaves, so that two sets with equal
+    leaves have the same unknowns, and a substitution into the leaves carries them along."""
+
+    def __init__(self, ok: tuple, nb):
+        self.ok = tuple(z3.BoolVal(b) if isinstance(b, bool) else b for b in ok)
+        self.keys = tuple(_leaf_key(b) for b in ok)
+        self.tag = self.keys
+        self.nb = nb
+        self._cache: dict = {}
+        self._arr = None
+        self.own = None         # the facts of this region alone, once made
+
+    def _app(self, key, what, out):
+        v = self._cache.get(key)
+        if v is None:
+            # The C API's application, the arguments' array made once (z3's own call casts
+            # each argument).
+            if self._arr is None:
+                self._arr = (z3.Ast * len(self.ok))(*[b.as_ast() for b in self.ok])
+            f = _function(self.nb, what(), out)
+            ctx = f.ctx
+            v = self._cache[key] = _expr_ref(
+                z3.Z3_mk_app(ctx.ref(), f.ast, len(self.ok), self._arr), ctx)
+        return v
+
+    def same(self, a: int, b: int):
+        if a == b:
+            return self.ok[a]
+        if self.keys[a] is False or self.keys[b] is False:
+            return _FALSE[0]
+        if a > b:
+            a, b = b, a
+        return self._app((a, b), lambda: f"same{a}_{b}", z3.BoolSort())
+
+    def size(self, a: int):
+        return self._app(a, lambda: f"size{a}", z3.IntSort())
+
+    @property
+    def count(self):
+        return self._app("count", lambda: "count", z3.IntSort())
+
+    def component(self, a: int) -> tuple:
+        return tuple(self.same(a, j) for j in range(len(self.ok)))
+
+
+def region(ok: tuple, nb) -> Region:
+    key = (id(nb), tuple(_leaf_key(b) for b in ok))
+    r = _REGIONS.get(key)
+    if r is None:
+        r = _REGIONS[key] = Region(ok, nb)
+    return r
+
+
+def reset() -> None:
+    """Forget the regions (a new symbolic step)."""
+    _REGIONS.clear()
+    _BY_APP.clear()
+    _FACTS.clear()
+
+
+def family(decl_id: int):
+    """The grid (its neighbours) of one of the unknowns' functions, by the z3 id of its
+    declaration; None for another function."""
+    return _FAMILY_IDS.get(decl_id)
+
+
+def mentioned(arg_ids: tuple, children, nb):
+    """The region of an application of one of the unknowns' functions (of grid ``nb``), by
+    its arguments' z3 ids (``children()``: the arguments, asked only for a region not met
+    yet)."""
+    hit = _BY_APP.get(arg_ids)
+    if hit is None:
+        ok = children()
+        hit = _BY_APP[arg_ids] = (ok, region(ok, nb))    # ok keeps the ids alive
+    return hit[1]
+
+
+# ---- the facts --------------------------------------------------------------------------------
+
+def _distinct(r: Region, squares, area: bool = False):
+    """How many components of r the squares meet (each counted at its first square), or with
+    ``area`` the sum of their sizes."""
+    terms = [z3.If(z3.And(r.ok[u], *[z3.Not(r.same(v, u)) for v in squares[:i]]),
+                   r.size(u) if area else z3.IntVal(1), z3.IntVal(0))
+             for i, u in enumerate(squares)]
+    return z3.Sum(terms) if terms else z3.IntVal(0)
+
+
+def _own(r: Region) -> list:
+    """What a region's sizes are: the number of squares each component holds."""
+    if r.own is None:
+        n, one, zero = len(r.ok), z3.IntVal(1), z3.IntVal(0)
+        r.own = []
+        for t in range(n):
+            r.own.append(z3.If(r.ok[t], r.size(t) >= 1, r.size(t) == 0))
+            r.own.append(r.size(t) == z3.Sum([z3.If(r.same(t, j), one, zero)
+                                              for j in range(n)]))
+    return r.own
+
+
+def _basic(r: Region, around) -> list:
+    n = len(r.ok)
+    out = list(_own(r))
+    for t in range(n):
+        for d in around:
+            if d == t:
+                continue
+            out.append(z3.Implies(r.same(t, d), z3.And(r.ok[t], r.ok[d], r.size(t) == r.size(d))))
+            for e in around:
+                if e not in (d, t):
+                    out.append(z3.Implies(z3.And(r.same(t, d), r.same(d, e)), r.same(t, e)))
+    return out
+
+
+def _unchanged(r: Region, r2: Region, around) -> list:
+    out = [r2.count == r.count]
+    for t in range(len(r.ok)):
+        out.append(r2.size(t) == r.size(t))
+        out += [r2.same(t, d) == r.same(t, d) for d in around if d != t]
+    return out
+
+
+def _add(r: Region, r2: Region, q: int, around) -> list:
+    """r2 is r with q added (q not in r)."""
+    near = list(r.nb[q])
+    out = [r2.count == r.count + 1 - _distinct(r, near),
+           r2.size(q) == 1 + _distinct(r, near, area=True)]
+    for t in range(len(r.ok)):
+        if t == q:
+            continue
+        out.append(z3.Implies(r.ok[t], r2.size(t) >= r.size(t)))
+        for d in around:
+            if d != t and d != q:
+                out.append(z3.Implies(r.same(t, d), r2.same(t, d)))
+        out.append(r2.same(t, q) == z3.Or([r.same(t, d) for d in near if d != t]
+                                          + ([r.ok[t]] if t in near else [])))
+        apart = z3.Not(z3.Or([r.same(t, d) if d != t else z3.BoolVal(True) for d in near]))
+        out.append(z3.Implies(z3.And(r.ok[t], apart), r2.size(t) == r.size(t)))
+    return out
+
+
+def _remove(r: Region, r2: Region, q: int, around) -> list:
+    """r2 is r with q taken out (q in r)."""
+    near = list(r.nb[q])
+    out = [r2.count == r.count - 1 + _distinct(r2, near),
+           r.size(q) == 1 + _distinct(r2, near, area=True)]
+    for t in range(len(r.ok)):
+        if t == q:
+            continue
+        with_q = r.same(t, q)
+        out.append(z3.Implies(z3.And(r.ok[t], z3.Not(with_q)), r2.size(t) == r.size(t)))
+        out.append(z3.Implies(z3.And(r2.ok[t], with_q),
+                              z3.Or([r2.same(t, d) if d != t else z3.BoolVal(True)
+                                     for d in near])))
+        for d in around:
+            if d != t and d != q:
+                out.append(z3.Implies(r2.same(t, d), r.same(t, d)))
+    return out
+
+
+def _apart_at(r: Region, r2: Region) -> int | None:
+    """The one square where the two regions' sets may differ (None: more than one, or another
+    grid)."""
+    if r.nb is not r2.nb:
+        return None
+    diff = [i for i, (a, b) in enumerate(zip(r.keys, r2.keys)) if a != b]
+    return diff[0] if len(diff) == 1 else None
+
+
+def facts_for(regions) -> list:
+    """The facts of these regions (those a query mentions), as one list of z3 Bools."""
+    regions = sorted(set(regions), key=lambda r: str(r.tag))
+    pairs = []
+    for r, r2 in itertools.combinations(regions, 2):
+        q = _apart_at(r, r2)
+        if q is not None:
+            pairs.append((r, r2, q))
+    around = tuple(sorted({x for _, _, q in pairs for x in (q, *regions[0].nb[q])}))
+    out = []
+    for r in regions:
+        out += _cached(("basic", r.tag, around), lambda: _basic(r, around))
+    for r, r2, q in pairs:
+        out += _cached(("pair", r.tag, r2.tag, around), lambda: [z3.If(
+            r.ok[q] == r2.ok[q], z3.And(_unchanged(r, r2, around)),
+            z3.If(r2.ok[q], z3.And(_add(r, r2, q, around)),
+                  z3.And(_remove(r, r2, q, around))))])
+    return out
+
+
+def _cached(key, make) -> list:
+    hit = _FACTS.get(key)
+    if hit is None:
+        hit = _FACTS[key] = make()
+    return hit

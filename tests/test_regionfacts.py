@@ -1,0 +1,106 @@
+"""`rulebook prove --region-facts`: the region builtins as unknowns with the facts of connected
+regions (solver/regionfacts.py).  The facts are true of every set of a small grid (its
+components found by a graph search), a false one is caught, and on a small spec of castles
+they prove what reading the builtins as uninterpreted functions cannot; a guard taken out, or a
+fact, and the proof no longer goes through."""
+from __future__ import annotations
+
+import itertools
+
+import pytest
+import z3
+
+from conftest import FIXTURES
+from solver import regionfacts
+from solver.game import load_path
+from solver.prove import prove
+from solver.regions import labels
+
+TIMEOUT_MS = 60_000
+
+
+def _grid(w: int, h: int):
+    """Each square's side neighbours, by index y * w + x."""
+    return tuple(tuple((y + dy) * w + x + dx for dx, dy in ((1, 0), (-1, 0), (0, 1), (0, -1))
+                       if 0 <= x + dx < w and 0 <= y + dy < h)
+                 for y in range(h) for x in range(w))
+
+
+def _truth(r, nb, ok) -> list:
+    """r's unknowns pinned to the values of ok's components."""
+    label = labels(nb, ok)
+    n = len(ok)
+    out = [r.count == len({x for x in label if x >= 0})]
+    for a in range(n):
+        out.append(r.size(a) == (label.count(label[a]) if label[a] >= 0 else 0))
+        for b in range(a + 1, n):
+            out.append(r.same(a, b) == (label[a] >= 0 and label[a] == label[b]))
+    return out
+
+
+def _violations(nb, limit: int = 1) -> list:
+    """The (set, q) where the facts of a set and the set with q flipped do not hold of their
+    true components."""
+    regionfacts.reset()                 # its facts are remembered by the regions' sets
+    n, bad = len(nb), []
+    for bits in itertools.product((False, True), repeat=n):
+        ok = list(bits)
+        for q in range(n):
+            other = [b if i != q else not b for i, b in enumerate(ok)]
+            r, r2 = regionfacts.Region(tuple(ok), nb), regionfacts.Region(tuple(other), nb)
+            s = z3.Solver()
+            s.add(_truth(r, nb, ok) + _truth(r2, nb, other))
+            s.add(z3.Not(z3.And(regionfacts.facts_for([r, r2]))))
+            if s.check() != z3.unsat:
+                bad.append((ok, q))
+                if len(bad) >= limit:
+                    return bad
+    return bad
+
+
+def test_the_facts_hold_of_every_set_of_a_2x3_grid():
+    """Every set of the 6 squares and every square added or taken out: 384 cases."""
+    assert _violations(_grid(3, 2)) == []
+
+
+def test_a_false_fact_is_caught(monkeypatch):
+    """Claiming that adding a square always adds a component is false (it may join one)."""
+    real = regionfacts._add
+
+    def wrong(r, r2, q, around):
+        return real(r, r2, q, around) + [r2.count == r.count + 1]
+    monkeypatch.setattr(regionfacts, "_add", wrong)
+    assert _violations(_grid(3, 2)) != []
+
+
+@pytest.fixture(scope="module")
+def castles():
+    return load_path(FIXTURES / "regions.rules")
+
+
+def _status(game, **kw) -> dict:
+    return {r.name: r.status for r in prove(game, 1, TIMEOUT_MS, **kw)}
+
+
+def test_region_facts_prove_what_uninterpreted_functions_cannot(castles):
+    assert _status(castles, region_facts=True) == {"low": "inductive", "apart": "inductive"}
+    assert _status(castles, opaque_fix=True) == {"low": "holds", "apart": "holds"}
+
+
+def test_without_no_merge_castles_merge(tmp_path):
+    """The guard taken out: a real merge (a block between the two starting castles), found by
+    bounded model checking, not proved away."""
+    text = (FIXTURES / "regions.rules").read_text()
+    cut = text.replace('  requires no_merge "castles never join": not merges(s);\n', "")
+    assert cut != text
+    p = tmp_path / "merging.rules"
+    p.write_text(cut)
+    got = _status(load_path(p), region_facts=True)
+    assert got["apart"] == "refuted"
+
+
+def test_without_the_sizes_the_area_is_unknown(castles, monkeypatch):
+    """A count over a component's squares is its size, which the facts relate across the
+    step: without that link (and the sizes' bounds) the step is not proved."""
+    monkeypatch.setattr(regionfacts, "_own", lambda r: [])
+    assert _status(castles, region_facts=True) == {"low": "holds", "apart": "inductive"}
