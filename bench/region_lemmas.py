@@ -45,6 +45,7 @@ import time
 
 import z3
 
+from solver import regionfacts
 from solver.regions import labels
 
 
@@ -56,16 +57,20 @@ def board(w: int) -> list[list[int]]:
 
 
 class Region:
-    """One set of squares (``ok``, z3 Bools) and its unknowns: same(a, b) (b lies in a's
-    component), size(a) (the area of a's component), count (the number of components),
-    tallest(a) (the tallest column of a's component, for given heights)."""
+    """One set of squares (``ok``, z3 Bools) of a grid (``nb``) and its unknowns, plain z3
+    constants here: same(a, b) (b lies in a's component), size(a) (the area of a's
+    component), count (the number of components), tallest[a] (the tallest column of a's
+    component, for given heights).  The shape solver/regionfacts.py's facts read."""
 
-    def __init__(self, tag: str, ok: list, height: list | None = None):
-        self.tag, self.ok, self.height = tag, ok, height
+    def __init__(self, tag: str, ok: list, height: list | None = None, nb=None):
+        self.tag, self.ok, self.height, self.nb = tag, ok, height, nb
         self._same: dict = {}
-        self.size = [z3.Int(f"{tag}.size{a}") for a in range(len(ok))]
+        self._size = [z3.Int(f"{tag}.size{a}") for a in range(len(ok))]
         self.tallest = [z3.Int(f"{tag}.top{a}") for a in range(len(ok))]
         self.count = z3.Int(f"{tag}.count")
+
+    def size(self, a: int):
+        return self._size[a]
 
     def same(self, a: int, b: int):
         if a == b:
@@ -76,82 +81,38 @@ class Region:
         return self._same[key]
 
 
-def distinct(reg: Region, squares: list[int], area: bool = False):
-    """How many components of ``reg`` the squares meet (each counted at its first square), or
-    with ``area`` the sum of their areas."""
-    return z3.Sum([z3.If(z3.And(reg.ok[u], *[z3.Not(reg.same(v, u)) for v in squares[:i]]),
-                         reg.size[u] if area else 1, 0)
-                   for i, u in enumerate(squares)] or [z3.IntVal(0)])
-
-
 class Lemmas:
-    """The facts, instantiated around the changed square q (its neighbours ``nb[q]``)."""
+    """The facts of solver/regionfacts.py (the prover's), around the changed square q, with
+    sizes as unknowns of their own (the prover also links each to the count of its
+    component's squares) and each component's tallest column."""
 
     def __init__(self, nb: list[list[int]]):
         self.nb, self.n = nb, len(nb)
 
     def basic(self, r: Region, around: list[int]) -> list:
-        out = []
-        for t in range(self.n):
-            out.append(z3.If(r.ok[t], r.size[t] >= 1, r.size[t] == 0))
-            if r.height is not None:
+        r.nb = self.nb
+        out = [z3.If(r.ok[t], r.size(t) >= 1, r.size(t) == 0) for t in range(self.n)]
+        out += regionfacts.classes(r, around)
+        if r.height is not None:
+            for t in range(self.n):
                 out.append(z3.Implies(r.ok[t], r.height[t] <= r.tallest[t]))
-            for d in around:
-                if d == t:
-                    continue
-                out.append(z3.Implies(r.same(t, d), z3.And(r.ok[t], r.ok[d],
-                                                           r.size[t] == r.size[d])))
-                if r.height is not None:
-                    out.append(z3.Implies(r.same(t, d), r.height[t] <= r.tallest[d]))
-                for e in around:
-                    if e not in (d, t):
-                        out.append(z3.Implies(z3.And(r.same(t, d), r.same(d, e)), r.same(t, e)))
+                out += [z3.Implies(r.same(t, d), r.height[t] <= r.tallest[d])
+                        for d in around if d != t]
         return out
 
     def unchanged(self, r: Region, r2: Region, around: list[int]) -> list:
-        out = [r2.count == r.count]
-        for t in range(self.n):
-            out.append(r2.size[t] == r.size[t])
-            out += [r2.same(t, d) == r.same(t, d) for d in around if d != t]
-        return out
+        return regionfacts.unchanged(r, r2, around)
 
     def add(self, r: Region, r2: Region, q: int, around: list[int]) -> list:
         """r2 is r with q added (q not in r); ``around``: the squares whose classes are
         compared (q's neighbours, and those of the step's other squares)."""
-        near = self.nb[q]
-        out = [r2.count == r.count + 1 - distinct(r, near),
-               r2.size[q] == 1 + distinct(r, near, area=True)]
-        for t in range(self.n):
-            if t == q:
-                continue
-            out.append(z3.Implies(r.ok[t], r2.size[t] >= r.size[t]))
-            for d in around:
-                if d != t and d != q:
-                    out.append(z3.Implies(r.same(t, d), r2.same(t, d)))
-            out.append(r2.same(t, q) == z3.Or([r.same(t, d) for d in near if d != t]
-                                              + ([r.ok[t]] if t in near else [])))
-            apart = z3.Not(z3.Or([r.same(t, d) if d != t else z3.BoolVal(True)
-                                  for d in near]))
-            out.append(z3.Implies(z3.And(r.ok[t], apart), r2.size[t] == r.size[t]))
-        return out
+        r.nb = r2.nb = self.nb
+        return regionfacts.added(r, r2, q, around)
 
     def remove(self, r: Region, r2: Region, q: int, around: list[int]) -> list:
         """r2 is r with q taken out (q in r)."""
-        near = self.nb[q]
-        out = [r2.count == r.count - 1 + distinct(r2, near),
-               r.size[q] == 1 + distinct(r2, near, area=True)]
-        for t in range(self.n):
-            if t == q:
-                continue
-            with_q = r.same(t, q)
-            out.append(z3.Implies(z3.And(r.ok[t], z3.Not(with_q)), r2.size[t] == r.size[t]))
-            out.append(z3.Implies(z3.And(r2.ok[t], with_q),
-                                  z3.Or([r2.same(t, d) if d != t else z3.BoolVal(True)
-                                         for d in near])))
-            for d in around:
-                if d != t and d != q:
-                    out.append(z3.Implies(r2.same(t, d), r.same(t, d)))
-        return out
+        r.nb = r2.nb = self.nb
+        return regionfacts.removed(r, r2, q, around)
 
 
 # ---- check: the facts on concrete sets ------------------------------------------------------
@@ -164,7 +125,7 @@ def _concrete(r: Region, nb, height) -> list:
     top = [max((height[b] for b in range(len(nb)) if label[b] == label[a]), default=0)
            if label[a] >= 0 else 0 for a in range(len(nb))]
     out = [r.count == len({x for x in label if x >= 0})]
-    out += [r.size[a] == size[a] for a in range(len(nb))]
+    out += [r.size(a) == size[a] for a in range(len(nb))]
     out += [r.tallest[a] == top[a] for a in range(len(nb))]
     out += [v == (label[a] >= 0 and label[a] == label[b]) for (a, b), v in r._same.items()]
     return out
@@ -205,16 +166,16 @@ def place_step(nb, s: int, timeout: int, without: tuple = ()) -> dict:
     facts = [x >= 0 for x in h] + lem.basic(r0, around) + lem.basic(r1, around)
     facts.append(z3.If(r0.ok[s], z3.And(lem.unchanged(r0, r1, around)),
                        z3.And(lem.add(r0, r1, s, around))))
-    facts += [z3.Implies(r0.ok[t], h[t] <= r0.size[t]) for t in range(n)]
+    facts += [z3.Implies(r0.ok[t], h[t] <= r0.size(t)) for t in range(n)]
     # place's guards: beside a castle or on one, no merge, not too tall.
     facts.append(z3.Or([r0.ok[s]] + [r0.ok[d] for d in nb[s]]))
     if "no_merge" not in without:
         facts += [z3.Not(z3.And(r0.ok[d], r0.ok[e], z3.Not(r0.same(d, e))))
                   for d in nb[s] for e in nb[s] if d != e]
-    area_with = z3.If(r0.ok[s], r0.size[s],
-                      1 + z3.Sum([z3.If(r0.ok[d], r0.size[d], 0) for d in nb[s]]))
+    area_with = z3.If(r0.ok[s], r0.size(s),
+                      1 + z3.Sum([z3.If(r0.ok[d], r0.size(d), 0) for d in nb[s]]))
     facts.append(h[s] + 1 <= area_with)
-    goals = {"height_within_area": z3.Or([z3.And(r1.ok[t], h1[t] > r1.size[t])
+    goals = {"height_within_area": z3.Or([z3.And(r1.ok[t], h1[t] > r1.size(t))
                                           for t in range(n)]),
              "castles_never_merge": r1.count < r0.count}
     return {k: _decide(facts, g, timeout) for k, g in goals.items()}
@@ -237,19 +198,19 @@ def relocate_step(nb, a: int, c: int, timeout: int, without: tuple = ()) -> dict
                        z3.And(lem.remove(r0, r1, a, around))))
     facts.append(z3.If(r1.ok[c], z3.And(lem.unchanged(r1, r2, around)),
                        z3.And(lem.add(r1, r2, c, around))))
-    facts += [z3.Implies(r0.ok[t], h[t] <= r0.size[t]) for t in range(n)]
+    facts += [z3.Implies(r0.ok[t], h[t] <= r0.size(t)) for t in range(n)]
     # The card's guards: the castle stays whole, a one-block castle alone may join others,
     # not too tall where the block goes, nor where it was taken.
     facts += [z3.Or(h[a] > 1, z3.Not(z3.And(r1.ok[d], r1.ok[e], z3.Not(r1.same(d, e)))))
               for d in nb[a] for e in nb[a] if d != e]
-    single = z3.And(r0.size[a] == 1, h[a] == 1)
+    single = z3.And(r0.size(a) == 1, h[a] == 1)
     facts += [z3.Or(single, z3.Not(z3.And(r1.ok[d], r1.ok[e], z3.Not(r1.same(d, e)))))
               for d in nb[c] for e in nb[c] if d != e]
-    facts.append(h2[c] <= r2.size[c])
+    facts.append(h2[c] <= r2.size(c))
     if "source_not_too_tall" not in without:
-        facts.append(z3.Or(h1[a] > 0, z3.And([z3.Implies(r2.ok[d], r2.tallest[d] <= r2.size[d])
+        facts.append(z3.Or(h1[a] > 0, z3.And([z3.Implies(r2.ok[d], r2.tallest[d] <= r2.size(d))
                                               for d in nb[a]])))
-    goals = {"height_within_area": z3.Or([z3.And(r2.ok[t], h2[t] > r2.size[t])
+    goals = {"height_within_area": z3.Or([z3.And(r2.ok[t], h2[t] > r2.size(t))
                                           for t in range(n)])}
     return {k: _decide(facts, g, timeout) for k, g in goals.items()}
 

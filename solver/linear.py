@@ -958,35 +958,21 @@ def _applied(key: tuple, label: str, t, args: list):
 REGIONS = ("component", "components")
 
 
-def computes_fixpoint(node, cache: dict) -> bool:
-    """Whether an IR subtree computes a `fix` or a region builtin (in itself or in a def it
-    calls); ``cache`` is keyed by node id and keeps the node alive."""
+def computes_fixpoint(node, cache: dict, regions: bool = True) -> bool:
+    """Whether an IR subtree computes a `fix` or (with ``regions``) a region builtin, in
+    itself or in a def it calls; ``cache`` (one per value of ``regions``) is keyed by node id
+    and keeps the node alive."""
     if isinstance(node, tuple):
-        return any(computes_fixpoint(x, cache) for x in node)
+        return any(computes_fixpoint(x, cache, regions) for x in node)
     if not hasattr(node, "__dataclass_fields__") or isinstance(node, (ir.Const, ir.Text)):
         return False
     hit = cache.get(id(node))
     if hit is not None and hit[0] is node:
         return hit[1]
-    r = isinstance(node, ir.Fix) or (isinstance(node, ir.Builtin) and node.name in REGIONS) \
-        or any(computes_fixpoint(getattr(node, f), cache)
+    r = isinstance(node, ir.Fix) \
+        or (regions and isinstance(node, ir.Builtin) and node.name in REGIONS) \
+        or any(computes_fixpoint(getattr(node, f), cache, regions)
                for f in node.__dataclass_fields__ if f not in ("type", "span"))
-    cache[id(node)] = (node, r)
-    return r
-
-
-def _computes_fix(node, cache: dict) -> bool:
-    """Whether an IR subtree computes a `fix` (in itself or in a def it calls)."""
-    if isinstance(node, tuple):
-        return any(_computes_fix(x, cache) for x in node)
-    if not hasattr(node, "__dataclass_fields__") or isinstance(node, (ir.Const, ir.Text)):
-        return False
-    hit = cache.get(id(node))
-    if hit is not None and hit[0] is node:
-        return hit[1]
-    r = isinstance(node, ir.Fix) or any(
-        _computes_fix(getattr(node, f), cache)
-        for f in node.__dataclass_fields__ if f not in ("type", "span"))
     cache[id(node)] = (node, r)
     return r
 
@@ -1002,7 +988,7 @@ def opaque_node(e: ir.Expr, f):
         return f
     # Under `regionfacts`, what computes a fixpoint only through a region builtin is computed,
     # the builtin giving its region's unknowns.
-    proper = _computes_fix(e, {})
+    proper = computes_fixpoint(e, {}, regions=False)
     sp = e.span
     key = ("node", sp.file, sp.line, sp.col, sp.end_line, sp.end_col, type(e).__name__)
     label = f"{type(e).__name__.lower()}@{sp.line}:{sp.col}"

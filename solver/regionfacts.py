@@ -162,7 +162,7 @@ def mentioned(arg_ids: tuple, children, nb):
 
 # ---- the facts --------------------------------------------------------------------------------
 
-def _distinct(r: Region, squares, area: bool = False):
+def distinct(r, squares, area: bool = False):
     """How many components of r the squares meet (each counted at its first square), or with
     ``area`` the sum of their sizes."""
     terms = [z3.If(z3.And(r.ok[u], *[z3.Not(r.same(v, u)) for v in squares[:i]]),
@@ -184,9 +184,13 @@ def _own(r: Region) -> list:
 
 
 def _basic(r: Region, around) -> list:
-    n = len(r.ok)
-    out = list(_own(r))
-    for t in range(n):
+    return _own(r) + classes(r, around)
+
+
+def classes(r, around) -> list:
+    """Components are equivalence classes of one size, through the squares ``around``."""
+    out = []
+    for t in range(len(r.ok)):
         for d in around:
             if d == t:
                 continue
@@ -197,7 +201,8 @@ def _basic(r: Region, around) -> list:
     return out
 
 
-def _unchanged(r: Region, r2: Region, around) -> list:
+def unchanged(r, r2, around) -> list:
+    """r2's set is r's: the same components."""
     out = [r2.count == r.count]
     for t in range(len(r.ok)):
         out.append(r2.size(t) == r.size(t))
@@ -205,11 +210,11 @@ def _unchanged(r: Region, r2: Region, around) -> list:
     return out
 
 
-def _add(r: Region, r2: Region, q: int, around) -> list:
+def added(r, r2, q: int, around) -> list:
     """r2 is r with q added (q not in r)."""
     near = list(r.nb[q])
-    out = [r2.count == r.count + 1 - _distinct(r, near),
-           r2.size(q) == 1 + _distinct(r, near, area=True)]
+    out = [r2.count == r.count + 1 - distinct(r, near),
+           r2.size(q) == 1 + distinct(r, near, area=True)]
     for t in range(len(r.ok)):
         if t == q:
             continue
@@ -224,11 +229,11 @@ def _add(r: Region, r2: Region, q: int, around) -> list:
     return out
 
 
-def _remove(r: Region, r2: Region, q: int, around) -> list:
+def removed(r, r2, q: int, around) -> list:
     """r2 is r with q taken out (q in r)."""
     near = list(r.nb[q])
-    out = [r2.count == r.count - 1 + _distinct(r2, near),
-           r.size(q) == 1 + _distinct(r2, near, area=True)]
+    out = [r2.count == r.count - 1 + distinct(r2, near),
+           r.size(q) == 1 + distinct(r2, near, area=True)]
     for t in range(len(r.ok)):
         if t == q:
             continue
@@ -266,9 +271,9 @@ def facts_for(regions) -> list:
         out += _cached(("basic", r.tag, around), lambda: _basic(r, around))
     for r, r2, q in pairs:
         out += _cached(("pair", r.tag, r2.tag, around), lambda: [z3.If(
-            r.ok[q] == r2.ok[q], z3.And(_unchanged(r, r2, around)),
-            z3.If(r2.ok[q], z3.And(_add(r, r2, q, around)),
-                  z3.And(_remove(r, r2, q, around))))])
+            r.ok[q] == r2.ok[q], z3.And(unchanged(r, r2, around)),
+            z3.If(r2.ok[q], z3.And(added(r, r2, q, around)),
+                  z3.And(removed(r, r2, q, around))))])
     return out
 
 

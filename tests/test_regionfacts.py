@@ -65,11 +65,11 @@ def test_the_facts_hold_of_every_set_of_a_2x3_grid():
 
 def test_a_false_fact_is_caught(monkeypatch):
     """Claiming that adding a square always adds a component is false (it may join one)."""
-    real = regionfacts._add
+    real = regionfacts.added
 
     def wrong(r, r2, q, around):
         return real(r, r2, q, around) + [r2.count == r.count + 1]
-    monkeypatch.setattr(regionfacts, "_add", wrong)
+    monkeypatch.setattr(regionfacts, "added", wrong)
     assert _violations(_grid(3, 2)) != []
 
 
