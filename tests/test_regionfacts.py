@@ -104,3 +104,37 @@ def test_without_the_sizes_the_area_is_unknown(castles, monkeypatch):
     step: without that link (and the sizes' bounds) the step is not proved."""
     monkeypatch.setattr(regionfacts, "_own", lambda r: [])
     assert _status(castles, region_facts=True) == {"low": "holds", "apart": "inductive"}
+
+
+def test_a_symbolic_seed_picks_its_square_among_the_regions_unknowns():
+    """Under region facts, component(seed, ok) of a symbolic seed is, square by square, the
+    component of the square the seed is: z3 finds no seed where they differ."""
+    from solver import domains as dz
+    game = load_path(FIXTURES / "flood.rules")
+    sq = game.p.types["Sq"]
+    Z = dz.Fresh("rs_").value(game.state_type, "z")
+    x, y = z3.Ints("seed_x seed_y")
+    regionfacts.reset()
+    with regionfacts.region_facts():
+        f = game.expr("component(s, table t in Sq: height[t] > 0)", {"s": sq},
+                      symbolic=True)[0]
+        sym = f(Z, (x, y))
+        for a in range(3):
+            for b in range(3):
+                fixed = f(Z, (a, b))
+                s = z3.Solver()
+                s.add(x == a, y == b)
+                s.add(z3.Or([dz.lift(u) != dz.lift(v) for u, v in zip(sym, fixed)]))
+                assert s.check() == z3.unsat
+    assert any(regionfacts.family(d.get_id()) is not None
+               for t in sym for d in _decls(dz.lift(t)))
+
+
+def _decls(t):
+    out, todo = set(), [t]
+    while todo:
+        u = todo.pop()
+        if z3.is_app(u):
+            out.add(u.decl())
+            todo += list(u.children())
+    return out
