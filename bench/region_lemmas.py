@@ -1,10 +1,12 @@
 """Would the two flood properties of Torres be provable on 8 x 8 if the language knew what a
-connected region is?  An experiment for the design of a region primitive (README, Torres
-invariants), not part of `make bench`.
+connected region is?  The experiment that designed `rulebook prove --region-facts` (README,
+Torres invariants), not part of `make bench`; the facts are now the prover's
+(solver/regionfacts.py), read from there.
 
 The idea: the prover reads each castle (the component of a square in a set of squares), its
-area and the number of castles as unknowns, as `--opaque-fix` does, and adds facts that hold
-of every grid's components, stated once here (`Lemmas`): a component holds its seed and
+area and the number of castles as unknowns and adds facts that hold of every grid's
+components (`Lemmas`, here with each size an unknown of its own and each component's
+tallest column): a component holds its seed and
 nothing outside the set, is an equivalence class, and all squares of one class have one area;
 when the set gains one square q, the number of components goes up by 1 - k (k: the distinct
 components beside q), nothing is split and no area shrinks; when it loses q, the components

@@ -1074,6 +1074,9 @@ def side_conditions(solver, assumptions=()) -> list:
     return side_conditions_real(solver, assumptions)
 
 
+_WALKED: dict = {}      # (a conjunct's z3 id, base) -> (conjunct, its regions, base)
+
+
 def _region_facts(solver, assumptions) -> list:
     """The facts of the regions whose unknowns the solver's formula or the assumptions
     mention (regionfacts.facts_for), once per solver scope and set of regions.  The walk is
@@ -1084,12 +1087,12 @@ def _region_facts(solver, assumptions) -> list:
     ref = ctx.ref()
     app_kind = z3.Z3_APP_AST
 
-    def walk(asts, seen, found):
+    def walk(asts, seen, found, base=frozenset()):
         stack = list(asts)
         while stack:
             a = stack.pop()
             i = C.Z3_get_ast_id(ref, a)
-            if i in seen:
+            if i in seen or i in base:
                 continue
             seen.add(i)
             if C.Z3_get_ast_kind(ref, a) != app_kind:
@@ -1121,10 +1124,25 @@ def _region_facts(solver, assumptions) -> list:
                 pass
         else:
             memo = ([], set(), set())
-    seen, found = set(memo[1]), set(memo[2])
-    rest = [held[k].as_ast() for k in range(len(memo[0]), len(held))]
-    rest += [a.as_ast() for a in assumptions if dz.is_sym(a)]
-    walk(rest, seen, found)
+    found = set(memo[2])
+    rest = [held[k] for k in range(len(memo[0]), len(held))]
+    rest += [a for a in assumptions if dz.is_sym(a)]
+    # A query's scoped part is a conjunction of the path's guard, the goal and assumptions,
+    # the same terms across the tiers of a path: each conjunct's regions are remembered.
+    parts = [c for t in rest for c in (t.children() if z3.is_and(t) else (t,))]
+    for c in parts:
+        # (What lies under the solver's first assertions is in ``found`` already, and not
+        # walked again: the memo is per set of those.)
+        key = (c.get_id(), id(memo[1]))
+        hit = _WALKED.get(key)
+        if hit is None or not hit[0].eq(c) or hit[2] is not memo[1]:
+            got: set = set()
+            walk([c.as_ast()], set(), got, memo[1])
+            hit = (c, frozenset(got), memo[1])
+            if len(_WALKED) > 4096:
+                _WALKED.clear()
+            _WALKED[key] = hit
+        found |= hit[1]
     if not found:
         return []
     key = tuple(sorted(str(r.tag) for r in found))
