@@ -1146,13 +1146,7 @@ def _region_facts(solver, assumptions) -> list:
     if not found:
         return []
     key = tuple(sorted(str(r.tag) for r in found))
-    done = getattr(solver, "_rulebook_regions", None)
-    if done is None:
-        done = set()
-        try:
-            solver._rulebook_regions = done
-        except AttributeError:
-            pass
+    done = _added(solver, "_rulebook_regions")
     if key in done:
         return []
     if not hasattr(solver, "num_scopes") or solver.num_scopes() == 0:
@@ -1160,18 +1154,25 @@ def _region_facts(solver, assumptions) -> list:
     return regionfacts.facts_for(found)
 
 
+def _added(solver, attr: str) -> set:
+    """What has been added to the solver at its base level, kept on it under ``attr`` (a
+    fresh set for a solver that takes no attribute)."""
+    done = getattr(solver, attr, None)
+    if done is None:
+        done = set()
+        try:
+            setattr(solver, attr, done)
+        except AttributeError:
+            pass
+    return done
+
+
 def side_conditions_real(solver, assumptions=()) -> list:
     """The side conditions of every `exists real` literal that the solver's formula (or the
     assumptions) mentions, not yet added to it."""
     if not _SIDE:
         return []
-    done = getattr(solver, "_rulebook_side", None)
-    if done is None:
-        done = set()
-        try:
-            solver._rulebook_side = done
-        except AttributeError:
-            pass
+    done = _added(solver, "_rulebook_side")
     # Added inside a scope, a side condition goes with it when the scope is popped: only one
     # added at the base level is remembered as added.
     base = not hasattr(solver, "num_scopes") or solver.num_scopes() == 0

@@ -36,6 +36,8 @@ from contextlib import contextmanager
 import z3
 from z3.z3 import _to_expr_ref as _expr_ref
 
+from . import domains as dz
+
 _ON = [False]
 _REGIONS: dict = {}         # (grid, ok leaf keys) -> Region
 _FAMILY_IDS: dict = {}      # a function's z3 id -> the neighbours of its grid
@@ -61,13 +63,9 @@ def on() -> bool:
 
 
 def _leaf_key(b):
-    if isinstance(b, bool):
-        return b
-    if z3.is_true(b):
-        return True
-    if z3.is_false(b):
-        return False
-    return b.get_id()
+    """A square's leaf as a key: True, False or its z3 id."""
+    v = dz.simplify_bool(b)
+    return v if isinstance(v, bool) else v.get_id()
 
 
 def _function(nb, what: str, out):

@@ -11,6 +11,7 @@ import pytest
 import z3
 
 from conftest import FIXTURES
+from test_regions import _decls
 from solver import regionfacts
 from solver.game import load_path
 from solver.prove import prove
@@ -129,12 +130,3 @@ def test_a_symbolic_seed_picks_its_square_among_the_regions_unknowns():
     assert any(regionfacts.family(d.get_id()) is not None
                for t in sym for d in _decls(dz.lift(t)))
 
-
-def _decls(t):
-    out, todo = set(), [t]
-    while todo:
-        u = todo.pop()
-        if z3.is_app(u):
-            out.add(u.decl())
-            todo += list(u.children())
-    return out
