@@ -1145,7 +1145,7 @@ def _region_facts(solver, assumptions) -> list:
         found |= hit[1]
     if not found:
         return []
-    key = tuple(sorted(str(r.tag) for r in found))
+    key = tuple(sorted(str(r.keys) for r in found))
     done = _added(solver, "_rulebook_regions")
     if key in done:
         return []

@@ -84,10 +84,9 @@ class Region:
     neighbours, by ordinal): functions of the set's leaves, so that two sets with equal
     leaves have the same unknowns, and a substitution into the leaves carries them along."""
 
-    def __init__(self, ok: tuple, nb):
+    def __init__(self, ok: tuple, nb, keys: tuple):
         self.ok = tuple(z3.BoolVal(b) if isinstance(b, bool) else b for b in ok)
-        self.keys = tuple(_leaf_key(b) for b in ok)
-        self.tag = self.keys
+        self.keys = keys            # each leaf's `_leaf_key`: the region's name too
         self.nb = nb
         self._cache: dict = {}
         self._arr = None
@@ -127,10 +126,10 @@ class Region:
 
 
 def region(ok: tuple, nb) -> Region:
-    key = (id(nb), tuple(_leaf_key(b) for b in ok))
-    r = _REGIONS.get(key)
+    keys = tuple(_leaf_key(b) for b in ok)
+    r = _REGIONS.get((id(nb), keys))
     if r is None:
-        r = _REGIONS[key] = Region(ok, nb)
+        r = _REGIONS[(id(nb), keys)] = Region(ok, nb, keys)
     return r
 
 
@@ -257,7 +256,7 @@ def _apart_at(r: Region, r2: Region) -> int | None:
 
 def facts_for(regions) -> list:
     """The facts of these regions (those a query mentions), as one list of z3 Bools."""
-    regions = sorted(set(regions), key=lambda r: str(r.tag))
+    regions = sorted(set(regions), key=lambda r: str(r.keys))
     pairs = []
     for r, r2 in itertools.combinations(regions, 2):
         q = _apart_at(r, r2)
@@ -266,9 +265,9 @@ def facts_for(regions) -> list:
     around = tuple(sorted({x for _, _, q in pairs for x in (q, *regions[0].nb[q])}))
     out = []
     for r in regions:
-        out += _cached(("basic", r.tag, around), lambda: _basic(r, around))
+        out += _cached(("basic", r.keys, around), lambda: _basic(r, around))
     for r, r2, q in pairs:
-        out += _cached(("pair", r.tag, r2.tag, around), lambda: [z3.If(
+        out += _cached(("pair", r.keys, r2.keys, around), lambda: [z3.If(
             r.ok[q] == r2.ok[q], z3.And(unchanged(r, r2, around)),
             z3.If(r2.ok[q], z3.And(added(r, r2, q, around)),
                   z3.And(removed(r, r2, q, around))))])

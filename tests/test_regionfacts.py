@@ -48,7 +48,7 @@ def _violations(nb, limit: int = 1) -> list:
         ok = list(bits)
         for q in range(n):
             other = [b if i != q else not b for i, b in enumerate(ok)]
-            r, r2 = regionfacts.Region(tuple(ok), nb), regionfacts.Region(tuple(other), nb)
+            r, r2 = regionfacts.region(tuple(ok), nb), regionfacts.region(tuple(other), nb)
             s = z3.Solver()
             s.add(_truth(r, nb, ok) + _truth(r2, nb, other))
             s.add(z3.Not(z3.And(regionfacts.facts_for([r, r2]))))
