@@ -23,6 +23,7 @@ from . import fixinc
 from . import ir
 from . import irwalk
 from . import linear
+from . import regionfacts
 from . import regions
 from .errors import EvalError
 from .irwalk import nodes
@@ -1267,7 +1268,11 @@ def _sym_fold(kind, pairs, e: ir.Quant):
     if kind == "sum":
         return sum_terms(b if g is True else dz.leaf_ite(g, b, 0) for g, b in pairs)
     if kind == "count":
-        return sum_terms(_count_term(dz.and_(g, b)) for g, b in pairs)
+        terms = [dz.and_(g, b) for g, b in pairs]
+        # Under the prover's region facts, a count over a whole component is its size (one
+        # unknown the facts speak of, not a sum of one term a square for z3 to relate).
+        size = regionfacts.whole(terms) if regionfacts.on() and len(terms) > 1 else None
+        return size if size is not None else sum_terms(_count_term(c) for c in terms)
     if kind == "table":
         dflt = default(e.type.val)
         return tuple(dz.merge(e.type.val, g, b, dflt) for g, b in pairs)

@@ -7,14 +7,14 @@ leaves, by identity) is a `Region` of unknowns: ``same(i, j)`` (square j lies in
 component; symmetric by construction, ``same(i, i)`` is ``ok[i]``), ``size(i)`` (the number
 of squares of i's component) and ``count`` (the number of components).
 `component(i, ok)` is ``same(i, j)`` square by square and `components(ok)` is ``count``; a
-count over a component's squares is then a sum of its ``same`` unknowns, and each region
-says that this sum is ``size(i)``.
+count over all of a component's squares is read as ``size(i)`` (`whole`; the symbolic
+evaluator's `count`), so that the area of a region is the unknown the facts speak of.
 
 Facts, added to a query for the regions it mentions (`facts_for`, called by
 `linear.side_conditions`), instantiated only around the squares where two of those regions'
 sets differ, one square q apart (``around``: each such q and its neighbours):
 
-- of one region: a square outside ``ok`` has size 0, one inside at least 1; ``same(t, d)``
+- of one region: a square outside ``ok`` has size 0, one inside 1 to n; ``same(t, d)``
   (d around) puts t and d in ``ok`` with one size, and is transitive through squares around;
 - of two regions whose sets agree but at q: equal at q, the same components; the second with
   q added (q outside the first): the number of components goes up by 1 - k (k: the distinct
@@ -45,6 +45,7 @@ _BY_APP: dict = {}          # its arguments' z3 ids -> (arguments, Region)
 _FACTS: dict = {}           # (regions' tags, around) -> their facts
 _FALSE = [z3.BoolVal(False)]
 _FUNCTIONS: dict = {}       # (grid size, what) -> z3 function
+_WHOLE: dict = {}           # a component's squares (their keys) -> its size
 
 
 @contextmanager
@@ -122,7 +123,19 @@ class Region:
         return self._app("count", lambda: "count", z3.IntSort())
 
     def component(self, a: int) -> tuple:
-        return tuple(self.same(a, j) for j in range(len(self.ok)))
+        c = tuple(self.same(a, j) for j in range(len(self.ok)))
+        keys = tuple(_leaf_key(b) for b in c)
+        if any(k is not False for k in keys):
+            _WHOLE.setdefault(keys, self.size(a))
+        return c
+
+
+def whole(squares) -> z3.ArithRef | None:
+    """The size of the component whose squares are exactly these (a count over all of them:
+    the evaluator's `count t in Sq: c[t]` of c = component(s, ok)), or None.  Two components
+    with the same squares, term for term, have the same number of them, so any one's size
+    will do."""
+    return _WHOLE.get(tuple(_leaf_key(b) for b in squares)) if _ON[0] else None
 
 
 def region(ok: tuple, nb) -> Region:
@@ -138,6 +151,7 @@ def reset() -> None:
     _REGIONS.clear()
     _BY_APP.clear()
     _FACTS.clear()
+    _WHOLE.clear()
 
 
 def family(decl_id: int):
@@ -169,14 +183,14 @@ def distinct(r, squares, area: bool = False):
 
 
 def _own(r: Region) -> list:
-    """What a region's sizes are: the number of squares each component holds."""
+    """A region's sizes' bounds: 0 outside the set, 1 to the grid's size inside.  (That a
+    size is the number of the component's squares is not said square by square: on a large
+    grid those sums were most of a query; a count over a whole component is read as its
+    size instead, `whole`.)"""
     if r.own is None:
-        n, one, zero = len(r.ok), z3.IntVal(1), z3.IntVal(0)
-        r.own = []
-        for t in range(n):
-            r.own.append(z3.If(r.ok[t], r.size(t) >= 1, r.size(t) == 0))
-            r.own.append(r.size(t) == z3.Sum([z3.If(r.same(t, j), one, zero)
-                                              for j in range(n)]))
+        n = len(r.ok)
+        r.own = [z3.If(r.ok[t], z3.And(r.size(t) >= 1, r.size(t) <= n), r.size(t) == 0)
+                 for t in range(n)]
     return r.own
 
 

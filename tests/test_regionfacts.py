@@ -100,11 +100,28 @@ def test_without_no_merge_castles_merge(tmp_path):
     assert got["apart"] == "refuted"
 
 
-def test_without_the_sizes_the_area_is_unknown(castles, monkeypatch):
-    """A count over a component's squares is its size, which the facts relate across the
-    step: without that link (and the sizes' bounds) the step is not proved."""
-    monkeypatch.setattr(regionfacts, "_own", lambda r: [])
+def test_the_area_is_the_size_the_facts_speak_of(castles, monkeypatch):
+    """A count over a whole component is read as its size, which the facts relate across
+    the step (no sum of the component's squares is linked to it): read as a plain count,
+    the area is unknown to the facts and the step is not proved."""
+    monkeypatch.setattr(regionfacts, "whole", lambda squares: None)
     assert _status(castles, region_facts=True) == {"low": "holds", "apart": "inductive"}
+
+
+def test_a_count_over_part_of_a_component_is_not_its_size():
+    """Only a count over every square of a component is read as its size."""
+    a, b = z3.Bools("a b")
+    nb = ((1,), (0,))
+    with regionfacts.region_facts():
+        try:
+            r = regionfacts.region((a, b), nb)
+            c = r.component(0)
+            assert regionfacts.whole(c) is r.size(0) or regionfacts.whole(c).eq(r.size(0))
+            assert regionfacts.whole((c[0], False)) is None
+            assert regionfacts.whole((False, False)) is None
+        finally:
+            regionfacts.reset()
+    assert regionfacts.whole(c) is None         # outside region_facts(): a plain count
 
 
 def test_a_symbolic_seed_picks_its_square_among_the_regions_unknowns():
