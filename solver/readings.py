@@ -11,7 +11,7 @@ import z3
 
 from . import domains as dz
 from . import ir
-from .errors import RulebookError
+from .errors import EvalError, RulebookError
 from .evaluate import Refused
 from .game import Game, Move, load_game
 from .symbolic import Unknown, check, leaves, make_solver, state_size
@@ -101,35 +101,49 @@ def from_examples(game: Game, variants: tuple, reading: str, question: str, a: s
     judges there, and the scores.  The rulebook's illustrated cases are where readings matter
     first, and for games whose states are too large for a symbolic search (a 3-D occupancy,
     statics) they are the only practical candidates.  Not claimed smallest."""
-    from .examples import _move
     for ex0 in game.p.examples:
         params = tuple(sorted({**game.p.param_values, **dict(ex0.params)}.items()))
         ga = load_game(game.name, variants + (f"{reading}:{a}",), params)
         gb = load_game(game.name, variants + (f"{reading}:{b}",), params)
         ex = next(e for e in ga.p.examples if e.name == ex0.name)
-        env = [None] * (ex.frame + 1)
         try:
-            st = ga.run_stmts(ex.setup, ex.frame, ga.initial(), env)
-        except Exception:
+            amb = _example_witness(ga, gb, ex, reading, question, a, b, params)
+        except (EvalError, KeyError, IndexError):
+            # An example written for another board (the spec's own 8 x 8 where the search is
+            # on 3 x 3) names squares this board lacks: not a state of this game.
             continue
-        for item in list(ex.script) + [None]:
-            call = item if isinstance(item, ir.ActionCall) else \
-                (item.call if isinstance(item, ir.Expect) and item.call is not None else None)
-            if call is not None:
-                m = _move(ga, call, st, env)
-                ra, rb = _outcome(ga, st, m), _outcome(gb, st, m)
-                if ra != rb:
-                    return _explained(ga, gb, Ambiguity(reading, question, a, b, True), st,
-                                      m, ra, rb, dict(params))
-            if item is None or not _score_differs(ga, gb, st):
-                if isinstance(item, ir.ActionCall):
-                    try:
-                        st, _ = ga.apply(st, _move(ga, item, st, env))
-                    except Refused:
-                        break
-                continue
-            return _explained(ga, gb, Ambiguity(reading, question, a, b, True), st, None,
-                              None, None, dict(params))
+        if amb is not None:
+            return amb
+    return None
+
+
+def _example_witness(ga: Game, gb: Game, ex: ir.Example, reading: str, question: str,
+                     a: str, b: str, params: tuple) -> Ambiguity | None:
+    """The first state of example ``ex`` (and move there) where the two readings disagree."""
+    from .examples import _move
+    env = [None] * (ex.frame + 1)
+    try:
+        st = ga.run_stmts(ex.setup, ex.frame, ga.initial(), env)
+    except Refused:
+        return None
+    for item in list(ex.script) + [None]:
+        call = item if isinstance(item, ir.ActionCall) else \
+            (item.call if isinstance(item, ir.Expect) and item.call is not None else None)
+        if call is not None:
+            m = _move(ga, call, st, env)
+            ra, rb = _outcome(ga, st, m), _outcome(gb, st, m)
+            if ra != rb:
+                return _explained(ga, gb, Ambiguity(reading, question, a, b, True), st,
+                                  m, ra, rb, dict(params))
+        if item is None or not _score_differs(ga, gb, st):
+            if isinstance(item, ir.ActionCall):
+                try:
+                    st, _ = ga.apply(st, _move(ga, item, st, env))
+                except Refused:
+                    break
+            continue
+        return _explained(ga, gb, Ambiguity(reading, question, a, b, True), st, None,
+                          None, None, dict(params))
     return None
 
 

@@ -471,3 +471,16 @@ def test_a_hole_in_a_large_castle_takes_a_block(backend):
     puzzle = {"game": "torres", "board": {"w": 8, "h": 8, "height": height,
                                          "occupant": occupant}, "ask": "block-squares"}
     assert [3, 2] in solve(puzzle, backend=backend)["squares"]
+
+
+def test_the_examples_searched_on_a_small_board_skip_the_ones_it_cannot_hold():
+    """When z3 gives up, the spec's examples are searched for a witness on the board of the
+    search: an example written for the 8 x 8 board names squares a 3 x 3 one lacks and is
+    passed over (it stopped the refresh with a KeyError), while one that fits is used."""
+    from solver.readings import _variants_of, from_examples
+    g = load_game("torres-advanced", params=(("w", 3), ("h", 3)))
+    r = next(r for r in g.p.readings if r.name == "square_size")
+    variants = tuple(v for v in _variants_of(g) if ":" not in v)
+    amb = from_examples(g, variants, r.name, r.doc.text, "block", "any_size")
+    assert amb is not None and amb.found
+    assert amb.params["w"] == 3 and amb.params["h"] == 3
