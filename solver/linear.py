@@ -1102,11 +1102,18 @@ def _region_facts(solver, assumptions) -> list:
             if not n:
                 continue
             args = [C.Z3_get_app_arg(ref, app, k) for k in range(n)]
-            nb = regionfacts.family(C.Z3_get_ast_id(ref, C.Z3_get_app_decl(ref, app)))
+            decl = C.Z3_get_ast_id(ref, C.Z3_get_app_decl(ref, app))
+            nb = regionfacts.family(decl)
             if nb is not None:
                 found.add(regionfacts.mentioned(
                     tuple(C.Z3_get_ast_id(ref, x) for x in args),
                     lambda: tuple(_expr_ref(x, ctx) for x in args), nb))
+            else:
+                kind = regionfacts.fold_kind(decl)
+                if kind is not None:
+                    found.add(regionfacts.fold_mentioned(
+                        tuple(C.Z3_get_ast_id(ref, x) for x in args),
+                        lambda a=a: _expr_ref(a, ctx), kind))
             stack.extend(args)
 
     held = solver.assertions()

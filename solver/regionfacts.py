@@ -27,6 +27,10 @@ Each fact is true of the components of any set, so a step proved under them hold
 true components ("inductive" stays sound); they are checked on every set of a 3 x 3 board and
 on random 8 x 8 sets by bench/region_lemmas.py, and by tests/test_regionfacts.py.  Not for
 witnesses: a model may give the unknowns values no set has.
+
+Under the same option a long `max` or `min` of symbolic values is one unknown too (`fold`,
+`Fold`), with the facts that define it exactly: on 8 x 8, a castle's tallest column as a
+chain of 64 `if`s was what z3 gave up on in the card that moves a block.
 """
 from __future__ import annotations
 
@@ -46,6 +50,8 @@ _FACTS: dict = {}           # (regions' keys, around) -> their facts
 _FALSE = [z3.BoolVal(False)]
 _FUNCTIONS: dict = {}       # (grid size, what) -> z3 function
 _WHOLE: dict = {}           # a component's squares (their keys) -> its size
+_FOLD_KINDS: dict = {}      # a fold function's z3 id -> (kind, n, empty default)
+_FOLD_APPS: dict = {}       # its arguments' z3 ids -> (arguments, Fold)
 
 
 @contextmanager
@@ -152,6 +158,83 @@ def reset() -> None:
     _BY_APP.clear()
     _FACTS.clear()
     _WHOLE.clear()
+    _FOLD_APPS.clear()
+
+
+# ---- max and min as unknowns ------------------------------------------------------------------
+
+# A `max` or `min` over more elements than this, of values not all numbers, is one unknown
+# (`fold`); a shorter one stays the evaluator's chain of `if`s.
+FOLD_TERMS = 8
+
+
+class Fold:
+    """One `max` or `min` read as an unknown ``app``: an uninterpreted function of the
+    elements' guards and values (so that equal folds are one unknown, and a substitution into
+    their leaves carries it), defined by its facts: it is at least (at most) each value whose
+    guard holds, the default when none holds, and one of those values otherwise.  Exact:
+    every model gives it the fold's own value."""
+
+    def __init__(self, app, kind: str, n: int, dflt: int):
+        self.app = app
+        self.keys = ("fold", app.get_id())
+        self.kind, self.n, self.dflt = kind, n, dflt
+        self.facts = None
+
+    def defining(self) -> list:
+        if self.facts is None:
+            args = [self.app.arg(k) for k in range(2 * self.n)]
+            gs, vs = args[:self.n], args[self.n:]
+            f = self.app
+            bound = [z3.Implies(g, f >= v if self.kind == "max" else f <= v)
+                     for g, v in zip(gs, vs) if not z3.is_false(g)]
+            some = z3.Or(gs)
+            self.facts = bound + [
+                z3.Implies(z3.Not(some), f == self.dflt),
+                z3.Implies(some, z3.Or([z3.And(g, f == v) for g, v in zip(gs, vs)]))]
+        return self.facts
+
+
+def fold(kind: str, pairs, dflt: int):
+    """Under the region facts, ``kind`` (max or min) of the values whose guards hold, over
+    ``pairs`` of (guard, value), ``dflt`` when none holds: one unknown with its facts (`Fold`),
+    which a query gets when it mentions it (`facts_for`).  As the evaluator's chain of `if`s,
+    a bound on the fold (a column's height at most the tallest of its castle) is z3's to find
+    through every link; as an unknown it is one implication.  None when the fold is short or
+    of numbers only, or its values are not integers."""
+    if not _ON[0] or len(pairs) <= FOLD_TERMS:
+        return None
+    gs = [z3.BoolVal(g) if isinstance(g, bool) else g for g, _ in pairs]
+    vs = [z3.IntVal(v) if isinstance(v, int) and not isinstance(v, bool) else v
+          for _, v in pairs]
+    if not all(isinstance(g, z3.BoolRef) for g in gs) or \
+            not all(isinstance(v, z3.ArithRef) and v.is_int() for v in vs):
+        return None
+    n = len(pairs)
+    key = (f"fold{n}", kind, dflt)
+    f = _FUNCTIONS.get(key)
+    if f is None:
+        f = _FUNCTIONS[key] = z3.Function(f"fold.{kind}{n}.{dflt}",
+                                          *([z3.BoolSort()] * n + [z3.IntSort()] * n),
+                                          z3.IntSort())
+        _FOLD_KINDS[f.get_id()] = (kind, n, dflt)
+    return f(*gs, *vs)
+
+
+def fold_kind(decl_id: int):
+    """(kind, elements, default) of one of the folds' functions, by the z3 id of its
+    declaration; None for another function."""
+    return _FOLD_KINDS.get(decl_id)
+
+
+def fold_mentioned(arg_ids: tuple, app, kind) -> Fold:
+    """The `Fold` of an application of a fold's function (``app()``: the application, asked
+    only for one not met yet)."""
+    hit = _FOLD_APPS.get(arg_ids)
+    if hit is None:
+        a = app()
+        hit = _FOLD_APPS[arg_ids] = (a, Fold(a, *kind))
+    return hit[1]
 
 
 def family(decl_id: int):
@@ -269,15 +352,20 @@ def _apart_at(r: Region, r2: Region) -> int | None:
 
 
 def facts_for(regions) -> list:
-    """The facts of these regions (those a query mentions), as one list of z3 Bools."""
-    regions = sorted(set(regions), key=lambda r: str(r.keys))
+    """The facts of these regions (those a query mentions), as one list of z3 Bools; a `Fold`
+    among them brings its own."""
+    regions = set(regions)
+    folds = [f for f in regions if isinstance(f, Fold)]
+    out = [c for f in folds for c in f.defining()]
+    regions = sorted(regions.difference(folds), key=lambda r: str(r.keys))
+    if not regions:
+        return out
     pairs = []
     for r, r2 in itertools.combinations(regions, 2):
         q = _apart_at(r, r2)
         if q is not None:
             pairs.append((r, r2, q))
     around = tuple(sorted({x for _, _, q in pairs for x in (q, *regions[0].nb[q])}))
-    out = []
     for r in regions:
         out += _cached(("basic", r.keys, around), lambda: _basic(r, around))
     for r, r2, q in pairs:

@@ -147,3 +147,53 @@ def test_a_symbolic_seed_picks_its_square_among_the_regions_unknowns():
     assert any(regionfacts.family(d.get_id()) is not None
                for t in sym for d in _decls(dz.lift(t)))
 
+
+
+def test_a_long_max_or_min_is_the_value_its_facts_allow_and_no_other():
+    """Under region facts a max or min over more than FOLD_TERMS elements is one unknown: its
+    facts pin it to the fold's value for any guards and values, the default when no guard
+    holds (random cases, some with every guard false)."""
+    import random
+    n = regionfacts.FOLD_TERMS + 2
+    gs, vs = z3.Bools(" ".join(f"g{i}" for i in range(n))), z3.Ints(" ".join(
+        f"v{i}" for i in range(n)))
+    rng = random.Random(5)
+    regionfacts.reset()
+    with regionfacts.region_facts():
+        for kind, pick in (("max", max), ("min", min)):
+            f = regionfacts.fold(kind, list(zip(gs, vs)), 0)
+            assert f is not None
+            facts = regionfacts.Fold(f, kind, n, 0).defining()
+            for case in range(40):
+                on = [rng.random() < (0 if case % 8 == 0 else 0.4) for _ in range(n)]
+                val = [rng.randint(-5, 9) for _ in range(n)]
+                want = pick([v for o, v in zip(on, val) if o], default=0)
+                s = z3.Solver()
+                s.add(*facts, *[g == o for g, o in zip(gs, on)], *[v == x for v, x in zip(vs, val)])
+                assert s.check(f == want) == z3.sat
+                assert s.check(f != want) == z3.unsat
+        assert regionfacts.fold("max", list(zip(gs, vs))[:regionfacts.FOLD_TERMS], 0) is None
+    assert regionfacts.fold("max", list(zip(gs, vs)), 0) is None   # outside region_facts()
+
+
+@pytest.fixture(scope="module")
+def capped():
+    return load_path(FIXTURES / "folds.rules")
+
+
+def test_a_bound_on_the_tallest_is_proved_through_the_folds_facts(capped, monkeypatch):
+    """A column no taller than the tallest, the tallest within the cap: inductive under
+    region facts, where the max is an unknown, as with the evaluator's chain of ifs; with
+    the fold's facts left out the unknown could be anything, and the step is not proved."""
+    assert _status(capped, region_facts=True) == {"capped": "inductive"}
+    assert _status(capped) == {"capped": "inductive"}
+    monkeypatch.setattr(regionfacts.Fold, "defining", lambda self: [])
+    assert _status(capped, region_facts=True) == {"capped": "holds"}
+
+
+def test_the_folds_facts_prove_nothing_false():
+    """With a slack of one block over the cap the invariant is false after four raises: the
+    step is not proved under region facts (the facts do not say more than the fold is)."""
+    game = load_path(FIXTURES / "folds.rules", (), (("slack", 1),))
+    got = {r.name: (r.status, r.depth) for r in prove(game, 4, TIMEOUT_MS, region_facts=True)}
+    assert got == {"capped": ("refuted", 4)}
