@@ -77,7 +77,8 @@ def _stored_present(path: Path) -> dict:
 
 
 def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None,
-                      reading: str | None = None, present: dict | None = None) -> None:
+                      reading: str | None = None, present: dict | None = None,
+                      invariants: bool = False) -> None:
     """Store the witnesses of every reading, or only of ``reading`` (the others are kept as
     stored: the docs build replays each of them against the current spec).  They are searched
     with ``params`` (a small board, say); with ``present``, each is shown under those
@@ -88,14 +89,16 @@ def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None,
     g = load_game(game, (), tuple(sorted(params.items())))
     t0 = time.perf_counter()
     res = find_ambiguities(g, reading, int(timeout_s * 1000),
-                           lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True))
+                           lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True),
+                           invariants)
     shown = [r.as_json() for r in res]
     if present:
         small = dict(g.p.param_values)
         big = {**small, **present}
         moved = [embed.present(game, r, small, big) for r in res]
         shown = [{**r.as_json(), **({"searched_on": small} if r.found else {})} for r in moved]
-    command = f"rulebook ambiguities {game}{_param_flags(game, params)} --json"
+    command = f"rulebook ambiguities {game}{_param_flags(game, params)}" \
+              f"{' --invariants' if invariants else ''} --json"
     if reading is not None:
         old = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
         kept = [w for w in old.get("ambiguities", []) if w.get("reading") != reading]
@@ -186,6 +189,9 @@ def main(argv=None) -> int:
     ap.add_argument("--param", action="append", default=[], metavar="NAME=N",
                     help="search witnesses, or prove, with this game parameter (e.g. a smaller "
                     "board, w=4); by default the parameters of the stored results are reused")
+    ap.add_argument("--invariants", action="store_true",
+                    help="search witnesses only in states where the spec's invariants hold "
+                    "(rulebook ambiguities --invariants)")
     ap.add_argument("--present", action="append", default=[], metavar="NAME=N",
                     help="show the witnesses found under these parameters instead (a witness "
                     "of a small board on the game's board, e.g. w=8), replayed there")
@@ -200,7 +206,8 @@ def main(argv=None) -> int:
         present[name.strip()] = int(val)
     for game in args.games or spec_games():
         if args.only in (None, "witnesses"):
-            refresh_witnesses(game, args.timeout, params, args.reading, present)
+            refresh_witnesses(game, args.timeout, params, args.reading, present,
+                              args.invariants)
         if args.only in (None, "proofs"):
             refresh_proofs(game, args.depth, args.timeout, args.step_timeout,
                            args.split_lengths, params, tuple(args.split_on), args.jobs,

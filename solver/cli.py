@@ -143,6 +143,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--reading", help="only this reading")
     p.add_argument("--svg-dir", metavar="DIR", help="write one SVG per disagreement here")
     p.add_argument("--timeout", type=float, default=120.0, help="z3 time limit, seconds")
+    p.add_argument("--invariants", action="store_true",
+                   help="search only states where every invariant of the spec holds (no "
+                   "piece missing from the box, none the rules forbid): a witness the rules "
+                   "can reach; without it a smallest state may leave pieces out")
 
     p = sub.add_parser("play", help="seeded random playouts and statistics",
                        description="Play whole games with uniformly random players (chance "
@@ -416,7 +420,7 @@ def cmd_ambiguities(args) -> int:
     from .readings import find_ambiguities
     g = _load(args)
     res = find_ambiguities(g, args.reading, int(args.timeout * 1000),
-                           None if args.json else _progress)
+                           None if args.json else _progress, args.invariants)
     if args.svg_dir:
         d = Path(args.svg_dir)
         d.mkdir(parents=True, exist_ok=True)

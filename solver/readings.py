@@ -64,7 +64,12 @@ class Ambiguity:
 
 
 def find_ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_000,
-                     progress=None) -> list[Ambiguity]:
+                     progress=None, invariants: bool = False) -> list[Ambiguity]:
+    """For each reading (or only ``only``) and each pair of its options, a smallest state and
+    move where they disagree.  With ``invariants``, only states where every invariant of the
+    spec holds are searched (no piece missing from the box, no column taller than its
+    castle): a witness the rules can reach, at the cost of the elements the conservation
+    laws put back; without, a state may be one the rules never reach."""
     say = progress or (lambda m: None)
     readings = [r for r in game.p.readings if only is None or r.name == only]
     if only is not None and not readings:
@@ -85,7 +90,7 @@ def find_ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_
             if amb is None:
                 ga = load_game(game.name, variants + (f"{r.name}:{a}",), params)
                 gb = load_game(game.name, variants + (f"{r.name}:{b}",), params)
-                amb = compare(ga, gb, r.name, r.doc.text, a, b, timeout_ms)
+                amb = compare(ga, gb, r.name, r.doc.text, a, b, timeout_ms, invariants)
                 if amb.found is None:
                     # z3 gave up: a witness among the examples' states is still a witness
                     # (replayed under both readings), though not claimed smallest.
@@ -191,7 +196,7 @@ def _variants_of(game: Game) -> tuple[str, ...]:
 
 
 def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
-            timeout_ms: int) -> Ambiguity:
+            timeout_ms: int, invariants: bool = False) -> Ambiguity:
     t = ga.state_type
     fresh = dz.Fresh("w_")
     S = fresh.value(t, "s")
@@ -235,6 +240,12 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
         return amb
     solver = make_solver(timeout_ms)
     solver.add(*fresh.constraints)
+    # ``invariants``: only states where the spec's invariants hold (a witness in a state the
+    # rules never reach, a column taller than its castle or blocks missing from the box,
+    # shows no reading at work).
+    for inv in ga.p.invariants if invariants else ():
+        if not inv.transition:
+            solver.add(dz.lift(ga.symbolic.expr(inv.expr)(S, [None] * (inv.frame + 1))))
     solver.add(dz.lift(any_case))
     # Smallest: fewest elements first, then fewest scalars away from their defaults.
     size = dz.lift(state_size(t, S)) * 1000 + _noise(t, S)
