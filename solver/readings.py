@@ -86,7 +86,8 @@ def find_ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_
         names = [o for o, _ in r.options]
         for a, b in itertools.combinations(names, 2):
             say(f"{r.name}: {a} vs {b}")
-            amb = from_examples(game, variants, r.name, r.doc.text, a, b) if first else None
+            amb = from_examples(game, variants, r.name, r.doc.text, a, b, invariants) \
+                if first else None
             if amb is None:
                 ga = load_game(game.name, variants + (f"{r.name}:{a}",), params)
                 gb = load_game(game.name, variants + (f"{r.name}:{b}",), params)
@@ -94,25 +95,28 @@ def find_ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_
                 if amb.found is None:
                     # z3 gave up: a witness among the examples' states is still a witness
                     # (replayed under both readings), though not claimed smallest.
-                    amb = from_examples(game, variants, r.name, r.doc.text, a, b) or amb
+                    amb = from_examples(game, variants, r.name, r.doc.text, a, b,
+                                        invariants) or amb
             out.append(amb)
     return out
 
 
-def from_examples(game: Game, variants: tuple, reading: str, question: str, a: str, b: str
-                  ) -> Ambiguity | None:
+def from_examples(game: Game, variants: tuple, reading: str, question: str, a: str, b: str,
+                  invariants: bool = False) -> Ambiguity | None:
     """A witness among the states of the spec's own examples, before any solving: every state
     an example passes through (under reading ``a``), with every move the example plays or
     judges there, and the scores.  The rulebook's illustrated cases are where readings matter
     first, and for games whose states are too large for a symbolic search (a 3-D occupancy,
-    statics) they are the only practical candidates.  Not claimed smallest."""
+    statics) they are the only practical candidates.  Not claimed smallest.  With
+    ``invariants``, a state where an invariant of the spec fails is passed over (an example's
+    set-up may put pieces on the board without taking them from the box)."""
     for ex0 in game.p.examples:
         params = tuple(sorted({**game.p.param_values, **dict(ex0.params)}.items()))
         ga = load_game(game.name, variants + (f"{reading}:{a}",), params)
         gb = load_game(game.name, variants + (f"{reading}:{b}",), params)
         ex = next(e for e in ga.p.examples if e.name == ex0.name)
         try:
-            amb = _example_witness(ga, gb, ex, reading, question, a, b, params)
+            amb = _example_witness(ga, gb, ex, reading, question, a, b, params, invariants)
         except (EvalError, KeyError, IndexError):
             # An example written for another board (the spec's own 8 x 8 where the search is
             # on 3 x 3) names squares this board lacks: not a state of this game.
@@ -123,7 +127,8 @@ def from_examples(game: Game, variants: tuple, reading: str, question: str, a: s
 
 
 def _example_witness(ga: Game, gb: Game, ex: ir.Example, reading: str, question: str,
-                     a: str, b: str, params: tuple) -> Ambiguity | None:
+                     a: str, b: str, params: tuple, invariants: bool = False
+                     ) -> Ambiguity | None:
     """The first state of example ``ex`` (and move there) where the two readings disagree."""
     from .examples import _move
     env = [None] * (ex.frame + 1)
@@ -134,13 +139,15 @@ def _example_witness(ga: Game, gb: Game, ex: ir.Example, reading: str, question:
     for item in list(ex.script) + [None]:
         call = item if isinstance(item, ir.ActionCall) else \
             (item.call if isinstance(item, ir.Expect) and item.call is not None else None)
-        if call is not None:
+        # A state where an invariant fails is no witness (with ``invariants``): go on.
+        here = not invariants or _within_invariants(ga, st)
+        if here and call is not None:
             m = _move(ga, call, st, env)
             ra, rb = _outcome(ga, st, m), _outcome(gb, st, m)
             if ra != rb:
                 return _explained(ga, gb, Ambiguity(reading, question, a, b, True), st,
                                   m, ra, rb, dict(params))
-        if item is None or not _score_differs(ga, gb, st):
+        if item is None or not here or not _score_differs(ga, gb, st):
             if isinstance(item, ir.ActionCall):
                 try:
                     st, _ = ga.apply(st, _move(ga, item, st, env))
@@ -150,6 +157,12 @@ def _example_witness(ga: Game, gb: Game, ex: ir.Example, reading: str, question:
         return _explained(ga, gb, Ambiguity(reading, question, a, b, True), st, None,
                           None, None, dict(params))
     return None
+
+
+def _within_invariants(g: Game, st) -> bool:
+    """Whether every state invariant of the spec holds in ``st`` (the interpreter's verdict)."""
+    return all(g.concrete.expr(i.expr)(st, [None] * (i.frame + 1))
+               for i in g.p.invariants if not i.transition)
 
 
 def _score_differs(ga: Game, gb: Game, st) -> bool:

@@ -510,3 +510,25 @@ def test_the_examples_searched_on_a_small_board_skip_the_ones_it_cannot_hold():
     amb = from_examples(g, variants, r.name, r.doc.text, "block", "any_size")
     assert amb is not None and amb.found
     assert amb.params["w"] == 3 and amb.params["h"] == 3
+
+
+def test_the_examples_searched_within_the_invariants_pass_over_the_states_they_break(
+        monkeypatch):
+    """With ``invariants``, the examples' search takes only states where every invariant
+    holds: the square Master card's example (four knights on the board, two in hand) is such a
+    state, and is the witness of square_size; were it not, it would be passed over.  (Its
+    set-up once left the four knights in hand too, a state the rules never reach.)"""
+    from solver import readings
+    from solver.readings import _variants_of, _within_invariants, from_examples
+    g = load_game("torres-advanced", params=(("w", 3), ("h", 3)))
+    r = next(r for r in g.p.readings if r.name == "square_size")
+    variants = tuple(v for v in _variants_of(g) if ":" not in v)
+    strict = from_examples(g, variants, r.name, r.doc.text, "block", "any_size", True)
+    assert strict is not None and strict.move == ["end_turn"]
+    g2 = load_game("torres-advanced", params=tuple(sorted(strict.params.items())))
+    assert strict.params["players"] == 2        # the example's
+    assert _within_invariants(g2, _state(g2, strict.state_json))
+    monkeypatch.setattr(readings, "_within_invariants", lambda g, st: False)
+    assert from_examples(g, variants, r.name, r.doc.text, "block", "any_size", True) is None
+    loose = from_examples(g, variants, r.name, r.doc.text, "block", "any_size")
+    assert loose is not None and loose.state_json == strict.state_json
