@@ -385,16 +385,26 @@ def test_stored_8x8_proof_proves_every_invariant_the_floods_do_not_decide():
         "height_within_area": "holds", "castles_never_merge": "holds"}
 
 
-def test_the_4x4_region_facts_proof_so_far_breaks_nothing():
-    """docs/proofs/journals/torres-4x4.jsonl: the 4x4 proof with the castles read as regions
-    whose facts the prover knows (``python docs/refresh.py torres --only proofs
-    --region-facts --store-as torres-4x4 --param w=4 --param h=4 --depth 1 --jobs 2
-    --step-timeout 20 --journal docs/proofs/journals/torres-4x4.jsonl``), stopped part-way
-    when a sitting ended; the same command resumes it, and stores docs/proofs/torres-4x4.json
-    when it ends.  The journal is of this very spec (its rules and invariants), with every
-    invariant a candidate, and no path it records broke one.  Fails when the spec changes
-    (the journal is then not reused: run it again) or when a recorded path broke a
-    candidate."""
+def test_stored_4x4_region_facts_proof_proves_every_invariant():
+    """docs/proofs/torres-4x4.json: the 4x4 proof with the castles read as regions whose
+    facts the prover knows (``python docs/refresh.py torres --only proofs --region-facts
+    --store-as torres-4x4 --param w=4 --param h=4 --depth 1 --jobs 2 --step-timeout 20
+    --journal docs/proofs/journals/torres-4x4.jsonl``, over three sittings, resumed from the
+    journal): every invariant and the transition property are inductive there, the two
+    castle properties included.  Fails when a rule or an invariant changes (refresh)."""
+    from conftest import stored_proof
+    g, status = stored_proof("torres", "torres-4x4")
+    assert (g.p.param_values["w"], g.p.param_values["h"]) == (4, 4)
+    assert set(status) == {i.name for i in g.p.invariants}
+    assert {n for n, s in status.items() if s != "inductive"} == set()
+
+
+def test_the_4x4_region_facts_proof_journal_breaks_nothing():
+    """docs/proofs/journals/torres-4x4.jsonl, the journal the 4x4 proof above was resumed
+    from, sitting after sitting: of this very spec (its rules and invariants), with every
+    invariant a candidate, and no path it records broke one or a transition property.  Fails
+    when the spec changes (the journal is then not reused: run it again) or when a recorded
+    path broke a candidate."""
     from solver.docpages import proof_digest
     text = (ROOT / "docs" / "proofs" / "journals" / "torres-4x4.jsonl").read_text("utf-8")
     lines = [json.loads(x) for x in text.splitlines() if x.strip()]
@@ -403,9 +413,12 @@ def test_the_4x4_region_facts_proof_so_far_breaks_nothing():
     assert head["spec"] == proof_digest(g)
     assert head["region_facts"] and dict(head["params"]) == dict(g.p.param_values)
     assert set(head["invariants"]) == {i.name for i in g.p.invariants if not i.transition}
-    paths = [x for x in lines[1:] if "path" in x]
-    assert len(paths) >= 1000
-    assert [x for x in paths if x["fell"]] == []
+    steps = [x for x in lines[1:] if x.get("kind", "step") == "step"]
+    assert len(steps) >= 1000
+    assert [x for x in steps if x["fell"]] == []
+    # The transition properties' pass, once reached: no path broke one.
+    moves = [x for x in lines[1:] if x.get("kind") == "transition"]
+    assert [x for x in moves if any(w is not None for w in x["verdicts"].values())] == []
 
 
 def _step_sampler():
