@@ -67,8 +67,8 @@ def find_ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_
                      progress=None, invariants: bool = False) -> list[Ambiguity]:
     """For each reading (or only ``only``) and each pair of its options, a smallest state and
     move where they disagree.  With ``invariants``, only states where every invariant of the
-    spec holds are searched (no piece missing from the box, no column taller than its
-    castle): a witness the rules can reach, at the cost of the elements the conservation
+    spec holds are searched (no piece missing from the box, none that the rules forbid): a
+    witness the rules can reach, at the cost of the elements the conservation
     laws put back; without, a state may be one the rules never reach."""
     say = progress or (lambda m: None)
     readings = [r for r in game.p.readings if only is None or r.name == only]
@@ -254,7 +254,7 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
     solver = make_solver(timeout_ms)
     solver.add(*fresh.constraints)
     # ``invariants``: only states where the spec's invariants hold (a witness in a state the
-    # rules never reach, a column taller than its castle or blocks missing from the box,
+    # rules never reach, one that breaks a rule or has pieces missing from the box,
     # shows no reading at work).
     for inv in ga.p.invariants if invariants else ():
         if not inv.transition:

@@ -29,8 +29,8 @@ on random 8 x 8 sets by bench/region_lemmas.py, and by tests/test_regionfacts.py
 witnesses: a model may give the unknowns values no set has.
 
 Under the same option a long `max` or `min` of symbolic values is one unknown too (`fold`,
-`Fold`), with the facts that define it exactly: on 8 x 8, a castle's tallest column as a
-chain of 64 `if`s was what z3 gave up on in the card that moves a block.
+`Fold`), with the facts that define it exactly: on an 8 x 8 grid, the largest value over a
+region as a chain of 64 `if`s was what z3 gave up on.
 """
 from __future__ import annotations
 
@@ -199,7 +199,7 @@ def fold(kind: str, pairs, dflt: int):
     """Under the region facts, ``kind`` (max or min) of the values whose guards hold, over
     ``pairs`` of (guard, value), ``dflt`` when none holds: one unknown with its facts (`Fold`),
     which a query gets when it mentions it (`facts_for`).  As the evaluator's chain of `if`s,
-    a bound on the fold (a column's height at most the tallest of its castle) is z3's to find
+    a bound on the fold (a square's value at most the largest over its region) is z3's to find
     through every link; as an unknown it is one implication.  None when the fold is short or
     of numbers only, or its values are not integers."""
     if not _ON[0] or len(pairs) <= FOLD_TERMS:
