@@ -1277,13 +1277,14 @@ def _sym_fold(kind, pairs, e: ir.Quant):
         dflt = default(e.type.val)
         return tuple(dz.merge(e.type.val, g, b, dflt) for g, b in pairs)
     dflt = _empty_extreme(e.type)
-    if regionfacts.on() and any(dz.is_sym(b) for _, b in pairs):
+    symbolic = any(dz.is_sym(b) for _, b in pairs)
+    if symbolic and regionfacts.on():
         # Under the prover's region facts, a long max or min of symbolic values is one
         # unknown with its defining facts (a bound on it is then one implication for z3).
         f = regionfacts.fold(kind, [(g, b) for g, b in pairs if g is not False], dflt)
         if f is not None:
             return f
-    if not any(dz.is_sym(b) for _, b in pairs):
+    if not symbolic:
         # Concrete values (`min b in Slot where free(b): b`): ordered best first, the first
         # element whose guard holds is the answer, so the fold is a plain chain of ites, with
         # no comparisons for z3 to reason about.

@@ -161,8 +161,8 @@ def _example_witness(ga: Game, gb: Game, ex: ir.Example, reading: str, question:
 
 def _within_invariants(g: Game, st) -> bool:
     """Whether every state invariant of the spec holds in ``st`` (the interpreter's verdict)."""
-    return all(g.concrete.expr(i.expr)(st, [None] * (i.frame + 1))
-               for i in g.p.invariants if not i.transition)
+    from .prove import _holds
+    return all(_holds(g, i, st) for i in g.p.invariants if not i.transition)
 
 
 def _score_differs(ga: Game, gb: Game, st) -> bool:
@@ -256,9 +256,9 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
     # ``invariants``: only states where the spec's invariants hold (a witness in a state the
     # rules never reach, one that breaks a rule or has pieces missing from the box,
     # shows no reading at work).
-    for inv in ga.p.invariants if invariants else ():
-        if not inv.transition:
-            solver.add(dz.lift(ga.symbolic.expr(inv.expr)(S, [None] * (inv.frame + 1))))
+    if invariants:
+        from .prove import _sym_inv
+        solver.add(*[_sym_inv(ga, i, S) for i in ga.p.invariants if not i.transition])
     solver.add(dz.lift(any_case))
     # Smallest: fewest elements first, then fewest scalars away from their defaults.
     size = dz.lift(state_size(t, S)) * 1000 + _noise(t, S)
