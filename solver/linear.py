@@ -1075,6 +1075,9 @@ def side_conditions(solver, assumptions=()) -> list:
 
 
 _WALKED: dict = {}      # (a conjunct's z3 id, base) -> (conjunct, its regions, base)
+# The memo of a solver queried in a scope first, its base never walked alone: one for all such
+# solvers (read only), so that each conjunct's walk is remembered across their queries.
+_NO_BASE: tuple = ([], set(), set())
 
 
 def _region_facts(solver, assumptions) -> list:
@@ -1130,7 +1133,7 @@ def _region_facts(solver, assumptions) -> list:
             except AttributeError:
                 pass
         else:
-            memo = ([], set(), set())
+            memo = _NO_BASE
     found = set(memo[2])
     rest = [held[k] for k in range(len(memo[0]), len(held))]
     rest += [a for a in assumptions if dz.is_sym(a)]
@@ -1156,8 +1159,9 @@ def _region_facts(solver, assumptions) -> list:
     done = _added(solver, "_rulebook_regions")
     if key in done:
         return []
-    if not hasattr(solver, "num_scopes") or solver.num_scopes() == 0:
-        done.add(key)
+    if (not hasattr(solver, "num_scopes") or solver.num_scopes() == 0) \
+            and not regionfacts.slicing():
+        done.add(key)       # (a sliced query's facts are not all of them)
     return regionfacts.facts_for(found)
 
 

@@ -987,6 +987,9 @@ def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, ful
     else a model of a counterexample to induction (from the full set of assumptions).
     ``local_ms``: the time limit the ``local`` solver is set to."""
     own = [conj[name][k] for k, _ in items if k < len(conj[name])]
+    if regionfacts.on() and len(items) == 1 and _sliced_proof(local, guard, goal, own, memo,
+                                                                local_ms):
+        return None
     if _check_assume(local, z3.And(guard, goal, *own)) is None:
         return None
     if len(items) == 1 and len(own) == 1 and _congruent(
@@ -1010,6 +1013,26 @@ def _tiers(local, guard, goal, conj, name, items, readers, candidates, memo, ful
     if model is None or full is None:
         return model
     return _check_assume(full(), z3.And(guard, goal))
+
+
+def _sliced_proof(local, guard, goal, own, memo, local_ms) -> bool:
+    """Under the region facts, whether one conjunct is proved from the facts about its own
+    squares, the guard's and those around the change alone (`regionfacts.sliced`), within
+    QUICK_MS.  On a large grid all the facts of a step are tens of thousands, most about
+    squares the conjunct does not name: a bound on one square's column needs its own rows,
+    not every other square's.  Fewer assumptions: a proof under them is a proof; anything
+    else decides nothing (the full query follows)."""
+    key = ("guard-squares", guard.get_id())
+    hit = memo.get(key)
+    if hit is None or not hit[0].eq(guard):
+        hit = memo[key] = (guard, regionfacts.squares_in([guard]))
+    squares = hit[1] | regionfacts.squares_in([goal, *own])
+    try:
+        with regionfacts.sliced(squares), _time_limit(local, min(QUICK_MS, local_ms),
+                                                        local_ms):
+            return _check_assume(local, z3.And(guard, goal, *own)) is None
+    except Unknown:
+        return False
 
 
 def _congruent(local, guard, old, new, conj, readers, candidates, memo, local_ms) -> bool:

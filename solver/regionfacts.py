@@ -52,6 +52,9 @@ _FUNCTIONS: dict = {}       # (grid size, what) -> z3 function
 _WHOLE: dict = {}           # a component's squares (their keys) -> its size
 _FOLD_KINDS: dict = {}      # a fold function's z3 id -> (kind, n, empty default)
 _FOLD_APPS: dict = {}       # its arguments' z3 ids -> (arguments, Fold)
+_SQUARES: dict = {}         # an unknown's function's z3 id -> the squares it is about
+_ROW: dict = {}             # a fact's z3 id -> the one square it is about (see `_row`)
+_SLICE = [None]             # the squares a query is about, within `sliced`
 
 
 @contextmanager
@@ -75,14 +78,16 @@ def _leaf_key(b):
     return v if isinstance(v, bool) else v.get_id()
 
 
-def _function(nb, what: str, out):
-    """One uninterpreted function of a grid's set (its squares' Bools), per unknown."""
+def _function(nb, what: str, out, squares=()):
+    """One uninterpreted function of a grid's set (its squares' Bools), per unknown
+    (``squares``: those it is about, by ordinal)."""
     key = (len(nb), what)
     f = _FUNCTIONS.get(key)
     if f is None:
         name = f"region{len(nb)}.{what}"
         f = _FUNCTIONS[key] = z3.Function(name, *([z3.BoolSort()] * len(nb)), out)
         _FAMILY_IDS[f.get_id()] = nb
+        _SQUARES[f.get_id()] = tuple(squares)
     return f
 
 
@@ -99,14 +104,14 @@ class Region:
         self._arr = None
         self.own = None         # the facts of this region alone, once made
 
-    def _app(self, key, what, out):
+    def _app(self, key, what, out, squares=()):
         v = self._cache.get(key)
         if v is None:
             # The C API's application, the arguments' array made once (z3's own call casts
             # each argument).
             if self._arr is None:
                 self._arr = (z3.Ast * len(self.ok))(*[b.as_ast() for b in self.ok])
-            f = _function(self.nb, what(), out)
+            f = _function(self.nb, what(), out, squares)
             ctx = f.ctx
             v = self._cache[key] = _expr_ref(
                 z3.Z3_mk_app(ctx.ref(), f.ast, len(self.ok), self._arr), ctx)
@@ -119,10 +124,10 @@ class Region:
             return _FALSE[0]
         if a > b:
             a, b = b, a
-        return self._app((a, b), lambda: f"same{a}_{b}", z3.BoolSort())
+        return self._app((a, b), lambda: f"same{a}_{b}", z3.BoolSort(), (a, b))
 
     def size(self, a: int):
-        return self._app(a, lambda: f"size{a}", z3.IntSort())
+        return self._app(a, lambda: f"size{a}", z3.IntSort(), (a,))
 
     @property
     def count(self):
@@ -159,6 +164,7 @@ def reset() -> None:
     _FACTS.clear()
     _WHOLE.clear()
     _FOLD_APPS.clear()
+    _ROW.clear()
 
 
 # ---- max and min as unknowns ------------------------------------------------------------------
@@ -265,6 +271,13 @@ def distinct(r, squares, area: bool = False):
     return z3.Sum(terms) if terms else z3.IntVal(0)
 
 
+def _row(t: int, fact):
+    """``fact``, recorded as one about square t (and the squares around the change, which
+    every query keeps): what a query `sliced` to other squares leaves out."""
+    _ROW[fact.get_id()] = t
+    return fact
+
+
 def _own(r: Region) -> list:
     """A region's sizes' bounds: 0 outside the set, 1 to the grid's size inside.  (That a
     size is the number of the component's squares is not said square by square: on a large
@@ -272,7 +285,8 @@ def _own(r: Region) -> list:
     size instead, `whole`.)"""
     if r.own is None:
         n = len(r.ok)
-        r.own = [z3.If(r.ok[t], z3.And(r.size(t) >= 1, r.size(t) <= n), r.size(t) == 0)
+        r.own = [_row(t, z3.If(r.ok[t], z3.And(r.size(t) >= 1, r.size(t) <= n),
+                               r.size(t) == 0))
                  for t in range(n)]
     return r.own
 
@@ -288,10 +302,12 @@ def classes(r, around) -> list:
         for d in around:
             if d == t:
                 continue
-            out.append(z3.Implies(r.same(t, d), z3.And(r.ok[t], r.ok[d], r.size(t) == r.size(d))))
+            out.append(_row(t, z3.Implies(r.same(t, d),
+                                          z3.And(r.ok[t], r.ok[d], r.size(t) == r.size(d)))))
             for e in around:
                 if e not in (d, t):
-                    out.append(z3.Implies(z3.And(r.same(t, d), r.same(d, e)), r.same(t, e)))
+                    out.append(_row(t, z3.Implies(z3.And(r.same(t, d), r.same(d, e)),
+                                                  r.same(t, e))))
     return out
 
 
@@ -299,8 +315,8 @@ def unchanged(r, r2, around) -> list:
     """r2's set is r's: the same components."""
     out = [r2.count == r.count]
     for t in range(len(r.ok)):
-        out.append(r2.size(t) == r.size(t))
-        out += [r2.same(t, d) == r.same(t, d) for d in around if d != t]
+        out.append(_row(t, r2.size(t) == r.size(t)))
+        out += [_row(t, r2.same(t, d) == r.same(t, d)) for d in around if d != t]
     return out
 
 
@@ -312,14 +328,15 @@ def added(r, r2, q: int, around) -> list:
     for t in range(len(r.ok)):
         if t == q:
             continue
-        out.append(z3.Implies(r.ok[t], r2.size(t) >= r.size(t)))
+        row = [z3.Implies(r.ok[t], r2.size(t) >= r.size(t))]
         for d in around:
             if d != t and d != q:
-                out.append(z3.Implies(r.same(t, d), r2.same(t, d)))
-        out.append(r2.same(t, q) == z3.Or([r.same(t, d) for d in near if d != t]
+                row.append(z3.Implies(r.same(t, d), r2.same(t, d)))
+        row.append(r2.same(t, q) == z3.Or([r.same(t, d) for d in near if d != t]
                                           + ([r.ok[t]] if t in near else [])))
         apart = z3.Not(z3.Or([r.same(t, d) if d != t else z3.BoolVal(True) for d in near]))
-        out.append(z3.Implies(z3.And(r.ok[t], apart), r2.size(t) == r.size(t)))
+        row.append(z3.Implies(z3.And(r.ok[t], apart), r2.size(t) == r.size(t)))
+        out += [_row(t, f) for f in row]
     return out
 
 
@@ -332,13 +349,14 @@ def removed(r, r2, q: int, around) -> list:
         if t == q:
             continue
         with_q = r.same(t, q)
-        out.append(z3.Implies(z3.And(r.ok[t], z3.Not(with_q)), r2.size(t) == r.size(t)))
-        out.append(z3.Implies(z3.And(r2.ok[t], with_q),
-                              z3.Or([r2.same(t, d) if d != t else z3.BoolVal(True)
-                                     for d in near])))
+        row = [z3.Implies(z3.And(r.ok[t], z3.Not(with_q)), r2.size(t) == r.size(t)),
+               z3.Implies(z3.And(r2.ok[t], with_q),
+                          z3.Or([r2.same(t, d) if d != t else z3.BoolVal(True)
+                                 for d in near]))]
         for d in around:
             if d != t and d != q:
-                out.append(z3.Implies(r2.same(t, d), r.same(t, d)))
+                row.append(z3.Implies(r2.same(t, d), r.same(t, d)))
+        out += [_row(t, f) for f in row]
     return out
 
 
@@ -353,7 +371,9 @@ def _apart_at(r: Region, r2: Region) -> int | None:
 
 def facts_for(regions) -> list:
     """The facts of these regions (those a query mentions), as one list of z3 Bools; a `Fold`
-    among them brings its own."""
+    among them brings its own.  Within `sliced`, only the facts about the squares it names,
+    those around the change, and those about no one square (how the counts change, the
+    folds')."""
     regions = set(regions)
     folds = [f for f in regions if isinstance(f, Fold)]
     out = [c for f in folds for c in f.defining()]
@@ -366,14 +386,111 @@ def facts_for(regions) -> list:
         if q is not None:
             pairs.append((r, r2, q))
     around = tuple(sorted({x for _, _, q in pairs for x in (q, *regions[0].nb[q])}))
+    rows = _SLICE[0]
+    keep = None if rows is None else frozenset(rows).union(around)
+
+    def kept(key, facts: list) -> list:
+        if keep is None:
+            return facts
+        # The facts by square, once: a slice is then a few of its rows.
+        none, by_row = _cached(("rows", key), lambda: [_by_row(facts)])[0]
+        return none + [f for t in keep for f in by_row.get(t, ())]
+
     for r in regions:
-        out += _cached(("basic", r.keys, around), lambda: _basic(r, around))
+        key = ("basic", r.keys, around)
+        out += kept(key, _cached(key, lambda: _basic(r, around)))
     for r, r2, q in pairs:
-        out += _cached(("pair", r.keys, r2.keys, around), lambda: [z3.If(
-            r.ok[q] == r2.ok[q], z3.And(unchanged(r, r2, around)),
-            z3.If(r2.ok[q], z3.And(added(r, r2, q, around)),
-                  z3.And(removed(r, r2, q, around))))])
+        key = ("parts", r.keys, r2.keys, around)
+        parts = _cached(key, lambda: [
+            unchanged(r, r2, around), added(r, r2, q, around), removed(r, r2, q, around)])
+        if keep is None:
+            out += _cached(("pair", r.keys, r2.keys, around), lambda: [
+                _pair(r, r2, q, parts)])
+        else:
+            out.append(_pair(r, r2, q, [kept((key, k), p) for k, p in enumerate(parts)]))
     return out
+
+
+def _by_row(facts: list) -> tuple:
+    """The facts about no one square, and the others by the square they are about."""
+    none, by_row = [], {}
+    for f in facts:
+        t = _ROW.get(f.get_id())
+        if t is None:
+            none.append(f)
+        else:
+            by_row.setdefault(t, []).append(f)
+    return none, by_row
+
+
+def _pair(r, r2, q: int, parts: list):
+    """The facts of two regions whose sets may differ at q: the same components when they
+    agree there, else those of q added or taken out."""
+    same, plus, minus = parts
+    return z3.If(r.ok[q] == r2.ok[q], _and(same), z3.If(r2.ok[q], _and(plus), _and(minus)))
+
+
+def _and(facts: list):
+    """z3's And of Bools, through the C API (the wrapper casts each of thousands)."""
+    if not facts:
+        return z3.BoolVal(True)
+    ctx = facts[0].ctx
+    arr = (z3.Ast * len(facts))(*[f.as_ast() for f in facts])
+    return z3.BoolRef(z3.Z3_mk_and(ctx.ref(), len(facts), arr), ctx)
+
+
+@contextmanager
+def sliced(squares):
+    """Within it, `facts_for` gives only the facts about ``squares`` (by ordinal) and the
+    squares around the change: a weaker set of assumptions (a query proved under it is proved
+    under all the facts), much smaller on a large grid."""
+    before = _SLICE[0]
+    _SLICE[0] = frozenset(squares)
+    try:
+        yield
+    finally:
+        _SLICE[0] = before
+
+
+def slicing() -> bool:
+    return _SLICE[0] is not None
+
+
+def squares_in(terms) -> frozenset:
+    """The squares of the unknowns these z3 terms mention (not those of the sets the unknowns
+    are of: an unknown's arguments are not walked into)."""
+    from z3 import z3core as C
+    out: set = set()
+    seen: set = set()
+    for t in terms:
+        ctx = t.ctx
+        ref = ctx.ref()
+        stack = [t.as_ast()]
+        while stack:
+            a = stack.pop()
+            i = C.Z3_get_ast_id(ref, a)
+            if i in seen:
+                continue
+            seen.add(i)
+            if C.Z3_get_ast_kind(ref, a) != z3.Z3_APP_AST:
+                continue
+            app = C.Z3_to_app(ref, a)
+            n = C.Z3_get_app_num_args(ref, app)
+            if not n:
+                continue
+            decl = C.Z3_get_ast_id(ref, C.Z3_get_app_decl(ref, app))
+            if decl in _FAMILY_IDS:
+                out.update(_SQUARES.get(decl, ()))
+                continue
+            if decl in _FOLD_KINDS:
+                continue
+            stack.extend(C.Z3_get_app_arg(ref, app, k) for k in range(n))
+    return frozenset(out)
+
+
+def squares_of(decl_id: int) -> tuple:
+    """The squares an unknown's function is about (its declaration's z3 id), () for another."""
+    return _SQUARES.get(decl_id, ())
 
 
 def _cached(key, make) -> list:
