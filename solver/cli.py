@@ -117,9 +117,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "as unknowns with the facts of connected regions (a component is an "
                    "equivalence class of one size; adding or taking out one square changes "
                    "the components around it only), instantiated where two sets differ by "
-                   "one square (each conjunct tried first from the facts about its own squares "
-                   "and those around the change), and a max or min of more than 8 symbolic values as one "
-                   "unknown with its defining facts; other fixpoints as with --opaque-fix")
+                   "one square (each conjunct tried first from the facts about its own "
+                   "squares and those around the change), and a max or min of more than 8 "
+                   "symbolic values as one unknown with its defining facts; other fixpoints "
+                   "as with --opaque-fix")
     p.add_argument("--jobs", type=_jobs, default=1, metavar="N",
                    help="check the inductive step's paths in N processes at once (default 1); "
                    "the verdicts are the same, only the time changes")

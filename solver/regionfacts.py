@@ -488,11 +488,6 @@ def squares_in(terms) -> frozenset:
     return frozenset(out)
 
 
-def squares_of(decl_id: int) -> tuple:
-    """The squares an unknown's function is about (its declaration's z3 id), () for another."""
-    return _SQUARES.get(decl_id, ())
-
-
 def _cached(key, make) -> list:
     hit = _FACTS.get(key)
     if hit is None:
