@@ -121,6 +121,11 @@ def build_parser() -> argparse.ArgumentParser:
                    "squares and those around the change), and a max or min of more than 8 "
                    "symbolic values as one unknown with its defining facts; other fixpoints "
                    "as with --opaque-fix")
+    p.add_argument("--symmetry", action="store_true",
+                   help="in the inductive step, prove only the first path of each orbit under "
+                   "the board's symmetries (mirrors and turns of the grid); each other path "
+                   "is settled when z3 shows it follows from that one mirrored, and proved "
+                   "itself otherwise: the verdicts are the same, only the time changes")
     p.add_argument("--jobs", type=_jobs, default=1, metavar="N",
                    help="check the inductive step's paths in N processes at once (default 1); "
                    "the verdicts are the same, only the time changes")
@@ -387,7 +392,8 @@ def cmd_prove(args) -> int:
     res = prove(g, args.depth, int(args.timeout * 1000), only,
                 None if args.json else _progress, int(args.step_timeout * 1000),
                 args.split_lengths, args.exact_reals, tuple(args.split_on), args.jobs,
-                args.journal, args.opaque_fix, args.alone, args.region_facts)
+                args.journal, args.opaque_fix, args.alone, args.region_facts,
+                args.symmetry)
     if args.json:
         print(json.dumps({"game": g.name, "seconds": round(time.perf_counter() - t0, 2),
                           "results": [r.as_json() for r in res]}))

@@ -17,7 +17,7 @@ from z3.z3 import _to_expr_ref as _expr_ref
 from . import domains as dz
 from . import ir
 from . import linear
-from . import regionfacts
+from . import regionfacts, symmetry
 from .errors import RulebookError
 from .evaluate import Refused
 from .game import Game, Move
@@ -59,7 +59,8 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000,
           split_lengths: bool = False, exact_reals: bool = False,
           split_on: tuple[str, ...] = (), jobs: int = 1,
           journal: str | None = None, opaque_fix: bool = False,
-          alone: bool = False, region_facts: bool = False) -> list[Result]:
+          alone: bool = False, region_facts: bool = False,
+          symmetric: bool = False) -> list[Result]:
     """Prove the invariants.  ``step_timeout_ms`` bounds each query of the inductive step (a
     query that times out leaves its invariant to bounded model checking, never "proved");
     ``timeout_ms`` bounds each bounded-model-checking query.  ``split_lengths``: a step query
@@ -80,7 +81,9 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000,
     the invariants (a name or names) to prove and report, with the others as auxiliaries of
     the induction; with ``alone``, without them: the named ones must be inductive together,
     and the step checks their conjuncts only (a step too costly for the whole set may not be
-    for a part of it)."""
+    for a part of it).  ``symmetric``: a path that is the image of an earlier one under a
+    symmetry of the board is not proved when z3 shows that it follows from that one
+    mirrored (see solver/symmetry.py); the verdicts are the same, only the time changes."""
     names = (only,) if isinstance(only, str) else only
     known = {i.name for i in game.p.invariants}
     for n in names or ():
@@ -119,11 +122,12 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000,
         log = None if journal is None else Journal(
             journal, _run_key(game, step_timeout_ms, split_lengths, exact_reals, split_on,
                               state_invs, opaque_fix, region_facts), say)
+        mirror = _Symmetric(game, say) if symmetric else None
         inductive, ctis = _houdini(game, state_invs, step_timeout_ms, say, split_lengths,
-                                   split_on, jobs, log)
+                                   split_on, jobs, log, mirror)
         trans = [i for i in invs if i.transition]
         trans_ok = _transitions(game, trans, inductive, step_timeout_ms, say, split_lengths,
-                                    split_on, jobs, log) if trans else {}
+                                split_on, jobs, log, mirror) if trans else {}
     elapsed = time.perf_counter() - t0
     for inv in invs:
         if inv.name in results:
@@ -369,7 +373,7 @@ def _readers(conj: dict, memo: dict) -> tuple[dict, dict]:
 
 
 def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
-             split: bool = False, split_on=(), jobs: int = 1, journal=None):
+             split: bool = False, split_on=(), jobs: int = 1, journal=None, symmetric=None):
     """Houdini: assume every candidate, check each action path, drop the candidates that a
     path breaks, and repeat until none is dropped; the survivors are inductive together.
 
@@ -475,11 +479,27 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                             why[n] = min(why.get(n, (at, w)), (at, w))
                     results.append((set(why), why, {}, set()))
                     paths = [(at, x) for at, x in paths if at not in done]
-            if jobs > 1:
-                results += _forked(check_paths, _pulled(paths, jobs), say,
-                                   _build_next(cases, ci, candidates, journal))
-            else:
-                results.append(check_paths(paths))
+            later: list = []
+            if symmetric is not None:
+                # The images of earlier paths under the board's symmetries wait: once the
+                # first of each orbit is proved, most follow from it (`_mirrored`).
+                orbs = symmetric.orbits(("invariants", ci), S, [b for b, _, _ in work])
+                later = [(at, x) for at, x in paths if at in orbs]
+                paths = [(at, x) for at, x in paths if at not in orbs]
+
+            def run(paths, ci=ci):
+                if jobs > 1:
+                    results.extend(_forked(check_paths, _pulled(paths, jobs), say,
+                                           _build_next(cases, ci, candidates, journal)))
+                else:
+                    results.append(check_paths(paths))
+            run(paths)
+            if later:
+                fell = set().union(*(d for d, *_ in results))
+                rest = _mirrored(symmetric, ci, S, work, later, orbs, conj, candidates, fell,
+                                 fresh.constraints, journal, say)
+                if rest:
+                    run(rest)
             # Why a candidate fell: on the first path that breaks it, as one process would say.
             first: dict[str, tuple] = {}
             for d, c, tm, lr in results:
@@ -501,6 +521,73 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
             return set(candidates), ctis
         say(f"induction: not inductive: {', '.join(sorted(dropped))}; retrying the rest")
         candidates = [n for n in candidates if n not in dropped]
+
+
+def _mirrored(symmetric, ci: int, S, work: list, later: list, orbs: dict, conj: dict,
+              candidates: list, fell: set, bounds: list, journal, say) -> list:
+    """The paths of ``later`` that do not follow by a symmetry from the first path of their
+    orbit (proved this round, or by a previous run), to be proved themselves.  ``fell``: the
+    candidates some path broke (or z3 gave up on) this round; the others held on every path
+    checked, so on each orbit's first."""
+    targets = [n for n in candidates if n not in fell]
+    assumed = [c for n in candidates for c in conj[n]]
+    rest = []
+    settled = 0
+    t0 = time.perf_counter()
+    for at, x in later:
+        b, changed, _ = x
+        goal = [c2 for n, _, c2 in changed if n in targets]
+        guard = dz.lift(b.guard)
+        for at0, sym in orbs[at]:
+            if at0 in orbs or not symmetric.holds_of(("invariants", ci), sym, bounds, assumed):
+                continue
+            b0, changed0, _ = work[at0]
+            if sym.follows(bounds, guard, goal, dz.lift(b0.guard),
+                           [c2 for n, _, c2 in changed0 if n in targets]):
+                settled += 1
+                if journal is not None:
+                    journal.record(ci, at, b.action, candidates, {}, sorted(fell),
+                                   f"{sym.name} of path {at0}")
+                break
+        else:
+            rest.append((at, x))
+    say(f"induction: {settled} of {len(later)} paths follow by a symmetry of the board "
+        f"from the first of their orbit ({time.perf_counter() - t0:.1f} s); "
+        f"{len(rest)} to prove")
+    return rest
+
+
+class _Symmetric:
+    """The board's symmetries for `prove`'s step (`symmetry`): per case, the symmetries
+    over its symbolic state, the orbits of its paths, and whether the assumed invariants
+    hold of each symmetry's image (per set of candidates)."""
+
+    def __init__(self, game: Game, say):
+        self.game = game
+        self.say = say
+        self._groups: dict = {}
+        self._holds: dict = {}
+
+    def orbits(self, ci, S, bs: list) -> dict:
+        syms = self._groups.get(ci)
+        if syms is None:
+            syms, why = symmetry.group(self.game, S)
+            self._groups[ci] = syms
+            if why:
+                self.say(f"symmetry: none used: {why}")
+        if not syms:
+            return {}
+        return symmetry.orbits(self.game, syms, symmetry.keys_of(bs))
+
+    def holds_of(self, ci, sym, bounds: list, assumed: list) -> bool:
+        key = (ci, sym.name, len(assumed), tuple(c.get_id() for c in assumed))
+        ok = self._holds.get(key)
+        if ok is None:
+            ok = self._holds[key] = sym.holds_of(bounds, assumed)
+            if not ok:
+                self.say(f"symmetry: the {sym.name} does not map the assumed invariants "
+                         f"onto themselves ({ci[0]}, case {ci[1] + 1}): not used")
+        return ok
 
 
 def _build_next(cases: list, ci: int, candidates, journal):
@@ -709,9 +796,11 @@ class Journal:
                       "paths": paths})
 
     def record(self, case: int, at: int, action: str, candidates, fell: dict,
-               skipped: list) -> None:
+               skipped: list, by: str | None = None) -> None:
+        """``by``: the symmetry the path followed by, when it was not proved itself."""
         self._append({"case": case, "path": at, "action": action,
-                      "candidates": sorted(candidates), "fell": fell, "skipped": skipped})
+                      "candidates": sorted(candidates), "fell": fell, "skipped": skipped,
+                      **({"by": by} if by else {})})
 
     def transitions_checked(self, case: int, actions: list[str], assumed) -> dict[int, dict]:
         """The transition verdicts a previous run reached on the paths of ``case`` from the
@@ -757,9 +846,10 @@ class Journal:
         return out
 
     def record_transition(self, case: int, at: int, action: str, assumed,
-                          verdicts: dict) -> None:
+                          verdicts: dict, by: str | None = None) -> None:
         self._append({"kind": "transition", "case": case, "path": at, "action": action,
-                      "assumed": sorted(assumed), "verdicts": verdicts})
+                      "assumed": sorted(assumed), "verdicts": verdicts,
+                      **({"by": by} if by else {})})
 
     def _append(self, record: dict) -> None:
         with open(self.path, "a", encoding="utf-8") as f:
@@ -1435,7 +1525,8 @@ def _describe_cti(game: Game, b, model, S) -> str:
 
 
 def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeout_ms: int, say,
-                 split: bool = False, split_on=(), jobs: int = 1, journal=None) -> dict:
+                 split: bool = False, split_on=(), jobs: int = 1, journal=None,
+                 symmetric=None) -> dict:
     """Each transition property on every action path, from the invariants proved inductive
     (``assumed``): name -> (True, "") or (False, why).  A path is checked as Houdini checks
     one (`_step_each`): the post-state conjuncts the path does not make trivially true, all
@@ -1539,9 +1630,35 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
             say(f"transitions: {len(done)} of {len(bs)} paths decided by a previous run "
                 f"(journal {journal.path})")
 
+        def post_of(b, props, S=S, N=N, memo=memo, template=template, reflexive=reflexive,
+                    n_leaves=n_leaves) -> dict[str, list]:
+            """Each property's post-state conjuncts on path ``b`` that are not trivially true,
+            as (index, conjunct)."""
+            onto = substitution(t, N, b.state)
+            # A split field the move sets to another value: the template, made for the old
+            # value, does not apply; the property is evaluated afresh.
+            afresh = any(not dz.is_sym(a) for a, _ in onto)
+            onto_by_id = {a.get_id(): (a, v) for a, v in onto if dz.is_sym(a)}
+            changed = {a.get_id() for (a, s_), x in zip(n_leaves, leaves(t, b.state))
+                       if dz.is_sym(a) and not (x is s_ or (dz.is_sym(x) and x.eq(s_)))}
+            out = {}
+            for tr in props:
+                if afresh:
+                    post = _conjuncts(_sym_inv(game, tr, b.state, old=S))
+                else:
+                    # A conjunct that reads no leaf the path changes is the property across
+                    # a step that changes nothing: true when that is (reflexive).
+                    post = [None if k in reflexive[tr.name]
+                            and not (_free_vars(c, memo) & changed) else
+                            _substitute(c, [onto_by_id[i] for i in _free_vars(c, memo)
+                                            if i in onto_by_id])
+                            for k, c in enumerate(template[tr.name])]
+                out[tr.name] = [(k, c) for k, c in enumerate(post)
+                                if c is not None and not z3.is_true(z3.simplify(c))]
+            return out
+
         def check_share(share, say=say, S=S, N=N, conj=conj, readers=readers, memo=memo,
-                        lengths=lengths, live=live, template=template, reflexive=reflexive,
-                        n_leaves=n_leaves, done=done, ci=ci):
+                        lengths=lengths, live=live, done=done, ci=ci):
             failed: dict[str, tuple] = {}
             # With a journal, a property z3 gave up on is still checked on the later paths:
             # their verdicts are recorded for the next run, which then asks z3 again only
@@ -1564,31 +1681,15 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                 guard = dz.lift(b.guard)
                 moved = {a.get_id() for a, _ in substitution(t, S, b.state)
                          if dz.is_sym(a)} & lengths.keys()
-                onto = substitution(t, N, b.state)
-                # A split field the move sets to another value: the template, made for the
-                # old value, does not apply; the property is evaluated afresh.
-                afresh = any(not dz.is_sym(a) for a, _ in onto)
-                onto_by_id = {a.get_id(): (a, v) for a, v in onto if dz.is_sym(a)}
-                changed = {a.get_id() for (a, s_), x in zip(n_leaves, leaves(t, b.state))
-                           if dz.is_sym(a) and not (x is s_ or (dz.is_sym(x) and x.eq(s_)))}
+                posts = post_of(b, [tr for tr in live
+                                    if tr.name not in failed and tr.name not in prior])
                 for tr in live:
                     if tr.name in failed:
                         continue
                     if tr.name in prior:
                         continue
                     decided[tr.name] = None         # until shown otherwise
-                    if afresh:
-                        post = _conjuncts(_sym_inv(game, tr, b.state, old=S))
-                    else:
-                        # A conjunct that reads no leaf the path changes is the property
-                        # across a step that changes nothing: true when that is (reflexive).
-                        post = [None if k in reflexive[tr.name]
-                                and not (_free_vars(c, memo) & changed) else
-                                _substitute(c, [onto_by_id[i] for i in _free_vars(c, memo)
-                                                if i in onto_by_id])
-                                for k, c in enumerate(template[tr.name])]
-                    items = [(k, c) for k, c in enumerate(post)
-                             if c is not None and not z3.is_true(z3.simplify(c))]
+                    items = posts[tr.name]
                     if not items:
                         continue
                     goal = z3.Not(z3.And([c for _, c in items]))
@@ -1636,10 +1737,51 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
             return {**{n: (1, *w) for n, w in gave_up.items()},
                     **{n: (0, *w) for n, w in failed.items()}}
         paths = list(enumerate(bs))
-        if jobs > 1:
-            parts = _forked(check_share, _pulled(paths, jobs), say, prepare_next(ci, live))
-        else:
-            parts = [check_share(paths)]
+        later: list = []
+        if symmetric is not None:
+            # As for the invariants: the images of earlier paths wait for their orbit's first.
+            orbs = symmetric.orbits(("transitions", ci), S, bs)
+            later = [(at, b) for at, b in paths if at in orbs]
+            paths = [(at, b) for at, b in paths if at not in orbs]
+        parts: list = []
+
+        def run(paths, ci=ci, live=live):
+            if jobs > 1:
+                parts.extend(_forked(check_share, _pulled(paths, jobs), say,
+                                     prepare_next(ci, live)))
+            else:
+                parts.append(check_share(paths))
+        run(paths)
+        if later:
+            fell = set().union(*parts)
+            held = [tr for tr in live if tr.name not in fell]
+            assumed = [c for n in names for c in conj[n]]
+            rest = []
+            settled = 0
+            t_s = time.perf_counter()
+            for at, b in later:
+                goal = [c for cs in post_of(b, held).values() for _, c in cs]
+                for at0, sym in orbs[at]:
+                    if at0 in orbs or not symmetric.holds_of(("transitions", ci), sym,
+                                                             fresh.constraints, assumed):
+                        continue
+                    b0 = bs[at0]
+                    if sym.follows(fresh.constraints, dz.lift(b.guard), goal,
+                                   dz.lift(b0.guard),
+                                   [c for cs in post_of(b0, held).values() for _, c in cs]):
+                        settled += 1
+                        if journal is not None and held:
+                            journal.record_transition(ci, at, b.action, names,
+                                                      {tr.name: None for tr in held},
+                                                      f"{sym.name} of path {at0}")
+                        break
+                else:
+                    rest.append((at, b))
+            say(f"transitions: {settled} of {len(later)} paths follow by a symmetry of the "
+                f"board from the first of their orbit ({time.perf_counter() - t_s:.1f} s); "
+                f"{len(rest)} to prove")
+            if rest:
+                run(rest)
         first: dict[str, tuple] = {}
         for part in parts:
             for n, w in part.items():

@@ -53,6 +53,7 @@ _WHOLE: dict = {}           # a component's squares (their keys) -> its size
 _FOLD_KINDS: dict = {}      # a fold function's z3 id -> (kind, n, empty default)
 _FOLD_APPS: dict = {}       # its arguments' z3 ids -> (arguments, Fold)
 _SQUARES: dict = {}         # an unknown's function's z3 id -> the squares it is about
+_KINDS: dict = {}           # ... -> which unknown it is: same, size or count
 _ROW: dict = {}             # a fact's z3 id -> the one square it is about (see `_row`)
 _SLICE = [None]             # the squares a query is about, within `sliced`
 
@@ -88,7 +89,15 @@ def _function(nb, what: str, out, squares=()):
         f = _FUNCTIONS[key] = z3.Function(name, *([z3.BoolSort()] * len(nb)), out)
         _FAMILY_IDS[f.get_id()] = nb
         _SQUARES[f.get_id()] = tuple(squares)
+        _KINDS[f.get_id()] = next(k for k in ("same", "size", "count") if what.startswith(k))
     return f
+
+
+def what(decl_id: int) -> tuple[str, tuple] | None:
+    """Which unknown one of a region's functions is, by the z3 id of its declaration:
+    ("same", (a, b)), ("size", (a,)) or ("count", ()); None for another function."""
+    kind = _KINDS.get(decl_id)
+    return None if kind is None else (kind, _SQUARES[decl_id])
 
 
 class Region:

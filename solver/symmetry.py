@@ -1,0 +1,376 @@
+"""The board's symmetries in the inductive step (``rulebook prove --symmetry``).
+
+A grid (a record of two integer fields, `regions.is_grid`) has the symmetries of its
+rectangle: the two mirrors and the half turn, and on a square grid the two diagonal mirrors
+and the quarter turns too.  A symmetry σ maps squares to squares and keeps neighbours
+neighbours.  Renaming the state's leaves by it (the leaf of square s of every table over the
+grid becomes that of σ(s): `Symmetry.pairs`) maps a formula about one board to the same
+formula about the mirrored board.
+
+A path of the step proved for the parameters p (the action's squares) says: every state that
+satisfies the invariants and the path's guard satisfies its post-state conjuncts.  Renamed,
+that holds of the path's image, as a formula (`Symmetry.image`); so when z3 shows that the
+path of the parameters σ(p) asks no more than that image (its guard implies the image's, and
+the image's conclusion implies its own), it needs no proof of its own.  Nothing here trusts
+the rules to be symmetric: a rule that names particular squares, or counts them in an order,
+makes the check fail on the paths it touches, and those are proved as usual.  What is
+trusted is only what holds of every grid:
+
+- renaming universally quantified variables keeps a formula valid; the state's bounds are
+  checked to be renamed into bounds (`Symmetry.holds_of`, once per case, together with the
+  invariants themselves: the invariants assumed of the image must be assumed of the state);
+- a region's unknowns (`regionfacts`: same, size, count) are about connected regions, which
+  a symmetry of the grid maps onto connected regions: the size of square i's component in
+  a set is the size of σ(i)'s in the mirrored set;
+- a `max` or `min` read as one unknown does not depend on the order of its elements.
+"""
+from __future__ import annotations
+
+import z3
+from z3 import z3core as C
+from z3.z3 import _to_expr_ref as _expr_ref
+
+from . import domains as dz, regionfacts, regions
+from .symbolic import leaves, make_solver
+from .types import BagT, EnumT, IntT, BoolT, MapT, RecordT, SeqT, SetT, TextT, Type, finite
+
+# z3's limit on one symmetry check (ms): the checks compare formulas of one shape, and one
+# that takes longer than this is not worth waiting for; the path is then proved itself.
+CHECK_MS = 10_000
+
+
+def _unknowns(terms: list) -> list:
+    """The applications of a region's or a fold's functions in ``terms``, as (z3 id,
+    expression), each before those it is an argument of."""
+    if not terms:
+        return []
+    ctx = terms[0].ctx
+    ref = ctx.ref()
+    found: list = []
+    seen: set = set()
+    stack = [(t.as_ast(), False) for t in terms]
+    while stack:
+        a, done = stack.pop()
+        i = C.Z3_get_ast_id(ref, a)
+        if done:
+            found.append((i, _expr_ref(a, ctx)))
+            continue
+        if i in seen:
+            continue
+        seen.add(i)
+        if C.Z3_get_ast_kind(ref, a) != z3.Z3_APP_AST:
+            continue
+        app = C.Z3_to_app(ref, a)
+        n = C.Z3_get_app_num_args(ref, app)
+        if not n:
+            continue
+        decl = C.Z3_get_ast_id(ref, C.Z3_get_app_decl(ref, app))
+        if regionfacts.family(decl) is not None or regionfacts.fold_kind(decl) is not None:
+            stack.append((a, True))
+        stack.extend((C.Z3_get_app_arg(ref, app, k), False) for k in range(n))
+    return found
+
+
+def _arrays(pairs: list) -> tuple:
+    n = len(pairs)
+    return (n, (z3.Ast * n)(*[a.as_ast() for a, _ in pairs]),
+            (z3.Ast * n)(*[b.as_ast() for _, b in pairs]))
+
+
+def _substitute(term, pairs: list, arrays=None):
+    """z3's substitution through the C API (z3.substitute checks each pair's sorts in
+    Python: most of the time of a step's many small terms); ``arrays``: the pairs' made
+    already."""
+    ctx = term.ctx
+    n, src, dst = arrays or _arrays(pairs)
+    return _expr_ref(C.Z3_substitute(ctx.ref(), term.as_ast(), n, src, dst), ctx)
+
+
+def _meaning(terms: list) -> list:
+    """What is true of the unknowns in ``terms`` on any grid: a component's size and the
+    number of components are between 0 and the number of squares, a square outside the set
+    has size 0 and one inside at least 1; a fold is what its facts define.  (Without them
+    a `max` over sizes with 0 for none is not the same chain of `if`s in another order.)"""
+    out = []
+    for _, a in _unknowns(terms):
+        d = a.decl().get_id()
+        kind = regionfacts.what(d)
+        if kind is not None:
+            n = a.num_args()
+            if kind[0] == "size":
+                inside = a.arg(kind[1][0])
+                out += [z3.Implies(inside, z3.And(a >= 1, a <= n)),
+                        z3.Implies(z3.Not(inside), a == 0)]
+            elif kind[0] == "count":
+                out += [a >= 0, a <= n]
+            continue
+        fk = regionfacts.fold_kind(d)
+        if fk is not None:
+            out += regionfacts.Fold(a, *fk).defining()
+    return out
+
+
+def _grids_in(t: Type, keys: set, values: set) -> None:
+    """The grid types ``t`` holds, as keys of tables (``keys``) or as values (``values``)."""
+    match t:
+        case RecordT(fields=fields):
+            if regions.is_grid(t):
+                values.add(t)
+            for _, ft in fields:
+                _grids_in(ft, keys, values)
+        case MapT(key=k, val=vt):
+            if regions.is_grid(k):
+                keys.add(k)
+            _grids_in(vt, keys, values)
+        case BagT(elem=et) | SetT(elem=et):
+            if regions.is_grid(et):
+                keys.add(et)
+            elif isinstance(et, RecordT):
+                _grids_in(et, keys, values)
+        case SeqT(elem=et):
+            inner_k: set = set()
+            inner_v: set = set()
+            _grids_in(et, inner_k, inner_v)
+            # A sequence's slots are not renamed: a grid in one is a grid of values.
+            values |= inner_k | inner_v
+
+
+def grid_of(game) -> tuple[RecordT | None, str]:
+    """The one grid whose tables the state holds, or None and why there is none to use."""
+    keys: set = set()
+    values: set = set()
+    _grids_in(game.state_type, keys, values)
+    if not keys:
+        return None, "the state has no table over a grid"
+    if len(keys) > 1:
+        return None, "the state has tables over more than one grid"
+    (g,) = keys
+    if g in values:
+        return None, "the state holds squares of the grid as values, not only as keys"
+    return g, ""
+
+
+def permutations(g: RecordT) -> list[tuple[str, tuple[int, ...]]]:
+    """The grid's symmetries other than the identity, each named and as a permutation of
+    the ordinals (σ[i] is the image of square i); each is checked to keep neighbours."""
+    (_, fx), (_, fy) = g.fields
+    w, h = fx.hi - fx.lo + 1, fy.hi - fy.lo + 1
+    maps = {"mirror x": lambda x, y: (w - 1 - x, y), "mirror y": lambda x, y: (x, h - 1 - y),
+            "half turn": lambda x, y: (w - 1 - x, h - 1 - y)}
+    if w == h:
+        maps |= {"diagonal": lambda x, y: (y, x),
+                 "antidiagonal": lambda x, y: (w - 1 - y, w - 1 - x),
+                 "quarter turn": lambda x, y: (y, w - 1 - x),
+                 "three-quarter turn": lambda x, y: (w - 1 - y, x)}
+    fin = finite(g)
+    nb = regions.neighbours(g)
+    out = []
+    for name, f in maps.items():
+        perm = []
+        for x, y in fin.values:
+            u, v = f(x - fx.lo, y - fy.lo)
+            perm.append(fin.index[(u + fx.lo, v + fy.lo)])
+        if all(sorted(perm[j] for j in nb[i]) == sorted(nb[perm[i]])
+               for i in range(len(perm))) and perm != list(range(len(perm))):
+            out.append((name, tuple(perm)))
+    return out
+
+
+class Symmetry:
+    """One symmetry of the grid over one symbolic state ``S`` (its leaves the variables)."""
+
+    def __init__(self, game, grid: RecordT, name: str, perm: tuple, S):
+        self.name = name
+        self.grid = grid
+        self.perm = perm
+        self.inverse = tuple(sorted(range(len(perm)), key=lambda i: perm[i]))
+        self.nb = regions.neighbours(grid)
+        self.index = finite(grid).index
+        self.values = finite(grid).values
+        t = game.state_type
+        pairs = []
+        self.fixed = True       # the concrete leaves (the split fields) are their own images
+        for a, b in zip(leaves(t, S), leaves(t, self._moved(t, S))):
+            if a is b:
+                continue
+            if not (dz.is_sym(a) and dz.is_sym(b)):
+                if not (dz.is_sym(a) or dz.is_sym(b)) and a == b:
+                    continue
+                self.fixed = False
+                continue
+            pairs.append((a, b))
+        self.pairs = pairs
+        self._apps: dict = {}        # an application's z3 id -> (it, its image)
+        self._images: dict = {}      # a term's z3 id -> (it, its image)
+        self._arrays = None          # the leaves' pairs for the C API, made once
+
+    def _moved(self, t: Type, v):
+        """The state whose square i holds what square σ(i) holds in ``v``."""
+        match t:
+            case BoolT() | IntT() | EnumT() | TextT():
+                return v
+            case RecordT(fields=fields):
+                return tuple(self._moved(ft, x) for (_, ft), x in zip(fields, v))
+            case MapT(key=k, val=vt):
+                if k == self.grid:
+                    return tuple(self._moved(vt, v[self.perm[i]]) for i in range(len(v)))
+                return tuple(self._moved(vt, x) for x in v)
+            case BagT(elem=et) | SetT(elem=et):
+                return tuple(v[self.perm[i]] for i in range(len(v))) if et == self.grid \
+                    else v
+        return v
+
+    def square(self, value, inverse: bool = False):
+        """The image of one square (a record value), or with ``inverse`` its preimage."""
+        return self.values[(self.inverse if inverse else self.perm)[self.index[value]]]
+
+    def image(self, term):
+        """``term`` about the mirrored board: its leaves renamed, a region's unknowns and
+        the long folds rewritten as above."""
+        key = term.get_id()
+        hit = self._images.get(key)
+        if hit is not None:
+            return hit[1]
+        apps = [self._app(a) for _, a in _unknowns([term])]
+        if apps:
+            out = _substitute(term, self.pairs + apps)
+        elif self.pairs:
+            if self._arrays is None:
+                self._arrays = _arrays(self.pairs)
+            out = _substitute(term, self.pairs, self._arrays)
+        else:
+            out = term
+        self._images[key] = (term, out)        # the term kept alive with its id
+        return out
+
+    def _app(self, a) -> tuple:
+        i = a.get_id()
+        hit = self._apps.get(i)
+        if hit is None:
+            hit = self._apps[i] = (a, self._app_image(a))
+        return hit
+
+    def _app_image(self, e):
+        args = [self.image(e.arg(k)) for k in range(e.num_args())]
+        d = e.decl()
+        nb = regionfacts.family(d.get_id())
+        n = len(self.perm)
+        if nb is not None:
+            what = regionfacts.what(d.get_id())
+            if nb is not self.nb or len(args) != n or what is None:
+                return d(*args)
+            kind, squares = what
+            r = regionfacts.region(tuple(args[self.inverse[k]] for k in range(n)), nb)
+            if kind == "same":
+                return r.same(*(self.perm[s] for s in squares))
+            if kind == "size":
+                return r.size(self.perm[squares[0]])
+            return r.count
+        kind = regionfacts.fold_kind(d.get_id())
+        if kind is not None and kind[1] == n:
+            gs, vs = args[:n], args[n:]
+            return d(*[gs[self.inverse[k]] for k in range(n)],
+                     *[vs[self.inverse[k]] for k in range(n)])
+        return d(*args)
+
+    def holds_of(self, bounds: list, assumed: list) -> bool:
+        """Whether the bounds and the assumed conjuncts imply their own images: what a proof
+        for one board assumes then holds of the mirrored board.  False also when z3 gives
+        up (``CHECK_MS`` per query)."""
+        if not self.fixed:
+            return False
+        goal = [self.image(c) for c in bounds + assumed]
+        s = make_solver(CHECK_MS, general=True)
+        s.add(*bounds, *assumed, *_meaning(assumed + goal))
+        s.add(z3.Not(z3.And(goal)))
+        return s.check() == z3.unsat
+
+    def follows(self, bounds: list, guard, goal: list, proved_guard, proved_goal: list) -> bool:
+        """Whether a path of ``guard`` whose post-state must satisfy ``goal`` is settled by
+        a proved path (``proved_guard``, ``proved_goal``) mirrored: given ``holds_of`` for
+        this case, the mirrored proof holds wherever the invariants do, and z3 shows that it
+        implies this path's, from the bounds alone."""
+        if not goal:
+            return True
+        known = z3.Implies(self.image(proved_guard),
+                           z3.And([self.image(c) for c in proved_goal]))
+        s = make_solver(CHECK_MS, general=True)
+        s.add(*bounds, guard, known, z3.Not(z3.And(goal)),
+              *_meaning([guard, known] + goal))
+        return s.check() == z3.unsat
+
+
+def group(game, S) -> tuple[list[Symmetry], str]:
+    """The grid's symmetries over the symbolic state ``S`` that leave its concrete (split)
+    leaves alone, or none and why."""
+    grid, why = grid_of(game)
+    if grid is None:
+        return [], why
+    out = [Symmetry(game, grid, name, perm, S) for name, perm in permutations(grid)]
+    return [s for s in out if s.fixed], ""
+
+
+def keys_of(paths: list) -> list:
+    """What names each path among the step's, in order: its action, its parameters, and
+    which of the paths of those parameters it is."""
+    seen: dict = {}
+    out = []
+    for b in paths:
+        base = (b.action, _hashable(b.params))
+        k = seen.get(base, 0)
+        seen[base] = k + 1
+        out.append((b.action, _hashable(b.params), k))
+    return out
+
+
+def _hashable(v):
+    if isinstance(v, (list, tuple)):
+        return tuple(_hashable(x) for x in v)
+    return v
+
+
+def moved_key(game, sym: Symmetry, key, inverse: bool = False):
+    """The key of the image path: the action's grid parameters mirrored (by the inverse
+    symmetry with ``inverse``)."""
+    action, params, k = key
+    binders = _binders(game, action)
+    if binders is None or len(binders) != len(params):
+        return None
+    out = []
+    for b, p in zip(binders, params):
+        if is_square(b, sym.grid):
+            if p not in sym.index:
+                return None
+            out.append(sym.square(p, inverse))
+        else:
+            out.append(p)
+    return (action, tuple(out), k)
+
+
+def _binders(game, action: str):
+    for a in game.actions:
+        if a.name == action:
+            return a.ir.params
+    return None
+
+
+def is_square(binder, grid) -> bool:
+    from .ir import TypeDomain
+    return isinstance(binder.domain, TypeDomain) and binder.domain.elem == grid
+
+
+def orbits(game, syms: list[Symmetry], keys: list) -> dict[int, list[tuple[int, Symmetry]]]:
+    """For each path that is the image of an earlier one: [(that path, the symmetry that maps
+    it onto this one), ...], the earliest first (the first of its orbit, which has none)."""
+    where = {k: at for at, k in enumerate(keys)}
+    out: dict = {}
+    for at, k in enumerate(keys):
+        from_ = []
+        for s in syms:
+            k0 = moved_key(game, s, k, inverse=True)
+            at0 = where.get(k0)
+            if at0 is not None and at0 < at:
+                from_.append((at0, s))
+        if from_:
+            out[at] = sorted(from_, key=lambda x: x[0])
+    return out

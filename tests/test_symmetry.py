@@ -1,0 +1,70 @@
+"""`rulebook prove --symmetry`: a path that is the mirror image of an earlier one follows from
+it when z3 shows so (solver/symmetry.py).  The same verdicts with fewer paths proved; a rule
+that treats one side of the board apart is not mirrored away."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES
+from solver import regions
+from solver.game import load_path
+from solver.prove import prove
+from solver.symmetry import grid_of, permutations
+
+TIMEOUT_MS = 60_000
+
+
+def _run(game, **kw):
+    said: list[str] = []
+    got = {r.name: r.status for r in prove(game, 1, TIMEOUT_MS, progress=said.append, **kw)}
+    return got, said
+
+
+def _followed(said: list[str]) -> int:
+    """How many paths the progress says followed by a symmetry."""
+    return sum(int(m.split(": ", 1)[1].split(" of ")[0]) for m in said
+               if "follow by a symmetry" in m)
+
+
+@pytest.mark.parametrize("w,h,n", [(3, 3, 7), (4, 4, 7), (3, 2, 3), (2, 5, 3)])
+def test_the_symmetries_of_a_grid_keep_neighbours(w, h, n, tmp_path):
+    text = (FIXTURES / "regions.rules").read_text().replace(
+        "y: 0..(w - 1) }", f"y: 0..{h - 1} }}").replace("param w: 3..5 = 3;",
+                                                      f"param w: 2..5 = {w};")
+    p = tmp_path / "grid.rules"
+    p.write_text(text)
+    grid, why = grid_of(load_path(p))
+    assert why == ""
+    perms = permutations(grid)
+    assert len(perms) == n
+    nb = regions.neighbours(grid)
+    for _, perm in perms:
+        assert sorted(perm) == list(range(w * h)) and perm != tuple(range(w * h))
+        for i in range(w * h):
+            assert sorted(perm[j] for j in nb[i]) == sorted(nb[perm[i]])
+
+
+def test_the_castles_are_proved_with_most_paths_mirrored():
+    game = load_path(FIXTURES / "regions.rules")
+    plain, _ = _run(game, region_facts=True)
+    mirrored, said = _run(game, region_facts=True, symmetric=True)
+    assert plain == mirrored == {"low": "inductive", "apart": "inductive"}
+    # 9 squares, 2 actions: of each action's 9 paths, the 3 orbits' first are proved.
+    assert _followed(said) == 2 * 2 * (9 - 3)
+
+
+def test_a_rule_for_one_side_of_the_board_is_not_mirrored_away(tmp_path):
+    """A column on the board's last column may outgrow its castle: the first path of each
+    orbit (column 0) is proved, and its mirror image (column 2) must not follow from it."""
+    text = (FIXTURES / "regions.rules").read_text()
+    one_side = text.replace("height[s] + 1 <= area_with(s);",
+                            "height[s] + 1 <= area_with(s) or s.x == 2;")
+    assert one_side != text
+    p = tmp_path / "one_side.rules"
+    p.write_text(one_side)
+    game = load_path(p)
+    plain, _ = _run(game, region_facts=True)
+    mirrored, said = _run(game, region_facts=True, symmetric=True)
+    assert plain["low"] != "inductive"
+    assert mirrored == plain
+    assert _followed(said) > 0          # the paths of column 1 and those of `lower` still do
