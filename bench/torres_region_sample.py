@@ -11,7 +11,7 @@ gave up.  Samples, not a proof: `rulebook prove --region-facts` is the proof.
 
     python bench/torres_region_sample.py [--per-action 4] [--seed 1] [--cases 1]
         [--step-timeout 20] [--actions place,play_relocate_block] [--param w=8 --param h=8]
-        [--json]
+        [--orbits] [--json]
 
 Exit status 2 on bad arguments, 0 otherwise (a path z3 gave up on is a figure, not an error).
 """
@@ -31,7 +31,8 @@ sys.path.insert(0, str(ROOT))
 
 import z3  # noqa: E402
 
-from solver import linear, prove, regionfacts  # noqa: E402
+from solver import linear, prove, regionfacts, symmetry  # noqa: E402
+from solver.types import finite  # noqa: E402
 from solver.errors import RulebookError  # noqa: E402
 from solver.game import load_game  # noqa: E402
 from solver.symbolic import Branch, Unknown, pin_guard  # noqa: E402
@@ -48,10 +49,25 @@ class OneRound(Exception):
     not the retry without it."""
 
 
-def sampled_branches(per_action: int, actions: tuple[str, ...], seed: int):
+def sampled_branches(per_action: int, actions: tuple[str, ...], seed: int,
+                     orbits: bool = False):
     """`symbolic.branches` over symbolic states, keeping ``per_action`` random instances of
-    each of ``actions`` (the same squares in every case: one seed)."""
+    each of ``actions`` (the same squares in every case: one seed); with ``orbits``, each
+    followed by its images under the board's symmetries (`solver.symmetry`)."""
     real = prove.branches
+
+    def images(game, a, params) -> list:
+        grid, _ = symmetry.grid_of(game)
+        if grid is None:
+            return []
+        fin = finite(grid)
+        out = []
+        for _, perm in symmetry.permutations(grid):
+            q = tuple(fin.values[perm[fin.index[p]]] if symmetry.is_square(b, grid) else p
+                      for b, p in zip(a.ir.params, params))
+            if q != tuple(params) and q not in out:
+                out.append(q)
+        return out
 
     def branches(game, st, actions_=None, concrete=None):
         if concrete or dz.is_concrete(st):
@@ -62,7 +78,12 @@ def sampled_branches(per_action: int, actions: tuple[str, ...], seed: int):
                 continue
             inst = a.sym_instances(st)
             rng = random.Random(f"{seed}:{a.name}")
-            for g, params in rng.sample(inst, min(per_action, len(inst))):
+            picked = rng.sample(inst, min(per_action, len(inst)))
+            if orbits:
+                by = {tuple(p): (g_, p) for g_, p in inst}
+                picked = [x for g_, p in picked
+                          for x in [(g_, p)] + [by[q] for q in images(game, a, p) if q in by]]
+            for g, params in picked:
                 g = dz.and_(g, pin_guard(actions_, a, params))
                 if g is False:
                     continue
@@ -91,7 +112,7 @@ class TimedJournal(prove.Journal):
 
 
 def measure(per_action: int, seed: int, n_cases: int, step_ms: int, actions, params,
-            say) -> dict:
+            say, orbits: bool = False) -> dict:
     g = load_game("torres", (), tuple(sorted(params.items())))
     names = {i.name for i in g.p.invariants}
     for n in PROPERTIES:
@@ -116,7 +137,8 @@ def measure(per_action: int, seed: int, n_cases: int, step_ms: int, actions, par
             journal[0].mark = time.perf_counter()   # a path's time starts after the message
         if msg.startswith("induction: not inductive"):
             raise OneRound(msg)
-    prove.branches = sampled_branches(per_action, actions, seed)
+    prove.branches = sampled_branches(per_action, actions, seed, orbits)
+    mirror = prove._Symmetric(g, heard) if orbits else None
     prove._cases = lambda *a, **k: real_cases(*a, **k)[:n_cases]
     prove._step_each = step_each
     fell: dict = {}
@@ -128,12 +150,13 @@ def measure(per_action: int, seed: int, n_cases: int, step_ms: int, actions, par
                 key = prove._run_key(g, step_ms, False, False, (), state_invs, True, True)
                 journal.append(TimedJournal(Path(tmp) / "journal.jsonl", key, heard))
                 try:
-                    prove._houdini(g, state_invs, step_ms, heard, False, (), 1, journal[0])
+                    prove._houdini(g, state_invs, step_ms, heard, False, (), 1, journal[0],
+                                   mirror)
                 except OneRound as e:
                     fell["invariants"] = str(e)
                 assumed = {i.name for i in state_invs}
                 out = prove._transitions(g, trans, assumed, step_ms, heard, False, (), 1,
-                                         journal[0])
+                                         journal[0], mirror)
                 fell.update({n: why for n, (ok, why) in out.items() if ok is not True})
     finally:
         prove.branches, prove._cases, prove._step_each = real_branches, real_cases, real_step
@@ -147,7 +170,8 @@ def measure(per_action: int, seed: int, n_cases: int, step_ms: int, actions, par
             broke = {n: w for n, w in (e.get("fell") or {}).items() if n in PROPERTIES}
             prop = "invariants"
         rows.append({"pass": prop, "case": e["case"], "path": e["path"],
-                     "action": e["action"], "seconds": e["seconds"], "broke": broke})
+                     "action": e["action"] + (" (mirrored)" if e.get("by") else ""),
+                     "seconds": e["seconds"], "broke": broke})
     return {"params": params, "per_action": per_action, "seed": seed, "cases": n_cases,
             "step_timeout_s": step_ms / 1000, "z3": z3.get_version_string(),
             "seconds": round(time.perf_counter() - t0, 1), "paths": rows,
@@ -187,6 +211,10 @@ def main(argv=None) -> int:
                     help="comma-separated actions to sample (default: the block actions)")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=N",
                     help="a spec parameter (default w=8, h=8)")
+    ap.add_argument("--orbits", action="store_true",
+                    help="sample orbits: each path followed by its images under the board's "
+                    "symmetries, checked as prove --symmetry does (the first of each orbit "
+                    "proved, the others settled from it when they follow)")
     ap.add_argument("--json", action="store_true", help="every path's figures as JSON")
     args = ap.parse_args(argv)
     params = {"w": 8, "h": 8}
@@ -204,7 +232,8 @@ def main(argv=None) -> int:
         if unknown:
             ap.error(f"--actions: torres has no action {', '.join(unknown)}")
         res = measure(args.per_action, args.seed, args.cases, int(args.step_timeout * 1000),
-                      actions, params, lambda m: print(f"  .. {m}", file=sys.stderr, flush=True))
+                      actions, params, lambda m: print(f"  .. {m}", file=sys.stderr, flush=True),
+                      args.orbits)
     except RulebookError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

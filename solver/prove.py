@@ -1741,8 +1741,12 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
         if symmetric is not None:
             # As for the invariants: the images of earlier paths wait for their orbit's first.
             orbs = symmetric.orbits(("transitions", ci), S, bs)
-            later = [(at, b) for at, b in paths if at in orbs]
-            paths = [(at, b) for at, b in paths if at not in orbs]
+            # A path a previous run decided is left to `check_share`, which reads its
+            # verdicts (a failure among them included).
+            later = [(at, b) for at, b in paths if at in orbs and
+                     not all(tr.name in done.get(at, {}) for tr in live)]
+            waiting = {at for at, _ in later}
+            paths = [(at, b) for at, b in paths if at not in waiting]
         parts: list = []
 
         def run(paths, ci=ci, live=live):

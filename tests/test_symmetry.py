@@ -68,3 +68,19 @@ def test_a_rule_for_one_side_of_the_board_is_not_mirrored_away(tmp_path):
     assert plain["low"] != "inductive"
     assert mirrored == plain
     assert _followed(said) > 0          # the paths of column 1 and those of `lower` still do
+
+
+def test_a_journal_keeps_the_mirrored_paths(tmp_path):
+    """The paths settled by a symmetry are recorded as checked, with the symmetry and the
+    path they follow from, and a resumed run (with or without --symmetry) builds no case
+    again."""
+    import json
+    game = load_path(FIXTURES / "regions.rules")
+    log = tmp_path / "journal.jsonl"
+    first, _ = _run(game, region_facts=True, symmetric=True, journal=str(log))
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    by = [r["by"] for r in records if "by" in r]
+    assert len(by) == 24 and all(" of path " in b for b in by)
+    again, said = _run(game, region_facts=True, journal=str(log))
+    assert again == first == {"low": "inductive", "apart": "inductive"}
+    assert not any("action paths" in m for m in said)
