@@ -124,7 +124,8 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
                    split_on: tuple[str, ...] = (), jobs: int = 1,
                    journal: str | None = None, opaque_fix: bool = False,
                    store_as: str | None = None, only: tuple[str, ...] = (),
-                   alone: bool = False, region_facts: bool = False) -> None:
+                   alone: bool = False, region_facts: bool = False,
+                   symmetric: bool = False) -> None:
     """Store the proofs of the invariants, under ``params`` (a small board, say; by default
     the parameters of the stored proofs are reused): a proof holds for those parameters.
     ``store_as``: the file's name instead of the game's (a second proof of the game, under
@@ -137,12 +138,14 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
     res = prove(g, depth, int(timeout_s * 1000), only or None,
                 lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True),
                 int(step_timeout_s * 1000), split_lengths, split_on=split_on, jobs=jobs,
-                journal=journal, opaque_fix=opaque_fix, alone=alone, region_facts=region_facts)
+                journal=journal, opaque_fix=opaque_fix, alone=alone, region_facts=region_facts,
+                symmetric=symmetric)
     step = f" --step-timeout {step_timeout_s:g}" if step_timeout_s != 5.0 else ""
     step += " --split-lengths" if split_lengths else ""
     step += "".join(f" --split-on {f}" for f in split_on)
     step += " --opaque-fix" if opaque_fix else ""
     step += " --region-facts" if region_facts else ""
+    step += " --symmetry" if symmetric else ""
     step += "".join(f" --invariant {n}" for n in only) + (" --alone" if alone else "")
     _write(path, {
         "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
@@ -179,6 +182,8 @@ def main(argv=None) -> int:
                     help="prove with rulebook prove --opaque-fix")
     ap.add_argument("--region-facts", action="store_true",
                     help="prove with rulebook prove --region-facts")
+    ap.add_argument("--symmetry", action="store_true",
+                    help="prove with rulebook prove --symmetry")
     ap.add_argument("--store-as", metavar="NAME",
                     help="store the proof as docs/proofs/NAME.json (a second proof of one "
                     "game, under other parameters)")
@@ -212,7 +217,8 @@ def main(argv=None) -> int:
             refresh_proofs(game, args.depth, args.timeout, args.step_timeout,
                            args.split_lengths, params, tuple(args.split_on), args.jobs,
                            args.journal, args.opaque_fix, args.store_as,
-                           tuple(args.invariant), args.alone, args.region_facts)
+                           tuple(args.invariant), args.alone, args.region_facts,
+                           args.symmetry)
     return 0
 
 
