@@ -483,7 +483,7 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
             if symmetric is not None:
                 # The images of earlier paths under the board's symmetries wait: once the
                 # first of each orbit is proved, most follow from it (`_mirrored`).
-                orbs = symmetric.orbits(("invariants", ci), S, [b for b, _, _ in work])
+                orbs = symmetric.orbits(("induction", ci), S, [b for b, _, _ in work])
                 later = [(at, x) for at, x in paths if at in orbs]
                 paths = [(at, x) for at, x in paths if at not in orbs]
 
@@ -496,10 +496,29 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
             run(paths)
             if later:
                 fell = set().union(*(d for d, *_ in results))
-                rest = _mirrored(symmetric, ci, S, work, later, orbs, conj, candidates, fell,
-                                 fresh.constraints, journal, say)
+                targets = [n for n in candidates if n not in fell]
+                spent: dict = {}
+                for _, _, tm, _ in results:
+                    for a, (x, s_) in tm.items():
+                        t_ = spent.setdefault(a, [0, 0.0])
+                        t_[0] += x
+                        t_[1] += s_
+                cheap = {a for a, (x, s_) in spent.items() if x and s_ / x < MIRROR_MIN_S}
+
+                def goal_of(x, targets=targets):
+                    return (x[0], [c2 for n, _, c2 in x[1] if n in targets])
+
+                def note(at, b, sym, at0, ci=ci, fell=fell):
+                    if journal is not None:
+                        journal.record(ci, at, b.action, candidates, {}, sorted(fell),
+                                       f"{sym.name} of path {at0}")
+                goals = _Goals(work, goal_of)
+                rest = _mirror_all(symmetric, ("induction", ci), goals,
+                                   [(at, goals[at]) for at, _ in later], orbs,
+                                   [c for n in candidates for c in conj[n]],
+                                   fresh.constraints, note, say, jobs, cheap)
                 if rest:
-                    run(rest)
+                    run([(at, work[at]) for at in rest])
             # Why a candidate fell: on the first path that breaks it, as one process would say.
             first: dict[str, tuple] = {}
             for d, c, tm, lr in results:
@@ -523,38 +542,73 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
         candidates = [n for n in candidates if n not in dropped]
 
 
-def _mirrored(symmetric, ci: int, S, work: list, later: list, orbs: dict, conj: dict,
-              candidates: list, fell: set, bounds: list, journal, say) -> list:
-    """The paths of ``later`` that do not follow by a symmetry from the first path of their
-    orbit (proved this round, or by a previous run), to be proved themselves.  ``fell``: the
-    candidates some path broke (or z3 gave up on) this round; the others held on every path
-    checked, so on each orbit's first."""
-    targets = [n for n in candidates if n not in fell]
-    assumed = [c for n in candidates for c in conj[n]]
+# A path whose orbit's first took less than this (s, the action's mean) is proved itself: a
+# symmetry check costs about a second on 8 x 8.
+MIRROR_MIN_S = 2.0
+# An action none of whose first MIRROR_MISSES images followed is not mirrored further (its
+# paths flood, say: a fixpoint read as an unknown is not renamed).
+MIRROR_MISSES = 3
+
+
+def _mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list,
+              fell: set, bounds: list, note, say, cheap=frozenset()) -> list[int]:
+    """Which paths of ``later`` (index, (path, goal)) do not follow by a symmetry from the
+    first path of their orbit (proved this round, or by a previous run): to be proved
+    themselves.  ``work[at]`` is (path, goal) too; ``assumed``: what the proofs assumed;
+    ``fell``: the properties some path broke (or z3 gave up on), left out of the goals by the
+    caller: the others held on every path checked, so on each orbit's first.  ``note(at,
+    path, symmetry, from)`` hears of each path that follows; the actions in ``cheap`` are
+    proved, not mirrored."""
     rest = []
     settled = 0
     t0 = time.perf_counter()
-    for at, x in later:
-        b, changed, _ = x
-        goal = [c2 for n, _, c2 in changed if n in targets]
+    misses: dict = {}       # action -> [followed, did not]
+    for at, (b, goal) in later:
+        hits = misses.setdefault(b.action, [0, 0])
+        if b.action in cheap or (not hits[0] and hits[1] >= MIRROR_MISSES):
+            rest.append(at)
+            continue
         guard = dz.lift(b.guard)
         for at0, sym in orbs[at]:
-            if at0 in orbs or not symmetric.holds_of(("invariants", ci), sym, bounds, assumed):
+            if at0 in orbs or not symmetric.holds_of(key, sym, bounds, assumed):
                 continue
-            b0, changed0, _ = work[at0]
-            if sym.follows(bounds, guard, goal, dz.lift(b0.guard),
-                           [c2 for n, _, c2 in changed0 if n in targets]):
+            b0, goal0 = work[at0]
+            if sym.follows(bounds, guard, goal, dz.lift(b0.guard), goal0):
                 settled += 1
-                if journal is not None:
-                    journal.record(ci, at, b.action, candidates, {}, sorted(fell),
-                                   f"{sym.name} of path {at0}")
+                hits[0] += 1
+                if note is not None:
+                    note(at, b, sym, at0)
                 break
         else:
-            rest.append((at, x))
-    say(f"induction: {settled} of {len(later)} paths follow by a symmetry of the board "
-        f"from the first of their orbit ({time.perf_counter() - t0:.1f} s); "
-        f"{len(rest)} to prove")
+            hits[1] += 1
+            rest.append(at)
+    say(f"{key[0]}: {settled} of {len(later)} paths follow by a symmetry of the board from "
+        f"the first of their orbit ({time.perf_counter() - t0:.1f} s); {len(rest)} to prove")
     return rest
+
+
+def _mirror_all(symmetric, key, work, later, orbs, assumed, bounds, note, say, jobs,
+                cheap=frozenset()) -> list[int]:
+    """`_mirrored` over ``later``, in ``jobs`` forked processes."""
+    def share(part, say=say):
+        return _mirrored(symmetric, key, work, list(part), orbs, assumed, (), bounds,
+                         note, say, cheap)
+    if jobs > 1 and len(later) > 1:
+        return [at for part in _forked(share, _pulled(later, jobs), say) for at in part]
+    return share(later)
+
+
+class _Goals:
+    """``work[at]`` as (path, goal), made when first asked for (in the process that asks)."""
+
+    def __init__(self, work: list, goal_of):
+        self.work, self.goal_of, self.made = work, goal_of, {}
+
+    def __getitem__(self, at: int):
+        hit = self.made.get(at)
+        if hit is None:
+            hit = self.made[at] = self.goal_of(self.work[at])
+        return hit
 
 
 class _Symmetric:
@@ -1757,35 +1811,24 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                 parts.append(check_share(paths))
         run(paths)
         if later:
-            fell = set().union(*parts)
+            fell = {n for part in parts for n in part}
             held = [tr for tr in live if tr.name not in fell]
-            assumed = [c for n in names for c in conj[n]]
-            rest = []
-            settled = 0
-            t_s = time.perf_counter()
-            for at, b in later:
-                goal = [c for cs in post_of(b, held).values() for _, c in cs]
-                for at0, sym in orbs[at]:
-                    if at0 in orbs or not symmetric.holds_of(("transitions", ci), sym,
-                                                             fresh.constraints, assumed):
-                        continue
-                    b0 = bs[at0]
-                    if sym.follows(fresh.constraints, dz.lift(b.guard), goal,
-                                   dz.lift(b0.guard),
-                                   [c for cs in post_of(b0, held).values() for _, c in cs]):
-                        settled += 1
-                        if journal is not None and held:
-                            journal.record_transition(ci, at, b.action, names,
-                                                      {tr.name: None for tr in held},
-                                                      f"{sym.name} of path {at0}")
-                        break
-                else:
-                    rest.append((at, b))
-            say(f"transitions: {settled} of {len(later)} paths follow by a symmetry of the "
-                f"board from the first of their orbit ({time.perf_counter() - t_s:.1f} s); "
-                f"{len(rest)} to prove")
+
+            def goal_of(b, held=held, post_of=post_of):
+                return (b, [c for cs in post_of(b, held).values() for _, c in cs])
+
+            def note(at, b, sym, at0, ci=ci, held=held):
+                if journal is not None and held:
+                    journal.record_transition(ci, at, b.action, names,
+                                              {tr.name: None for tr in held},
+                                              f"{sym.name} of path {at0}")
+            goals = _Goals(bs, goal_of)
+            rest = _mirror_all(symmetric, ("transitions", ci), goals,
+                               [(at, goals[at]) for at, _ in later], orbs,
+                               [c for n in names for c in conj[n]], fresh.constraints,
+                               note, say, jobs)
             if rest:
-                run(rest)
+                run([(at, bs[at]) for at in rest])
         first: dict[str, tuple] = {}
         for part in parts:
             for n, w in part.items():

@@ -37,6 +37,8 @@ from .types import BagT, EnumT, IntT, BoolT, MapT, RecordT, SeqT, SetT, TextT, T
 # z3's limit on one symmetry check (ms): the checks compare formulas of one shape, and one
 # that takes longer than this is not worth waiting for; the path is then proved itself.
 CHECK_MS = 10_000
+# Terms whose images a symmetry remembers before it forgets them all (memory over a case).
+CACHE_TERMS = 200_000
 
 
 def _unknowns(terms: list) -> list:
@@ -231,6 +233,11 @@ class Symmetry:
         hit = self._images.get(key)
         if hit is not None:
             return hit[1]
+        if len(self._images) > CACHE_TERMS:
+            # A case of 8 x 8 has some 17,000 paths: the images of one path's terms are
+            # those the next paths reuse, not every one since the first.
+            self._images.clear()
+            self._apps.clear()
         apps = [self._app(a) for _, a in _unknowns([term])]
         if apps:
             out = _substitute(term, self.pairs + apps)

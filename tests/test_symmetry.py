@@ -14,6 +14,14 @@ from solver.symmetry import grid_of, permutations
 TIMEOUT_MS = 60_000
 
 
+@pytest.fixture(autouse=True)
+def mirror_cheap_paths(monkeypatch):
+    """The fixture's paths are proved in milliseconds, which the prover would rather prove
+    than mirror (MIRROR_MIN_S): here every image is mirrored."""
+    import solver.prove
+    monkeypatch.setattr(solver.prove, "MIRROR_MIN_S", 0.0)
+
+
 def _run(game, **kw):
     said: list[str] = []
     got = {r.name: r.status for r in prove(game, 1, TIMEOUT_MS, progress=said.append, **kw)}
@@ -84,3 +92,35 @@ def test_a_journal_keeps_the_mirrored_paths(tmp_path):
     again, said = _run(game, region_facts=True, journal=str(log))
     assert again == first == {"low": "inductive", "apart": "inductive"}
     assert not any("action paths" in m for m in said)
+
+
+def test_forgetting_the_images_changes_nothing(monkeypatch):
+    """With the cache of images emptied every few terms, the same paths follow."""
+    from solver import symmetry
+    monkeypatch.setattr(symmetry, "CACHE_TERMS", 5)
+    got, said = _run(load_path(FIXTURES / "regions.rules"), region_facts=True, symmetric=True)
+    assert got == {"low": "inductive", "apart": "inductive"}
+    assert _followed(said) == 2 * 2 * (9 - 3)
+
+
+def test_an_action_proved_in_milliseconds_is_not_mirrored(monkeypatch):
+    """Below MIRROR_MIN_S a path's orbit-first, its images are proved as well: a symmetry
+    check would cost more.  The transition pass (no such timing) still mirrors."""
+    import solver.prove
+    monkeypatch.setattr(solver.prove, "MIRROR_MIN_S", 60.0)
+    got, said = _run(load_path(FIXTURES / "regions.rules"), region_facts=True, symmetric=True)
+    assert got == {"low": "inductive", "apart": "inductive"}
+    assert _followed([m for m in said if m.startswith("induction")]) == 0
+    assert _followed([m for m in said if m.startswith("transitions")]) == 2 * (9 - 3)
+
+
+def test_the_images_are_checked_in_forked_workers_too(tmp_path):
+    """With two workers (whose progress stays in their processes, their journal records
+    do not), the same paths follow."""
+    import json
+    log = tmp_path / "journal.jsonl"
+    got, _ = _run(load_path(FIXTURES / "regions.rules"), region_facts=True, symmetric=True,
+                  jobs=2, journal=str(log))
+    assert got == {"low": "inductive", "apart": "inductive"}
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    assert sum(1 for r in records if "by" in r) == 2 * 2 * (9 - 3)
