@@ -460,8 +460,8 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
             def check_paths(paths, say=say, S=S, conj=conj, readers_of=readers_of,
                             lengths=lengths, ci=ci, small=small):
                 note = None if journal is None else \
-                    (lambda at, b, why, skipped: journal.record(ci, at, b.action, candidates,
-                                                                why, skipped))
+                    (lambda at, b, why, skipped, took: journal.record(
+                        ci, at, b.action, candidates, why, skipped, seconds=took))
                 return _check_paths(game, S, paths, local, conj, readers_of, candidates,
                                     lengths, (split_memo, learned, split), timeout_ms, say,
                                     note, small)
@@ -497,7 +497,10 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
             if later:
                 fell = set().union(*(d for d, *_ in results))
                 targets = [n for n in candidates if n not in fell]
-                spent: dict = {}
+                # What each action's proofs cost: this run's, and a previous run's (the
+                # paths it proved are not proved again).
+                spent: dict = {} if journal is None else \
+                    journal.spent(ci, [b.action for b, _, _ in work], candidates)
                 for _, _, tm, _ in results:
                     for a, (x, s_) in tm.items():
                         t_ = spent.setdefault(a, [0, 0.0])
@@ -729,7 +732,8 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
         tm[1] += time.perf_counter() - t_b
         if note is not None and not gave_up:
             # A time-out depends on the machine's load: such a path is checked again.
-            note(at, b, {n: why for n, (a2, why) in ctis.items() if a2 == at}, skipped)
+            note(at, b, {n: why for n, (a2, why) in ctis.items() if a2 == at}, skipped,
+                 time.perf_counter() - t_b)
         done = sum(x for x, _ in timing.values())
         if done % 100 == 0:
             say(f"induction: {done} paths checked ("
@@ -850,11 +854,24 @@ class Journal:
                       "paths": paths})
 
     def record(self, case: int, at: int, action: str, candidates, fell: dict,
-               skipped: list, by: str | None = None) -> None:
-        """``by``: the symmetry the path followed by, when it was not proved itself."""
+               skipped: list, by: str | None = None, seconds: float | None = None) -> None:
+        """``by``: the symmetry the path followed by, when it was not proved itself;
+        ``seconds``: how long its proof took."""
         self._append({"case": case, "path": at, "action": action,
                       "candidates": sorted(candidates), "fell": fell, "skipped": skipped,
-                      **({"by": by} if by else {})})
+                      **({"by": by} if by else {}),
+                      **({"seconds": round(seconds, 3)} if seconds is not None else {})})
+
+    def spent(self, case: int, actions: list[str], candidates) -> dict[str, list]:
+        """Per action, [paths, seconds] of the proofs recorded for ``case`` under
+        ``candidates`` (those that say how long they took): how costly its paths are."""
+        out: dict[str, list] = {}
+        for _, r in self._of_case("step", case, actions, "candidates", candidates):
+            if isinstance(r.get("seconds"), (int, float)) and "by" not in r:
+                t_ = out.setdefault(r["action"], [0, 0.0])
+                t_[0] += 1
+                t_[1] += r["seconds"]
+        return out
 
     def transitions_checked(self, case: int, actions: list[str], assumed) -> dict[int, dict]:
         """The transition verdicts a previous run reached on the paths of ``case`` from the

@@ -89,6 +89,9 @@ def test_a_journal_keeps_the_mirrored_paths(tmp_path):
     records = [json.loads(line) for line in log.read_text().splitlines()]
     by = [r["by"] for r in records if "by" in r]
     assert len(by) == 24 and all(" of path " in b for b in by)
+    # A proved path says how long it took (what a resumed run judges an action's cost by).
+    proved = [r for r in records if "fell" in r and "by" not in r]
+    assert proved and all(r["seconds"] >= 0 for r in proved)
     again, said = _run(game, region_facts=True, journal=str(log))
     assert again == first == {"low": "inductive", "apart": "inductive"}
     assert not any("action paths" in m for m in said)
