@@ -421,6 +421,36 @@ def test_the_4x4_region_facts_proof_journal_breaks_nothing():
     assert [x for x in moves if any(w is not None for w in x["verdicts"].values())] == []
 
 
+def test_the_8x8_proof_journal_so_far_breaks_nothing():
+    """docs/proofs/journals/torres-8x8.jsonl, the journal of the 8x8 proof under
+    `--region-facts --symmetry` (the README's command), resumed sitting after sitting and not
+    finished: of this very spec, on 8x8, with every invariant a candidate; no path it records
+    broke a candidate or a transition property, and each path it settled by a symmetry names
+    an earlier path of its case that it records as proved."""
+    from solver.docpages import proof_digest
+    text = (ROOT / "docs" / "proofs" / "journals" / "torres-8x8.jsonl").read_text("utf-8")
+    lines = [json.loads(x) for x in text.splitlines() if x.strip()]
+    head = lines[0]["journal"]
+    g = load_game("torres", (), (("h", 8), ("w", 8)))
+    assert head["spec"] == proof_digest(g)
+    assert head["region_facts"] and dict(head["params"]) == dict(g.p.param_values)
+    assert set(head["invariants"]) == {i.name for i in g.p.invariants if not i.transition}
+    steps = [x for x in lines[1:] if x.get("kind", "step") == "step"]
+    assert len(steps) >= STEPS_8X8
+    assert [x for x in steps if x["fell"]] == []
+    proved = {(x["case"], x["path"]) for x in steps if "by" not in x}
+    for x in steps:
+        if "by" in x:
+            at0 = int(x["by"].rsplit(" ", 1)[1])
+            assert at0 < x["path"] and (x["case"], at0) in proved
+    moves = [x for x in lines[1:] if x.get("kind") == "transition"]
+    assert [x for x in moves if any(w is not None for w in x["verdicts"].values())] == []
+
+
+# The action paths the 8x8 journal held when last committed (it only grows).
+STEPS_8X8 = 2081
+
+
 def _step_sampler():
     import sys
 
