@@ -399,25 +399,33 @@ def test_stored_4x4_region_facts_proof_proves_every_invariant():
     assert {n for n, s in status.items() if s != "inductive"} == set()
 
 
+def _journal_of(name: str, w: int, h: int) -> tuple:
+    """The action paths and transition records of docs/proofs/journals/<name>.jsonl, after
+    checking that its header is of this very spec on a w x h board, with region facts and
+    every invariant a candidate."""
+    from solver.docpages import proof_digest
+    text = (ROOT / "docs" / "proofs" / "journals" / f"{name}.jsonl").read_text("utf-8")
+    lines = [json.loads(x) for x in text.splitlines() if x.strip()]
+    head = lines[0]["journal"]
+    g = load_game("torres", (), (("h", h), ("w", w)))
+    assert head["spec"] == proof_digest(g)
+    assert head["region_facts"] and dict(head["params"]) == dict(g.p.param_values)
+    assert set(head["invariants"]) == {i.name for i in g.p.invariants if not i.transition}
+    steps = [x for x in lines[1:] if x.get("kind", "step") == "step"]
+    moves = [x for x in lines[1:] if x.get("kind") == "transition"]
+    return steps, moves
+
+
 def test_the_4x4_region_facts_proof_journal_breaks_nothing():
     """docs/proofs/journals/torres-4x4.jsonl, the journal the 4x4 proof above was resumed
     from, sitting after sitting: of this very spec (its rules and invariants), with every
     invariant a candidate, and no path it records broke one or a transition property.  Fails
     when the spec changes (the journal is then not reused: run it again) or when a recorded
     path broke a candidate."""
-    from solver.docpages import proof_digest
-    text = (ROOT / "docs" / "proofs" / "journals" / "torres-4x4.jsonl").read_text("utf-8")
-    lines = [json.loads(x) for x in text.splitlines() if x.strip()]
-    head = lines[0]["journal"]
-    g = load_game("torres", (), (("h", 4), ("w", 4)))
-    assert head["spec"] == proof_digest(g)
-    assert head["region_facts"] and dict(head["params"]) == dict(g.p.param_values)
-    assert set(head["invariants"]) == {i.name for i in g.p.invariants if not i.transition}
-    steps = [x for x in lines[1:] if x.get("kind", "step") == "step"]
+    steps, moves = _journal_of("torres-4x4", 4, 4)
     assert len(steps) >= 1000
     assert [x for x in steps if x["fell"]] == []
     # The transition properties' pass, once reached: no path broke one.
-    moves = [x for x in lines[1:] if x.get("kind") == "transition"]
     assert [x for x in moves if any(w is not None for w in x["verdicts"].values())] == []
 
 
@@ -427,15 +435,7 @@ def test_the_8x8_proof_journal_so_far_breaks_nothing():
     finished: of this very spec, on 8x8, with every invariant a candidate; no path it records
     broke a candidate or a transition property, and each path it settled by a symmetry names
     an earlier path of its case that it records as proved."""
-    from solver.docpages import proof_digest
-    text = (ROOT / "docs" / "proofs" / "journals" / "torres-8x8.jsonl").read_text("utf-8")
-    lines = [json.loads(x) for x in text.splitlines() if x.strip()]
-    head = lines[0]["journal"]
-    g = load_game("torres", (), (("h", 8), ("w", 8)))
-    assert head["spec"] == proof_digest(g)
-    assert head["region_facts"] and dict(head["params"]) == dict(g.p.param_values)
-    assert set(head["invariants"]) == {i.name for i in g.p.invariants if not i.transition}
-    steps = [x for x in lines[1:] if x.get("kind", "step") == "step"]
+    steps, moves = _journal_of("torres-8x8", 8, 8)
     assert len(steps) >= STEPS_8X8
     assert [x for x in steps if x["fell"]] == []
     proved = {(x["case"], x["path"]) for x in steps if "by" not in x}
@@ -443,7 +443,6 @@ def test_the_8x8_proof_journal_so_far_breaks_nothing():
         if "by" in x:
             at0 = int(x["by"].rsplit(" ", 1)[1])
             assert at0 < x["path"] and (x["case"], at0) in proved
-    moves = [x for x in lines[1:] if x.get("kind") == "transition"]
     assert [x for x in moves if any(w is not None for w in x["verdicts"].values())] == []
 
 
