@@ -1088,36 +1088,19 @@ def _region_facts(solver, assumptions) -> list:
     from z3 import z3core as C
     ctx = getattr(solver, "ctx", None) or z3.main_ctx()
     ref = ctx.ref()
-    app_kind = z3.Z3_APP_AST
 
     def walk(asts, seen, found, base=frozenset()):
-        stack = list(asts)
-        while stack:
-            a = stack.pop()
-            i = C.Z3_get_ast_id(ref, a)
-            if i in seen or i in base:
-                continue
-            seen.add(i)
-            if C.Z3_get_ast_kind(ref, a) != app_kind:
-                continue
-            app = C.Z3_to_app(ref, a)
-            n = C.Z3_get_app_num_args(ref, app)
-            if not n:
-                continue
-            args = [C.Z3_get_app_arg(ref, app, k) for k in range(n)]
-            decl = C.Z3_get_ast_id(ref, C.Z3_get_app_decl(ref, app))
+        for a, decl, app in regionfacts.unknowns_in(ref, asts, seen, skip=base):
+            args = [C.Z3_get_app_arg(ref, app, k)
+                    for k in range(C.Z3_get_app_num_args(ref, app))]
+            ids = tuple(C.Z3_get_ast_id(ref, x) for x in args)
             nb = regionfacts.family(decl)
             if nb is not None:
                 found.add(regionfacts.mentioned(
-                    tuple(C.Z3_get_ast_id(ref, x) for x in args),
-                    lambda: tuple(_expr_ref(x, ctx) for x in args), nb))
+                    ids, lambda args=args: tuple(_expr_ref(x, ctx) for x in args), nb))
             else:
-                kind = regionfacts.fold_kind(decl)
-                if kind is not None:
-                    found.add(regionfacts.fold_mentioned(
-                        tuple(C.Z3_get_ast_id(ref, x) for x in args),
-                        lambda a=a: _expr_ref(a, ctx), kind))
-            stack.extend(args)
+                found.add(regionfacts.fold_mentioned(
+                    ids, lambda a=a: _expr_ref(a, ctx), regionfacts.fold_kind(decl)))
 
     held = solver.assertions()
     ids = [held[k].get_id() for k in range(len(held))]

@@ -554,14 +554,13 @@ MIRROR_MISSES = 3
 
 
 def _mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list,
-              fell: set, bounds: list, note, say, cheap=frozenset()) -> list[int]:
+              bounds: list, note, say, cheap=frozenset()) -> list[int]:
     """Which paths of ``later`` (index, (path, goal)) do not follow by a symmetry from the
     first path of their orbit (proved this round, or by a previous run): to be proved
-    themselves.  ``work[at]`` is (path, goal) too; ``assumed``: what the proofs assumed;
-    ``fell``: the properties some path broke (or z3 gave up on), left out of the goals by the
-    caller: the others held on every path checked, so on each orbit's first.  ``note(at,
-    path, symmetry, from)`` hears of each path that follows; the actions in ``cheap`` are
-    proved, not mirrored."""
+    themselves.  ``work[at]`` is (path, goal) too, its goal without the properties some path
+    broke (or z3 gave up on): the others held on every path checked, so on each orbit's
+    first; ``assumed``: what the proofs assumed.  ``note(at, path, symmetry, from)`` hears
+    of each path that follows; the actions in ``cheap`` are proved, not mirrored."""
     rest = []
     settled = 0
     t0 = time.perf_counter()
@@ -594,7 +593,7 @@ def _mirror_all(symmetric, key, work, later, orbs, assumed, bounds, note, say, j
                 cheap=frozenset()) -> list[int]:
     """`_mirrored` over ``later``, in ``jobs`` forked processes."""
     def share(part, say=say):
-        return _mirrored(symmetric, key, work, list(part), orbs, assumed, (), bounds,
+        return _mirrored(symmetric, key, work, list(part), orbs, assumed, bounds,
                          note, say, cheap)
     if jobs > 1 and len(later) > 1:
         return [at for part in _forked(share, _pulled(later, jobs), say) for at in part]

@@ -465,35 +465,48 @@ def slicing() -> bool:
     return _SLICE[0] is not None
 
 
+def unknowns_in(ref, roots: list, seen: set, into: bool = True, skip=frozenset()) -> list:
+    """The applications of a region's or a fold's functions under the raw z3 ASTs ``roots``
+    (of the context ``ref``), each once and after those among its arguments, as (AST, its
+    declaration's id, the app).  ``into``: whether their arguments are walked; ``seen``: the
+    ids of the ASTs walked already, grown; ``skip``: more ids not to walk into.  The walk is
+    over raw ASTs: wrapping each node costs more than the rest."""
+    from z3 import z3core as C
+    app_kind = z3.Z3_APP_AST
+    found: list = []
+    stack = list(roots)
+    while stack:
+        a = stack.pop()
+        if type(a) is tuple:            # an unknown, its arguments walked
+            found.append(a)
+            continue
+        i = C.Z3_get_ast_id(ref, a)
+        if i in seen or i in skip:
+            continue
+        seen.add(i)
+        if C.Z3_get_ast_kind(ref, a) != app_kind:
+            continue
+        app = C.Z3_to_app(ref, a)
+        n = C.Z3_get_app_num_args(ref, app)
+        if not n:
+            continue
+        decl = C.Z3_get_ast_id(ref, C.Z3_get_app_decl(ref, app))
+        if decl in _FAMILY_IDS or decl in _FOLD_KINDS:
+            stack.append((a, decl, app))
+            if not into:
+                continue
+        stack.extend(C.Z3_get_app_arg(ref, app, k) for k in range(n))
+    return found
+
+
 def squares_in(terms) -> frozenset:
     """The squares of the unknowns these z3 terms mention (not those of the sets the unknowns
     are of: an unknown's arguments are not walked into)."""
-    from z3 import z3core as C
     out: set = set()
     seen: set = set()
     for t in terms:
-        ctx = t.ctx
-        ref = ctx.ref()
-        stack = [t.as_ast()]
-        while stack:
-            a = stack.pop()
-            i = C.Z3_get_ast_id(ref, a)
-            if i in seen:
-                continue
-            seen.add(i)
-            if C.Z3_get_ast_kind(ref, a) != z3.Z3_APP_AST:
-                continue
-            app = C.Z3_to_app(ref, a)
-            n = C.Z3_get_app_num_args(ref, app)
-            if not n:
-                continue
-            decl = C.Z3_get_ast_id(ref, C.Z3_get_app_decl(ref, app))
-            if decl in _FAMILY_IDS:
-                out.update(_SQUARES.get(decl, ()))
-                continue
-            if decl in _FOLD_KINDS:
-                continue
-            stack.extend(C.Z3_get_app_arg(ref, app, k) for k in range(n))
+        for _, decl, _ in unknowns_in(t.ctx.ref(), [t.as_ast()], seen, into=False):
+            out.update(_SQUARES.get(decl, ()))
     return frozenset(out)
 
 

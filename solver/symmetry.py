@@ -42,35 +42,13 @@ CACHE_TERMS = 200_000
 
 
 def _unknowns(terms: list) -> list:
-    """The applications of a region's or a fold's functions in ``terms``, as (z3 id,
-    expression), each before those it is an argument of."""
+    """The applications of a region's or a fold's functions in ``terms``, each before those
+    it is an argument of."""
     if not terms:
         return []
     ctx = terms[0].ctx
-    ref = ctx.ref()
-    found: list = []
-    seen: set = set()
-    stack = [(t.as_ast(), False) for t in terms]
-    while stack:
-        a, done = stack.pop()
-        i = C.Z3_get_ast_id(ref, a)
-        if done:
-            found.append((i, _expr_ref(a, ctx)))
-            continue
-        if i in seen:
-            continue
-        seen.add(i)
-        if C.Z3_get_ast_kind(ref, a) != z3.Z3_APP_AST:
-            continue
-        app = C.Z3_to_app(ref, a)
-        n = C.Z3_get_app_num_args(ref, app)
-        if not n:
-            continue
-        decl = C.Z3_get_ast_id(ref, C.Z3_get_app_decl(ref, app))
-        if regionfacts.family(decl) is not None or regionfacts.fold_kind(decl) is not None:
-            stack.append((a, True))
-        stack.extend((C.Z3_get_app_arg(ref, app, k), False) for k in range(n))
-    return found
+    return [_expr_ref(a, ctx) for a, _, _ in
+            regionfacts.unknowns_in(ctx.ref(), [t.as_ast() for t in terms], set())]
 
 
 def _arrays(pairs: list) -> tuple:
@@ -94,7 +72,7 @@ def _meaning(terms: list) -> list:
     has size 0 and one inside at least 1; a fold is what its facts define.  (Without them
     a `max` over sizes with 0 for none is not the same chain of `if`s in another order.)"""
     out = []
-    for _, a in _unknowns(terms):
+    for a in _unknowns(terms):
         d = a.decl().get_id()
         kind = regionfacts.what(d)
         if kind is not None:
@@ -238,7 +216,7 @@ class Symmetry:
             # those the next paths reuse, not every one since the first.
             self._images.clear()
             self._apps.clear()
-        apps = [self._app(a) for _, a in _unknowns([term])]
+        apps = [self._app(a) for a in _unknowns([term])]
         if apps:
             out = _substitute(term, self.pairs + apps)
         elif self.pairs:
