@@ -41,14 +41,15 @@ CHECK_MS = 10_000
 CACHE_TERMS = 200_000
 
 
-def _unknowns(terms: list) -> list:
+def _unknowns(terms: list, into: bool = True) -> list:
     """The applications of a region's or a fold's functions in ``terms``, each before those
-    it is an argument of."""
+    it is an argument of; without ``into``, only the outermost (not those in the arguments
+    of another)."""
     if not terms:
         return []
     ctx = terms[0].ctx
     return [_expr_ref(a, ctx) for a, _, _ in
-            regionfacts.unknowns_in(ctx.ref(), [t.as_ast() for t in terms], set())]
+            regionfacts.unknowns_in(ctx.ref(), [t.as_ast() for t in terms], set(), into)]
 
 
 def _arrays(pairs: list) -> tuple:
@@ -181,6 +182,7 @@ class Symmetry:
             pairs.append((a, b))
         self.pairs = pairs
         self._apps: dict = {}        # an application's z3 id -> (it, its image)
+        self._args: dict = {}        # its arguments' z3 ids -> (them, their images, region)
         self._images: dict = {}      # a term's z3 id -> (it, its image)
         self._arrays = None          # the leaves' pairs for the C API, made once
 
@@ -216,7 +218,9 @@ class Symmetry:
             # those the next paths reuse, not every one since the first.
             self._images.clear()
             self._apps.clear()
-        apps = [self._app(a) for a in _unknowns([term])]
+            self._args.clear()
+        # (The outermost unknowns only: each one's image is made of its arguments' images.)
+        apps = [self._app(a) for a in _unknowns([term], into=False)]
         if apps:
             out = _substitute(term, self.pairs + apps)
         elif self.pairs:
@@ -236,7 +240,18 @@ class Symmetry:
         return hit
 
     def _app_image(self, e):
-        args = [self.image(e.arg(k)) for k in range(e.num_args())]
+        ctx = e.ctx
+        ref = ctx.ref()
+        app = C.Z3_to_app(ref, e.as_ast())
+        raw = [C.Z3_get_app_arg(ref, app, k) for k in range(C.Z3_get_app_num_args(ref, app))]
+        key = tuple(C.Z3_get_ast_id(ref, x) for x in raw)
+        # A region's unknowns (its `same`, each square's `size`, its `count`) share their
+        # arguments, the set's squares: imaged once, and the mirrored region found once.
+        hit = self._args.get(key)
+        if hit is None:
+            them = [_expr_ref(x, ctx) for x in raw]
+            hit = self._args[key] = [them, [self.image(x) for x in them], None]
+        args = hit[1]
         d = e.decl()
         nb = regionfacts.family(d.get_id())
         n = len(self.perm)
@@ -245,7 +260,11 @@ class Symmetry:
             if nb is not self.nb or len(args) != n or what is None:
                 return d(*args)
             kind, squares = what
-            r = regionfacts.region(tuple(args[self.inverse[k]] for k in range(n)), nb)
+            r = hit[2]
+            if r is None:
+                moved = tuple(args[self.inverse[k]] for k in range(n))
+                r = hit[2] = regionfacts.mentioned(tuple(x.get_id() for x in moved),
+                                                   lambda: moved, nb)
             if kind == "same":
                 return r.same(*(self.perm[s] for s in squares))
             if kind == "size":
