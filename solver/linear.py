@@ -874,6 +874,9 @@ def _predicate(e: ir.RealExists, inputs, st, env):
 
 _OPAQUE_FIX = [False]
 _FIX_FUNCTIONS: dict = {}
+# A fix function's z3 id -> (its family, which leaf of the value it is, the value's type, the
+# types of the inputs its arguments are the leaves of): `fix_family`.
+_FIX_LAYOUT: dict = {}
 
 
 @contextmanager
@@ -934,9 +937,10 @@ def _rebuild(t, leaves):
     raise TypeError(t)
 
 
-def _applied(key: tuple, label: str, t, args: list):
+def _applied(key: tuple, label: str, t, args: list, inputs: tuple = ()):
     """A value of type ``t`` whose leaves are uninterpreted functions (one family per ``key``)
-    applied to ``args``; None when ``t`` has no fixed list of z3 leaves."""
+    applied to ``args`` (the leaves of values of the types ``inputs``, one after the other);
+    None when ``t`` has no fixed list of z3 leaves."""
     out = _leaf_sorts(t)
     if out is None:
         return None
@@ -947,6 +951,8 @@ def _applied(key: tuple, label: str, t, args: list):
         n = len(_FIX_FUNCTIONS)
         fs = _FIX_FUNCTIONS[key] = [z3.Function(f"{label}#{n}[{i}]", *sorts, srt)
                                     for i, srt in enumerate(out)]
+        for i, f in enumerate(fs):
+            _FIX_LAYOUT[f.get_id()] = (fs, i, t, inputs)
     # One argument array for every leaf (z3's own call casts each argument, leaf by leaf).
     arr = (z3.Ast * len(args))(*[a.as_ast() for a in args])
     ctx = args[0].ctx
@@ -999,8 +1005,21 @@ def opaque_node(e: ir.Expr, f):
         args = _arguments(inputs, st, env)
         if not args or _all_concrete(args):
             return f(st, env)
-        return _applied(key, label, e.type, args)
+        return _applied(key, label, e.type, args,
+                        tuple(t for part in inputs for _, t in part))
     return opaque
+
+
+def fix_functions():
+    """The z3 ids of `opaque_fixes`' functions' declarations (a container)."""
+    return _FIX_LAYOUT
+
+
+def fix_family(decl_id: int):
+    """(its family's functions, which leaf of the value it is, the value's type, the types of
+    the inputs its arguments are the leaves of) of one of `opaque_fixes`' functions, by the
+    z3 id of its declaration; None for another function."""
+    return _FIX_LAYOUT.get(decl_id)
 
 
 # ---- the symbolic decision: primal or Farkas dual, chosen by a fresh Bool ---------------------------

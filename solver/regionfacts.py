@@ -465,12 +465,14 @@ def slicing() -> bool:
     return _SLICE[0] is not None
 
 
-def unknowns_in(ref, roots: list, seen: set, into: bool = True, skip=frozenset()) -> list:
-    """The applications of a region's or a fold's functions under the raw z3 ASTs ``roots``
-    (of the context ``ref``), each once and after those among its arguments, as (AST, its
-    declaration's id, the app).  ``into``: whether their arguments are walked; ``seen``: the
-    ids of the ASTs walked already, grown; ``skip``: more ids not to walk into.  The walk is
-    over raw ASTs: wrapping each node costs more than the rest."""
+def unknowns_in(ref, roots: list, seen: set, into: bool = True, skip=frozenset(),
+                also=()) -> list:
+    """The applications of a region's or a fold's functions (or of those whose declarations'
+    ids are in ``also``) under the raw z3 ASTs ``roots`` (of the context ``ref``), each once
+    and after those among its arguments, as (AST, its declaration's id, the app).  ``into``:
+    whether their arguments are walked; ``seen``: the ids of the ASTs walked already, grown;
+    ``skip``: more ids not to walk into.  The walk is over raw ASTs: wrapping each node costs
+    more than the rest."""
     from z3 import z3core as C
     app_kind = z3.Z3_APP_AST
     found: list = []
@@ -491,7 +493,7 @@ def unknowns_in(ref, roots: list, seen: set, into: bool = True, skip=frozenset()
         if not n:
             continue
         decl = C.Z3_get_ast_id(ref, C.Z3_get_app_decl(ref, app))
-        if decl in _FAMILY_IDS or decl in _FOLD_KINDS:
+        if decl in _FAMILY_IDS or decl in _FOLD_KINDS or decl in also:
             stack.append((a, decl, app))
             if not into:
                 continue

@@ -30,7 +30,7 @@ import z3
 from z3 import z3core as C
 from z3.z3 import _to_expr_ref as _expr_ref
 
-from . import domains as dz, regionfacts, regions
+from . import domains as dz, linear, regionfacts, regions
 from .symbolic import leaves, make_solver
 from .types import BagT, EnumT, IntT, BoolT, MapT, RecordT, SeqT, SetT, TextT, Type, finite
 
@@ -41,15 +41,16 @@ CHECK_MS = 10_000
 CACHE_TERMS = 200_000
 
 
-def _unknowns(terms: list, into: bool = True) -> list:
-    """The applications of a region's or a fold's functions in ``terms``, each before those
-    it is an argument of; without ``into``, only the outermost (not those in the arguments
-    of another)."""
+def _unknowns(terms: list, into: bool = True, also=()) -> list:
+    """The applications of a region's or a fold's functions (or of those whose declarations'
+    ids are in ``also``) in ``terms``, each before those it is an argument of; without
+    ``into``, only the outermost (not those in the arguments of another)."""
     if not terms:
         return []
     ctx = terms[0].ctx
     return [_expr_ref(a, ctx) for a, _, _ in
-            regionfacts.unknowns_in(ctx.ref(), [t.as_ast() for t in terms], set(), into)]
+            regionfacts.unknowns_in(ctx.ref(), [t.as_ast() for t in terms], set(), into,
+                                    also=also)]
 
 
 def _arrays(pairs: list) -> tuple:
@@ -131,11 +132,9 @@ def grid_of(game) -> tuple[RecordT | None, str]:
     return g, ""
 
 
-def permutations(g: RecordT) -> list[tuple[str, tuple[int, ...]]]:
-    """The grid's symmetries other than the identity, each named and as a permutation of
-    the ordinals (σ[i] is the image of square i); each is checked to keep neighbours."""
-    (_, fx), (_, fy) = g.fields
-    w, h = fx.hi - fx.lo + 1, fy.hi - fy.lo + 1
+def _coordinates(w: int, h: int) -> dict:
+    """The grid's symmetries other than the identity as maps of a square's coordinates from
+    0 (integers or z3 terms alike)."""
     maps = {"mirror x": lambda x, y: (w - 1 - x, y), "mirror y": lambda x, y: (x, h - 1 - y),
             "half turn": lambda x, y: (w - 1 - x, h - 1 - y)}
     if w == h:
@@ -143,14 +142,26 @@ def permutations(g: RecordT) -> list[tuple[str, tuple[int, ...]]]:
                  "antidiagonal": lambda x, y: (w - 1 - y, w - 1 - x),
                  "quarter turn": lambda x, y: (y, w - 1 - x),
                  "three-quarter turn": lambda x, y: (w - 1 - y, x)}
+    return maps
+
+
+def _extent(g: RecordT) -> tuple:
+    (_, fx), (_, fy) = g.fields
+    return fx.lo, fy.lo, fx.hi - fx.lo + 1, fy.hi - fy.lo + 1
+
+
+def permutations(g: RecordT) -> list[tuple[str, tuple[int, ...]]]:
+    """The grid's symmetries other than the identity, each named and as a permutation of
+    the ordinals (σ[i] is the image of square i); each is checked to keep neighbours."""
+    x0, y0, w, h = _extent(g)
     fin = finite(g)
     nb = regions.neighbours(g)
     out = []
-    for name, f in maps.items():
+    for name, f in _coordinates(w, h).items():
         perm = []
         for x, y in fin.values:
-            u, v = f(x - fx.lo, y - fy.lo)
-            perm.append(fin.index[(u + fx.lo, v + fy.lo)])
+            u, v = f(x - x0, y - y0)
+            perm.append(fin.index[(u + x0, v + y0)])
         if all(sorted(perm[j] for j in nb[i]) == sorted(nb[perm[i]])
                for i in range(len(perm))) and perm != list(range(len(perm))):
             out.append((name, tuple(perm)))
@@ -185,6 +196,13 @@ class Symmetry:
         self._args: dict = {}        # its arguments' z3 ids -> (them, their images, region)
         self._images: dict = {}      # a term's z3 id -> (it, its image)
         self._arrays = None          # the leaves' pairs for the C API, made once
+        x0, y0, w, h = _extent(grid)
+        f = _coordinates(w, h)[name]
+
+        def moved_square(x, y):
+            u, v = f(x - x0, y - y0)
+            return u + x0, v + y0
+        self.moved_square = moved_square
 
     def _moved(self, t: Type, v):
         """The state whose square i holds what square σ(i) holds in ``v``."""
@@ -220,7 +238,8 @@ class Symmetry:
             self._apps.clear()
             self._args.clear()
         # (The outermost unknowns only: each one's image is made of its arguments' images.)
-        apps = [self._app(a) for a in _unknowns([term], into=False)]
+        apps = [self._app(a) for a in _unknowns([term], into=False,
+                                                also=linear.fix_functions())]
         if apps:
             out = _substitute(term, self.pairs + apps)
         elif self.pairs:
@@ -275,7 +294,90 @@ class Symmetry:
             gs, vs = args[:n], args[n:]
             return d(*[gs[self.inverse[k]] for k in range(n)],
                      *[vs[self.inverse[k]] for k in range(n)])
+        family = linear.fix_family(d.get_id())
+        if family is not None:
+            out = self._fix_image(family, args)
+            if out is not None:
+                return out
         return d(*args)
+
+    def _fix_image(self, family, args: list):
+        """The image of one leaf of a fixpoint read as uninterpreted functions (`linear.
+        opaque_fixes`): the family's function of the mirrored leaf (square s's becomes
+        σ(s)'s) applied to the mirrored inputs (a table over the grid permuted, a square
+        moved).  A proof holds for every function, so for these too; None when the value or
+        an input holds squares otherwise (a path of the family is then proved itself)."""
+        fs, i, t, inputs = family
+        j = self._leaf(t, i)
+        if j is None:
+            return None
+        moved: list = []
+        at = 0
+        for it in inputs:
+            sorts = linear._leaf_sorts(it)
+            if sorts is None:
+                return None
+            part = self._value(it, args[at:at + len(sorts)])
+            if part is None:
+                return None
+            moved += part
+            at += len(sorts)
+        return fs[j](*moved) if at == len(args) else None
+
+    def _leaf(self, t: Type, i: int) -> int | None:
+        """Which leaf of a value of type ``t`` leaf ``i`` is about on the mirrored board."""
+        keys: set = set()
+        values: set = set()
+        _grids_in(t, keys, values)
+        if not keys and not values:
+            return i
+        match t:
+            case MapT(key=k, val=vt) if k == self.grid:
+                sub: set = set()
+                _grids_in(vt, sub, sub)
+                if sub:
+                    return None
+                n = len(linear._leaf_sorts(vt))
+                return self.perm[i // n] * n + i % n
+            case SetT(elem=et) | BagT(elem=et) if et == self.grid:
+                return self.perm[i]
+        return None
+
+    def _value(self, t: Type, leaves: list) -> list | None:
+        """The leaves of the mirrored value of type ``t`` whose leaves are ``leaves`` (their
+        images already)."""
+        keys: set = set()
+        values: set = set()
+        _grids_in(t, keys, values)
+        if not keys and not values:
+            return leaves
+        match t:
+            case _ if t == self.grid:
+                xy = [x.as_long() if z3.is_int_value(x) else x for x in leaves]
+                return [z3.IntVal(u) if isinstance(u, int) else z3.simplify(u)
+                        for u in self.moved_square(*xy)]
+            case MapT(key=k, val=vt) if k == self.grid:
+                sub: set = set()
+                _grids_in(vt, sub, sub)
+                if sub:
+                    return None
+                n = len(linear._leaf_sorts(vt))
+                return [x for k2 in range(len(self.perm))
+                        for x in leaves[self.inverse[k2] * n:(self.inverse[k2] + 1) * n]]
+            case SetT(elem=et) | BagT(elem=et) if et == self.grid:
+                return [leaves[self.inverse[k2]] for k2 in range(len(self.perm))]
+            case RecordT(fields=fields):
+                out: list = []
+                at = 0
+                for _, ft in fields:
+                    n = len(linear._leaf_sorts(ft) or ())
+                    part = self._value(ft, leaves[at:at + n])
+                    if part is None:
+                        return None
+                    out += part
+                    at += n
+                return out
+        return None
 
     def holds_of(self, bounds: list, assumed: list) -> bool:
         """Whether the bounds and the assumed conjuncts imply their own images: what a proof

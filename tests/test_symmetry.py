@@ -127,3 +127,43 @@ def test_the_images_are_checked_in_forked_workers_too(tmp_path):
     assert got == {"low": "inductive", "apart": "inductive"}
     records = [json.loads(line) for line in log.read_text().splitlines()]
     assert sum(1 for r in records if "by" in r) == 2 * 2 * (9 - 3)
+
+
+def test_a_flood_read_as_unknowns_is_mirrored_too():
+    """`--opaque-fix` reads the walk's flood as uninterpreted functions of what it reads (the
+    squares walked from and to, the pieces); a proof holds for every such function, so for
+    the mirrored ones: a flood's image is the family's function applied to the mirrored
+    inputs.  Once `corner` (not symmetric under every symmetry) has fallen, every image
+    follows; the same verdicts as without `--symmetry`."""
+    game = load_path(FIXTURES / "walk.rules")
+    plain, _ = _run(game, opaque_fix=True)
+    mirrored, said = _run(game, opaque_fix=True, symmetric=True)
+    assert plain == mirrored == {"two": "inductive", "corner": "holds"}
+    rounds = [m for m in said if m.startswith("induction") and "follow by a symmetry" in m]
+    # 81 paths (a piece's square, the square it walks to) in 15 orbits.
+    assert rounds[-1].startswith("induction: 66 of 66 paths follow")
+
+
+def test_a_flood_input_s_squares_and_tables_are_mirrored():
+    """A flood's inputs on the mirrored board: a square is moved (σ's square), a table over
+    the grid has at square σ(i) what it had at i, and the value's leaf for square i is the
+    one for σ(i)."""
+    import z3
+    from solver import domains as dz
+    from solver.symmetry import group
+    from solver.types import BoolT, MapT, finite
+    game = load_path(FIXTURES / "walk.rules")
+    S = dz.Fresh("t_").value(game.state_type, "s")
+    syms, why = group(game, S)
+    assert why == "" and len(syms) == 7
+    grid = syms[0].grid
+    fin = finite(grid)
+    table = MapT(grid, BoolT())
+    for sym in syms:
+        for i, (x, y) in enumerate(fin.values):
+            moved = sym._value(grid, [z3.IntVal(x), z3.IntVal(y)])
+            assert fin.index[tuple(v.as_long() for v in moved)] == sym.perm[i]
+            assert sym._leaf(table, i) == sym.perm[i]
+        leaves = [z3.Bool(f"b{i}") for i in range(len(fin.values))]
+        out = sym._value(table, leaves)
+        assert [out[sym.perm[i]] for i in range(len(leaves))] == leaves
