@@ -545,6 +545,9 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
         candidates = [n for n in candidates if n not in dropped]
 
 
+# Long work says how far it is at least this often (s), and every 100 paths.
+PROGRESS_S = 60.0
+
 # A path whose orbit's first took less than this (s, the action's mean) is proved itself: a
 # symmetry check costs 0.2-0.8 s on 8 x 8.
 MIRROR_MIN_S = 0.5
@@ -565,7 +568,12 @@ def _mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list
     settled = 0
     t0 = time.perf_counter()
     misses: dict = {}       # action -> [followed, did not]
-    for at, (b, goal) in later:
+    said = t0
+    for k, (at, (b, goal)) in enumerate(later):
+        if time.perf_counter() - said > PROGRESS_S:
+            said = time.perf_counter()
+            say(f"{key[0]}: {k} of {len(later)} images tried, {settled} of them settled "
+                f"({said - t0:.0f} s)")
         hits = misses.setdefault(b.action, [0, 0])
         if b.action in cheap or (not hits[0] and hits[1] >= MIRROR_MISSES):
             rest.append(at)
@@ -688,6 +696,7 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
     vacuity: dict = {}      # action -> [paths found vacuous, paths not]
     # The candidates are those of this round for every path: their small conjuncts, once.
     small_now = [conj[n][k] for n, k in small if n in candidates]
+    said = time.perf_counter()
     for at, (b, changed, moved_lengths) in work:
         t_b = time.perf_counter()
         skipped = sorted(dropped)         # fallen already: not checked on this path
@@ -734,7 +743,8 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
             note(at, b, {n: why for n, (a2, why) in ctis.items() if a2 == at}, skipped,
                  time.perf_counter() - t_b)
         done = sum(x for x, _ in timing.values())
-        if done % 100 == 0:
+        if done % 100 == 0 or time.perf_counter() - said > PROGRESS_S:
+            said = time.perf_counter()
             say(f"induction: {done} paths checked ("
                 + ", ".join(f"{a} {x}: {s_:.0f} s" for a, (x, s_) in timing.items()) + ")")
     return dropped | unsure, ctis, timing, set(learned)
