@@ -253,7 +253,7 @@ class Checker(RealChecks):
             "action_decl": "action", "invariant_decl": "invariant",
             "transition_decl": "invariant", "example_decl": "example", "puzzle_decl": "puzzle",
             "terminal_decl": "terminal", "actor_decl": "actor", "extend_decl": "extend",
-            "extend_puzzle_decl": "extend",
+            "extend_puzzle_decl": "extend", "rotate_decl": "rotate",
         }
         for f in self.files:
             for item in f.tree.children[1:]:
@@ -325,7 +325,7 @@ class Checker(RealChecks):
         return ext.tree.children[-1]
 
     def _decl_name(self, decl: Tree, kind: str) -> str:
-        if kind in ("state", "init", "terminal", "actor"):
+        if kind in ("state", "init", "terminal", "actor", "rotate"):
             return kind
         if decl.data == "action_decl":
             return str(decl.children[1])
@@ -1214,7 +1214,45 @@ class Checker(RealChecks):
             readings=tuple(self.readings.values()), types=types, state=tuple(self.state_fields),
             state_type=self.state_type, init=tuple(init), init_frame=init_frame,
             actions=actions, defs=defs, invariants=invariants, examples=examples,
-            puzzles=puzzles, terminal=terminal, actor=actor, docs=docs)
+            puzzles=puzzles, terminal=terminal, actor=actor, docs=docs,
+            rotate=self._rotate(types))
+
+    def _rotate(self, types: dict) -> ir.Rotate | None:
+        """`rotate Player(piece): f, ...;`: Player a type of the integers from 0, piece a def
+        of one Player giving an enum's value, each field a Player or a table keyed by one."""
+        it = self.items.get(("rotate", "rotate"))
+        if it is None:
+            return None
+        self._enter(it)
+        type_t, def_t, *field_ts = it.tree.children
+        pt = types.get(str(type_t))
+        if not isinstance(pt, IntT) or pt.lo != 0 or pt.hi < 1:
+            raise self.err(type_t, f"`rotate {type_t}`: {type_t} must be a `type` of the "
+                           f"integers from 0 (the players), at least two of them")
+        d = self.items.get(("def", str(def_t)))
+        params = [] if d is None or d.tree.children[1] is None else d.tree.children[1].children
+        if d is not None:
+            self._enter(d)
+            ptypes = [self.type_(p.children[1]) for p in params]
+            ret = self.type_(d.tree.children[2]) if d.tree.children[2] is not None else None
+            self._enter(it)
+        if d is None or ptypes != [pt] or not isinstance(ret, EnumT):
+            raise self.err(def_t, f"`rotate {type_t}({def_t})`: {def_t} must be a def of one "
+                           f"{type_t} whose type is an enum (the players' pieces)")
+        state = dict(self.state_type.fields)
+        names = []
+        for f in field_ts:
+            ft = state.get(str(f))
+            if ft is None:
+                raise self.err(f, f"`rotate`: no state field named {str(f)!r}")
+            if ft != pt and not (isinstance(ft, MapT) and ft.key == pt):
+                raise self.err(f, f"`rotate`: state field {str(f)!r} is neither a {type_t} nor "
+                               f"a table keyed by {type_t} (it is {ft})")
+            if str(f) in names:
+                raise self.err(f, f"`rotate`: {str(f)!r} is named twice")
+            names.append(str(f))
+        return ir.Rotate(str(type_t), pt.hi + 1, ret.name, str(def_t), tuple(names),
+                         self._span(it.tree))
 
     def _check_def(self, it: Item) -> None:
         """Type-check a def's body on its own (calls check it again where they inline it)."""

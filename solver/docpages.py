@@ -136,7 +136,7 @@ def spec_digest(game: Game) -> str:
 # Declarations that only check the rules, never change what a move does: results that depend
 # on the rules alone (ambiguity witnesses) need not be recomputed when only these change.
 _CHECKS_ONLY = {"invariant_decl", "transition_decl", "example_decl", "puzzle_decl",
-                "extend_puzzle_decl"}
+                "extend_puzzle_decl", "rotate_decl"}
 
 
 # The declarations `rules_digest` knows by name: defs (kept when used), invariants and
@@ -376,6 +376,13 @@ def _turn_section(g: Game, page: Page, en: E.English) -> str:
     actor, terminal = _source_of(g, "actor", "actor"), _source_of(g, "terminal", "terminal")
     if actor:
         out.append("Whose move it is:\n\n" + _code(actor))
+    rotate = _source_of(g, "rotate", "rotate")
+    if rotate:
+        doc = g.checker.items[("rotate", "rotate")].doc.text
+        out.append((_esc(doc) if doc else
+                    "The players may be numbered from any one of them (not a rule: what "
+                    "``rulebook prove --symmetry`` uses, and checks, across the cases of the "
+                    "player to move).") + "\n\n" + _code(rotate))
     if terminal:
         out.append("When the game ends:\n\n" + _code(terminal))
         if g.p.terminal is not None:

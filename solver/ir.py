@@ -502,6 +502,21 @@ class Puzzle:
 
 
 @dataclass(frozen=True)
+class Rotate:
+    """`rotate Player(piece): f, g;`: the players (the integers 0..n-1 of ``player``) may be
+    numbered from any one of them: player p's part of the state (the fields ``fields``, each
+    a player or a table keyed by players) becomes player p + r's, mod n, and piece(p)
+    (``piece``'s value for p, one of the enum's) becomes piece(p + r) wherever the enum is in
+    the state.  A hint for `rulebook prove --symmetry`, which checks each use."""
+    player: str
+    n: int
+    enum: str
+    piece: str              # the def: a player's piece, a value of the enum
+    fields: tuple[str, ...]
+    span: Span
+
+
+@dataclass(frozen=True)
 class Program:
     """A checked game: one spec file plus the files it extends, under chosen params/readings."""
 
@@ -524,3 +539,4 @@ class Program:
     terminal: Expr | None
     actor: Expr | None
     docs: dict = field(default_factory=dict)
+    rotate: "Rotate | None" = None

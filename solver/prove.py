@@ -479,6 +479,14 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                             why[n] = min(why.get(n, (at, w)), (at, w))
                     results.append((set(why), why, {}, set()))
                     paths = [(at, x) for at, x in paths if at not in done]
+            if symmetric is not None and ci > 0 and paths \
+                    and not cases[0][5] & set(candidates):
+                # The players numbered from this case's actor: most paths follow from the
+                # first case's, all of them settled by now (this round or a previous run).
+                fell_here = set().union(*(d for d, *_ in results))
+                paths = _rotated(symmetric, cases, ci, fields, work, paths, candidates,
+                                 dropped | fell_here, fresh.constraints, journal, jobs, say,
+                                 timing)
             later: list = []
             if symmetric is not None:
                 # The images of earlier paths under the board's symmetries wait: once the
@@ -557,13 +565,15 @@ MIRROR_MISSES = 3
 
 
 def _mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list,
-              bounds: list, note, say, cheap=frozenset()) -> list[int]:
+              bounds: list, note, say, cheap=frozenset(), source: str = "") -> list[int]:
     """Which paths of ``later`` (index, (path, goal)) do not follow by a symmetry from the
     first path of their orbit (proved this round, or by a previous run): to be proved
     themselves.  ``work[at]`` is (path, goal) too, its goal without the properties some path
     broke (or z3 gave up on): the others held on every path checked, so on each orbit's
     first; ``assumed``: what the proofs assumed.  ``note(at, path, symmetry, from)`` hears
-    of each path that follows; the actions in ``cheap`` are proved, not mirrored."""
+    of each path that follows; the actions in ``cheap`` are proved, not mirrored.  With
+    ``source`` (what ``work`` is: another case's paths, all of them settled), a path may
+    follow from any path of ``work``, not only from the first of an orbit."""
     rest = []
     settled = 0
     t0 = time.perf_counter()
@@ -580,7 +590,8 @@ def _mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list
             continue
         guard = dz.lift(b.guard)
         for at0, sym in orbs[at]:
-            if at0 in orbs or not symmetric.holds_of(key, sym, bounds, assumed):
+            if (not source and at0 in orbs) or not symmetric.holds_of(key, sym, bounds,
+                                                                      assumed):
                 continue
             b0, goal0 = work[at0]
             if sym.follows(bounds, guard, goal, dz.lift(b0.guard), goal0):
@@ -592,17 +603,63 @@ def _mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list
         else:
             hits[1] += 1
             rest.append(at)
-    say(f"{key[0]}: {settled} of {len(later)} paths follow by a symmetry of the board from "
-        f"the first of their orbit ({time.perf_counter() - t0:.1f} s); {len(rest)} to prove")
+    say(f"{key[0]}: {settled} of {len(later)} paths follow by a symmetry "
+        + (f"from {source}" if source else "of the board from the first of their orbit")
+        + f" ({time.perf_counter() - t0:.1f} s); {len(rest)} to prove")
     return rest
 
 
+def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: list,
+             candidates: list, fell: set, bounds: list, journal, jobs: int, say,
+             timing: dict) -> list:
+    """``paths`` (of case ``ci``) but those that follow from the first case's path of the
+    same action and parameters with the players numbered from this case's actor (the spec's
+    `rotate`, `symmetry.Rotation`); ``fell``: the candidates fallen so far this round (left
+    out of the goals)."""
+    S0, conj0, w0, *_ = cases[0]
+    build0 = cases[0][6]
+    S, conj = cases[ci][0], cases[ci][1]
+    rot = symmetric.rotation(ci, fields, S0, S, [c for n in candidates for c in conj0[n]])
+    if rot is None:
+        return paths
+    if not w0:
+        w0.extend(build0())
+    first = {k: at0 for at0, k in enumerate(symmetry.keys_of([b for b, _, _ in w0]))}
+    keys = symmetry.keys_of([b for b, _, _ in work])
+    orbs = {at: [(first[keys[at]], rot)] for at, _ in paths if keys[at] in first}
+    if not orbs:
+        return paths
+    targets = [n for n in candidates if n not in fell]
+
+    def goal_of(x, targets=targets):
+        return (x[0], [c2 for n, _, c2 in x[1] if n in targets])
+    goals0, goals = _Goals(w0, goal_of), _Goals(work, goal_of)
+    # What each action's proofs cost (the first case's, as this run and the journal say).
+    spent: dict = {} if journal is None else \
+        journal.spent(0, [b.action for b, _, _ in w0], candidates)
+    for a, (x, s_) in timing.items():
+        t_ = spent.setdefault(a, [0, 0.0])
+        t_[0] += x
+        t_[1] += s_
+    cheap = {a for a, (x, s_) in spent.items() if x and s_ / x < MIRROR_MIN_S}
+
+    def note(at, b, sym, at0):
+        if journal is not None:
+            journal.record(ci, at, b.action, candidates, {}, sorted(fell),
+                           f"{sym.name} of case 1 path {at0}")
+    rest = set(_mirror_all(symmetric, ("induction", ci), goals0,
+                           [(at, goals[at]) for at in sorted(orbs)], orbs,
+                           [c for n in candidates for c in conj[n]], bounds, note, say, jobs,
+                           cheap, source="the first case's, the players numbered anew"))
+    return [(at, x) for at, x in paths if at not in orbs or at in rest]
+
+
 def _mirror_all(symmetric, key, work, later, orbs, assumed, bounds, note, say, jobs,
-                cheap=frozenset()) -> list[int]:
+                cheap=frozenset(), source: str = "") -> list[int]:
     """`_mirrored` over ``later``, in ``jobs`` forked processes."""
     def share(part, say=say):
         return _mirrored(symmetric, key, work, list(part), orbs, assumed, bounds,
-                         note, say, cheap)
+                         note, say, cheap, source)
     if jobs > 1 and len(later) > 1:
         return [at for part in _forked(share, _pulled(later, jobs), say) for at in part]
     return share(later)
@@ -631,6 +688,7 @@ class _Symmetric:
         self.say = say
         self._groups: dict = {}
         self._holds: dict = {}
+        self._rotations: dict = {}
 
     def orbits(self, ci, S, bs: list) -> dict:
         syms = self._groups.get(ci)
@@ -642,6 +700,21 @@ class _Symmetric:
         if not syms:
             return {}
         return symmetry.orbits(self.game, syms, symmetry.keys_of(bs))
+
+    def rotation(self, ci: int, fields: list, S0, S, assumed0: list):
+        """The players' rotation from the first case to case ``ci`` (`symmetry.Rotation`):
+        when the spec declares `rotate`, the cases are the actor's alone, and the actor is
+        a `rotate` field numbering the cases from 0; else None."""
+        rot = self.game.p.rotate
+        t = self.game.state_type
+        if rot is None or len(fields) != 1 or t.fields[fields[0]][0] not in rot.fields \
+                or S[fields[0]] != ci or S0[fields[0]] != 0:
+            return None
+        key = (ci, tuple(c.get_id() for c in assumed0))
+        hit = self._rotations.get(key)
+        if hit is None:
+            hit = self._rotations[key] = symmetry.Rotation(self.game, ci, S0, S, assumed0)
+        return hit
 
     def holds_of(self, ci, sym, bounds: list, assumed: list) -> bool:
         key = (ci, sym.name, len(assumed), tuple(c.get_id() for c in assumed))

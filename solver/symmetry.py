@@ -406,6 +406,161 @@ class Symmetry:
         return s.check() == z3.unsat
 
 
+class Rotation(Symmetry):
+    """The players numbered from another one (the spec's `rotate`, ``game.p.rotate``): from
+    the states of one case (``S0``, its actor player 0) to those of another (``Sr``, actor r),
+    player p's part of the state (the `rotate` fields) becomes player p + r's, mod n, and
+    the pieces piece(p) piece(p + r) wherever their enum is.  An image is a formula about a
+    state of ``Sr``'s case: each leaf of ``S0`` replaced by what that state, numbered back,
+    holds there.  The squares are not moved; nothing trusts the rules to be symmetric."""
+
+    def __init__(self, game, r: int, S0, Sr, assumed0: list):
+        rot = game.p.rotate
+        self.name = f"players' rotation by {r}"
+        grid, _ = grid_of(game)
+        self.grid = grid
+        size = finite(grid).size if grid is not None else 0
+        self.perm = self.inverse = tuple(range(size))
+        self.nb = regions.neighbours(grid) if grid is not None else None
+        self.index = finite(grid).index if grid is not None else {}
+        self.values = finite(grid).values if grid is not None else ()
+        self.moved_square = lambda x, y: (x, y)
+        self.r, self.n = r, rot.n
+        f, _ = game.expr(f"{rot.piece}(p)", {"p": IntT(0, rot.n - 1)})
+        st = game.default_state()
+        self.pieces = [f(st, p) for p in range(rot.n)]
+        self.enum = next((ft for ft in _types_in(game.state_type) if isinstance(ft, EnumT)
+                          and ft.name == rot.enum), None)
+        self.assumed0 = assumed0
+        t = game.state_type
+        self._enum_leaves = set()
+        for (name, ft), x in zip(t.fields, S0):
+            self._enum_leaf_ids(ft, x)
+        moved = tuple(self._back(ft, x, name in rot.fields)
+                      for (name, ft), x in zip(t.fields, Sr))
+        pairs = []
+        self.fixed = len(set(self.pieces)) == rot.n
+        atoms = []
+        for a, b in zip(leaves(t, S0), leaves(t, moved)):
+            if a is b:
+                continue
+            if not dz.is_sym(a):
+                if dz.is_sym(b) or a != b:
+                    self.fixed = False
+                continue
+            pairs.append((a, dz.lift(b)))
+            if self.enum is not None and b is not a and self._pieces_of(a):
+                # `a == piece(p)` is `a == piece(p + r)` of the rotated case, term for term
+                # (the leaf numbered back would be an `if` that z3 must see through, in a
+                # count over every square: it gave up on 8 x 8).
+                for v in range(len(self.enum.members)):
+                    to = _eq(a, z3.IntVal(self.forward(v)))
+                    atoms += [(_eq(a, z3.IntVal(v)), to), (_eq(z3.IntVal(v), a), to)]
+        self.pairs = atoms + pairs
+        self._apps, self._args, self._images = {}, {}, {}
+        self._arrays = None
+
+    def forward(self, v: int) -> int:
+        """The value of the pieces' enum that ``v`` is in the rotated case."""
+        fwd = {self.pieces[p]: self.pieces[(p + self.r) % self.n] for p in range(self.n)}
+        return fwd.get(v, v)
+
+    def _pieces_of(self, leaf) -> bool:
+        return leaf.get_id() in self._enum_leaves
+
+    def _player(self, v):
+        """Player v numbered back (v - r, mod n)."""
+        if not dz.is_sym(v):
+            return (v - self.r) % self.n
+        return z3.If(v >= self.r, v - self.r, v - self.r + self.n)
+
+    def _piece(self, v):
+        """A value of the pieces' enum numbered back."""
+        back = {self.pieces[p]: self.pieces[(p - self.r) % self.n] for p in range(self.n)}
+        if not dz.is_sym(v):
+            return back.get(v, v)
+        k0 = self.pieces[0]
+        if self.pieces == list(range(k0, k0 + self.n)):
+            # Pieces of consecutive values (the usual order of an enum's members): two
+            # `if`s, not one a player.
+            return z3.If(v >= k0 + self.r, z3.If(v < k0 + self.n, v - self.r, v),
+                         z3.If(v >= k0, v - self.r + self.n, v))
+        out = v
+        for a, b in back.items():
+            out = z3.If(v == a, z3.IntVal(b), out)
+        return out
+
+    def _back(self, t: Type, v, rotated: bool):
+        """What the state ``v`` of the rotated case holds, numbered back, for a field of type
+        ``t`` (``rotated``: one of the `rotate` fields)."""
+        if rotated and isinstance(t, IntT):
+            return self._player(v)
+        if rotated and isinstance(t, MapT):
+            return tuple(self._back(t.val, v[(p + self.r) % self.n], False)
+                         for p in range(len(v)))
+        match t:
+            case EnumT() if t == self.enum:
+                return self._piece(v)
+            case RecordT(fields=fields):
+                return tuple(self._back(ft, x, False) for (_, ft), x in zip(fields, v))
+            case MapT(val=vt):
+                return tuple(self._back(vt, x, False) for x in v)
+        return v
+
+    def _enum_leaf_ids(self, t: Type, v) -> None:
+        match t:
+            case EnumT() if t == self.enum:
+                if dz.is_sym(v):
+                    self._enum_leaves.add(v.get_id())
+            case RecordT(fields=fields):
+                for (_, ft), x in zip(fields, v):
+                    self._enum_leaf_ids(ft, x)
+            case MapT(val=vt):
+                for x in v:
+                    self._enum_leaf_ids(vt, x)
+
+    def _fix_image(self, family, args: list):
+        return None         # (the flood's own function, on the numbered-back inputs)
+
+    def holds_of(self, bounds: list, assumed: list) -> bool:
+        """Whether the bounds and this case's assumed conjuncts imply the images of the first
+        case's (``assumed0``): what a proof there assumes holds of this case numbered back."""
+        if not self.fixed:
+            return False
+        have = {c.get_id() for c in bounds + assumed}
+        goal = [g for g in (self.image(c) for c in bounds + self.assumed0)
+                if g.get_id() not in have]
+        s = make_solver(CHECK_MS, general=True)
+        s.add(*bounds, *assumed, *_meaning(assumed + goal))
+        # One image at a time (the invariants are many conjuncts over the whole board: z3
+        # gave up on all of them at once within CHECK_MS on 8 x 8).
+        for g in goal:
+            s.push()
+            s.add(z3.Not(g))
+            r = s.check()
+            s.pop()
+            if r != z3.unsat:
+                return False
+        return True
+
+
+def _eq(a, b):
+    """``a == b`` in this order (z3's ``==`` puts a number first: Python asks its subclass)."""
+    return z3.BoolRef(C.Z3_mk_eq(a.ctx.ref(), a.as_ast(), b.as_ast()), a.ctx)
+
+
+def _types_in(t: Type):
+    yield t
+    match t:
+        case RecordT(fields=fields):
+            for _, ft in fields:
+                yield from _types_in(ft)
+        case MapT(key=k, val=vt):
+            yield from _types_in(vt)
+        case SeqT(elem=et):
+            yield from _types_in(et)
+
+
 def group(game, S) -> tuple[list[Symmetry], str]:
     """The grid's symmetries over the symbolic state ``S`` that leave its concrete (split)
     leaves alone, or none and why."""

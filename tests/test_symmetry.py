@@ -167,3 +167,50 @@ def test_a_flood_input_s_squares_and_tables_are_mirrored():
         leaves = [z3.Bool(f"b{i}") for i in range(len(fin.values))]
         out = sym._value(table, leaves)
         assert [out[sym.perm[i]] for i in range(len(leaves))] == leaves
+
+
+ROTATED = "the players numbered anew"
+
+
+def test_the_players_numbered_anew_settle_the_other_cases():
+    """`rotate Player(mine): turn, left;`: each path of the cases where player 1 or 2 is to
+    move follows from the first case's path of the same action and square, the players
+    numbered from the actor; the same verdict as without `--symmetry`."""
+    game = load_path(FIXTURES / "turns.rules")
+    plain, _ = _run(game)
+    mirrored, said = _run(game, symmetric=True)
+    assert plain == mirrored == {"kept": "inductive"}
+    assert [m.split(": ", 1)[1].split(" (")[0] for m in said if ROTATED in m] == [
+        f"5 of 5 paths follow by a symmetry from the first case's, {ROTATED}"] * 2
+
+
+def test_a_rule_for_one_player_is_not_rotated_away(tmp_path):
+    """Player 2 keeps the pieces it puts: `kept` is not inductive, and the paths of player
+    2's case do not follow from player 0's (the `pass` path still does)."""
+    text = (FIXTURES / "turns.rules").read_text()
+    one = text.replace("  left[turn] -= 1;", "  if turn != 2 { left[turn] -= 1; }")
+    assert one != text
+    p = tmp_path / "one_player.rules"
+    p.write_text(one)
+    game = load_path(p)
+    plain, _ = _run(game)
+    mirrored, said = _run(game, symmetric=True)
+    assert plain == mirrored and plain["kept"] != "inductive"
+    rotated = [m for m in said if ROTATED in m]
+    assert rotated[0].startswith("induction: 5 of 5 paths")
+    assert rotated[1].startswith("induction: 1 of 5 paths")
+
+
+def test_a_journal_names_the_case_a_rotated_path_follows_from(tmp_path):
+    """A path settled by the players' rotation is recorded with the first case's path it
+    follows from; a resumed run builds no case again."""
+    import json
+    game = load_path(FIXTURES / "turns.rules")
+    log = tmp_path / "journal.jsonl"
+    first, _ = _run(game, symmetric=True, journal=str(log))
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    by = [r["by"] for r in records if " of case 1 path " in r.get("by", "")]
+    assert len(by) == 10 and all(b.startswith("players' rotation by ") for b in by)
+    again, said = _run(game, journal=str(log))
+    assert again == first == {"kept": "inductive"}
+    assert not any("action paths" in m for m in said)

@@ -433,14 +433,21 @@ def test_the_8x8_proof_journal_so_far_breaks_nothing():
     """docs/proofs/journals/torres-8x8.jsonl, the journal of the 8x8 proof under
     `--region-facts --symmetry` (the README's command), resumed sitting after sitting and not
     finished: of this very spec, on 8x8, with every invariant a candidate; no path it records
-    broke a candidate or a transition property, and each path it settled by a symmetry names
-    an earlier path of its case that it records as proved."""
+    broke a candidate or a transition property, and each path it settled by a symmetry of the
+    board names an earlier path of its case that it records as proved (by the players'
+    rotation: a path of the first case it records)."""
     steps, moves = _journal_of("torres-8x8", 8, 8)
     assert len(steps) >= STEPS_8X8
     assert [x for x in steps if x["fell"]] == []
     proved = {(x["case"], x["path"]) for x in steps if "by" not in x}
+    settled = {(x["case"], x["path"]) for x in steps}
     for x in steps:
-        if "by" in x:
+        if " of case " in x.get("by", ""):
+            # The players numbered anew: from the first case's path, settled before.
+            at0 = int(x["by"].rsplit(" ", 1)[1])
+            assert x["by"].startswith("players' rotation by ") and x["case"] > 0
+            assert (0, at0) in settled
+        elif "by" in x:
             at0 = int(x["by"].rsplit(" ", 1)[1])
             assert at0 < x["path"] and (x["case"], at0) in proved
     assert [x for x in moves if any(w is not None for w in x["verdicts"].values())] == []
