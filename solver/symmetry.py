@@ -117,6 +117,13 @@ def _grids_in(t: Type, keys: set, values: set) -> None:
             values |= inner_k | inner_v
 
 
+def _has_grid(t: Type) -> bool:
+    """Whether a value of type ``t`` holds a grid, as the key of a table or as a value."""
+    found: set = set()
+    _grids_in(t, found, found)
+    return bool(found)
+
+
 def grid_of(game) -> tuple[RecordT | None, str]:
     """The one grid whose tables the state holds, or None and why there is none to use."""
     keys: set = set()
@@ -326,16 +333,11 @@ class Symmetry:
 
     def _leaf(self, t: Type, i: int) -> int | None:
         """Which leaf of a value of type ``t`` leaf ``i`` is about on the mirrored board."""
-        keys: set = set()
-        values: set = set()
-        _grids_in(t, keys, values)
-        if not keys and not values:
+        if not _has_grid(t):
             return i
         match t:
             case MapT(key=k, val=vt) if k == self.grid:
-                sub: set = set()
-                _grids_in(vt, sub, sub)
-                if sub:
+                if _has_grid(vt):
                     return None
                 n = len(linear._leaf_sorts(vt))
                 return self.perm[i // n] * n + i % n
@@ -346,10 +348,7 @@ class Symmetry:
     def _value(self, t: Type, leaves: list) -> list | None:
         """The leaves of the mirrored value of type ``t`` whose leaves are ``leaves`` (their
         images already)."""
-        keys: set = set()
-        values: set = set()
-        _grids_in(t, keys, values)
-        if not keys and not values:
+        if not _has_grid(t):
             return leaves
         match t:
             case _ if t == self.grid:
@@ -357,9 +356,7 @@ class Symmetry:
                 return [z3.IntVal(u) if isinstance(u, int) else z3.simplify(u)
                         for u in self.moved_square(*xy)]
             case MapT(key=k, val=vt) if k == self.grid:
-                sub: set = set()
-                _grids_in(vt, sub, sub)
-                if sub:
+                if _has_grid(vt):
                     return None
                 n = len(linear._leaf_sorts(vt))
                 return [x for k2 in range(len(self.perm))
