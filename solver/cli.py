@@ -125,7 +125,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="in the inductive step, prove only the first path of each orbit under "
                    "the board's symmetries (mirrors and turns of the grid); each other path "
                    "is settled when z3 shows it follows from that one mirrored, and proved "
-                   "itself otherwise: the verdicts are the same, only the time changes")
+                   "itself otherwise; where the spec declares `rotate`, the paths of each "
+                   "other player to move likewise from the first player's, the players "
+                   "numbered anew: the verdicts are the same, only the time changes")
     p.add_argument("--jobs", type=_jobs, default=1, metavar="N",
                    help="check the inductive step's paths in N processes at once (default 1); "
                    "the verdicts are the same, only the time changes")
