@@ -624,8 +624,10 @@ def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: l
         return paths
     if not w0:
         w0.extend(build0())
-    first = {k: at0 for at0, k in enumerate(symmetry.keys_of([b for b, _, _ in w0]))}
-    keys = symmetry.keys_of([b for b, _, _ in work])
+    # A path is named by its action, its parameters and, when the move hands the turn to a
+    # player (`_split_after`), that player numbered back.
+    first = {k: at0 for at0, k in enumerate(_rotation_keys(w0, fields[0], 0, rot.n))}
+    keys = _rotation_keys(work, fields[0], ci, rot.n)
     orbs = {at: [(first[keys[at]], rot)] for at, _ in paths if keys[at] in first}
     if not orbs:
         return paths
@@ -652,6 +654,21 @@ def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: l
                            [c for n in candidates for c in conj[n]], bounds, note, say, jobs,
                            cheap, source="the first case's, the players numbered anew"))
     return [(at, x) for at, x in paths if at not in orbs or at in rest]
+
+
+def _rotation_keys(work: list, field: int, r: int, n: int) -> list:
+    """`symmetry.keys_of` of the paths with the actor after each (the player its path hands
+    the turn to, numbered back by ``r``; None when it is a term)."""
+    seen: dict = {}
+    out = []
+    for b, _, _ in work:
+        after = b.state[field]
+        base = (b.action, symmetry._hashable(b.params),
+                (after - r) % n if isinstance(after, int) else None)
+        k = seen.get(base, 0)
+        seen[base] = k + 1
+        out.append(base + (k,))
+    return out
 
 
 def _mirror_all(symmetric, key, work, later, orbs, assumed, bounds, note, say, jobs,
