@@ -214,3 +214,21 @@ def test_a_journal_names_the_case_a_rotated_path_follows_from(tmp_path):
     again, said = _run(game, journal=str(log))
     assert again == first == {"kept": "inductive"}
     assert not any("action paths" in m for m in said)
+
+
+def test_a_path_that_hands_the_turn_on_follows_from_the_one_to_the_same_player(tmp_path):
+    """`hand_over` gives the turn to the player the state names: the step splits it by that
+    player (0, 1, 2 in every case), and player r's path to player q follows from player 0's
+    path to q - r, not from its path of the same rank."""
+    text = (FIXTURES / "handover.rules").read_text() + (
+        "\nenum Seat { s0, s1, s2 }\n"
+        "def seat(p: Player): Seat = if p == 0 then s0 else if p == 1 then s1 else s2;\n"
+        "rotate Player(seat): turn, next_up, held;\n")
+    p = tmp_path / "handover.rules"
+    p.write_text(text)
+    game = load_path(p)
+    plain, _ = _run(game)
+    mirrored, said = _run(game, symmetric=True)
+    assert plain == mirrored == {"holder": "inductive"}
+    assert [m.split(": ", 1)[1].split(" paths")[0] for m in said if ROTATED in m] == \
+        ["6 of 6"] * 2
