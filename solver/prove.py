@@ -514,7 +514,7 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                         t_ = spent.setdefault(a, [0, 0.0])
                         t_[0] += x
                         t_[1] += s_
-                cheap = {a for a, (x, s_) in spent.items() if x and s_ / x < MIRROR_MIN_S}
+                costs = {a: s_ / x for a, (x, s_) in spent.items() if x}
 
                 def goal_of(x, targets=targets):
                     return (x[0], [c2 for n, _, c2 in x[1] if n in targets])
@@ -527,7 +527,7 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                 rest = _mirror_all(symmetric, ("induction", ci), goals,
                                    [(at, goals[at]) for at, _ in later], orbs,
                                    [c for n in candidates for c in conj[n]],
-                                   fresh.constraints, note, say, jobs, cheap)
+                                   fresh.constraints, note, say, jobs, costs)
                 if rest:
                     run([(at, work[at]) for at in rest])
             # Why a candidate fell: on the first path that breaks it, as one process would say.
@@ -559,35 +559,43 @@ PROGRESS_S = 60.0
 # A path whose orbit's first took less than this (s, the action's mean) is proved itself: a
 # symmetry check costs 0.2-0.8 s on 8 x 8.
 MIRROR_MIN_S = 0.5
-# An action none of whose first MIRROR_MISSES images followed is not mirrored further (its
-# paths flood, say: a fixpoint read as an unknown is not renamed).
+# An action none of whose first MIRROR_MISSES images followed is not mirrored further (a rule
+# that is not symmetric), nor one whose checks, after that many misses, have cost more a path
+# they settled than proving a path does (the 3x3 turn's end under the players' rotation: the
+# king goes to the last player, ties to the highest number; a miss ran to CHECK_MS).
 MIRROR_MISSES = 3
 
 
 def _mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list,
-              bounds: list, note, say, cheap=frozenset(), source: str = "") -> list[int]:
+              bounds: list, note, say, costs=None, source: str = "") -> list[int]:
     """Which paths of ``later`` (index, (path, goal)) do not follow by a symmetry from the
     first path of their orbit (proved this round, or by a previous run): to be proved
     themselves.  ``work[at]`` is (path, goal) too, its goal without the properties some path
     broke (or z3 gave up on): the others held on every path checked, so on each orbit's
     first; ``assumed``: what the proofs assumed.  ``note(at, path, symmetry, from)`` hears
-    of each path that follows; the actions in ``cheap`` are proved, not mirrored.  With
+    of each path that follows.  ``costs``: what a path of each action costs to prove (s, a
+    mean): an action under MIRROR_MIN_S is proved, not mirrored, and so is one whose checks
+    have cost more than that a path they settled, after MIRROR_MISSES that did not.  With
     ``source`` (what ``work`` is: another case's paths, all of them settled), a path may
     follow from any path of ``work``, not only from the first of an orbit."""
     rest = []
     settled = 0
     t0 = time.perf_counter()
-    misses: dict = {}       # action -> [followed, did not]
+    costs = costs or {}
+    misses: dict = {}       # action -> [followed, did not, seconds]
     said = t0
     for k, (at, (b, goal)) in enumerate(later):
         if time.perf_counter() - said > PROGRESS_S:
             said = time.perf_counter()
             say(f"{key[0]}: {k} of {len(later)} images tried, {settled} of them settled "
                 f"({said - t0:.0f} s)")
-        hits = misses.setdefault(b.action, [0, 0])
-        if b.action in cheap or (not hits[0] and hits[1] >= MIRROR_MISSES):
+        hits = misses.setdefault(b.action, [0, 0, 0.0])
+        cost = costs.get(b.action)
+        if (cost is not None and cost < MIRROR_MIN_S) or (hits[1] >= MIRROR_MISSES and (
+                not hits[0] or (cost is not None and hits[2] / hits[0] > cost))):
             rest.append(at)
             continue
+        t_at = time.perf_counter()
         guard = dz.lift(b.guard)
         for at0, sym in orbs[at]:
             if (not source and at0 in orbs) or not symmetric.holds_of(key, sym, bounds,
@@ -603,6 +611,7 @@ def _mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list
         else:
             hits[1] += 1
             rest.append(at)
+        hits[2] += time.perf_counter() - t_at
     say(f"{key[0]}: {settled} of {len(later)} paths follow by a symmetry "
         + (f"from {source}" if source else "of the board from the first of their orbit")
         + f" ({time.perf_counter() - t0:.1f} s); {len(rest)} to prove")
@@ -643,7 +652,7 @@ def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: l
         t_ = spent.setdefault(a, [0, 0.0])
         t_[0] += x
         t_[1] += s_
-    cheap = {a for a, (x, s_) in spent.items() if x and s_ / x < MIRROR_MIN_S}
+    costs = {a: s_ / x for a, (x, s_) in spent.items() if x}
 
     def note(at, b, sym, at0):
         if journal is not None:
@@ -652,7 +661,7 @@ def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: l
     rest = set(_mirror_all(symmetric, ("induction", ci), goals0,
                            [(at, goals[at]) for at in sorted(orbs)], orbs,
                            [c for n in candidates for c in conj[n]], bounds, note, say, jobs,
-                           cheap, source="the first case's, the players numbered anew"))
+                           costs, source="the first case's, the players numbered anew"))
     return [(at, x) for at, x in paths if at not in orbs or at in rest]
 
 
@@ -672,11 +681,11 @@ def _rotation_keys(work: list, field: int, r: int, n: int) -> list:
 
 
 def _mirror_all(symmetric, key, work, later, orbs, assumed, bounds, note, say, jobs,
-                cheap=frozenset(), source: str = "") -> list[int]:
+                costs=None, source: str = "") -> list[int]:
     """`_mirrored` over ``later``, in ``jobs`` forked processes."""
     def share(part, say=say):
         return _mirrored(symmetric, key, work, list(part), orbs, assumed, bounds,
-                         note, say, cheap, source)
+                         note, say, costs, source)
     if jobs > 1 and len(later) > 1:
         return [at for part in _forked(share, _pulled(later, jobs), say) for at in part]
     return share(later)

@@ -232,3 +232,37 @@ def test_a_path_that_hands_the_turn_on_follows_from_the_one_to_the_same_player(t
     assert plain == mirrored == {"holder": "inductive"}
     assert [m.split(": ", 1)[1].split(" paths")[0] for m in said if ROTATED in m] == \
         ["6 of 6"] * 2
+
+
+def test_an_action_whose_checks_cost_more_than_its_proofs_is_proved():
+    """After MIRROR_MISSES paths that did not follow, an action whose checks have cost more
+    a settled path than proving one does (its mean in ``costs``) is no longer mirrored; one
+    with no such figure still is while some of its paths follow."""
+    import time
+    from types import SimpleNamespace
+
+    import z3
+    from solver.prove import MIRROR_MISSES, _mirrored
+    calls: list[str] = []
+
+    class Sym:
+        name = "a mirror"
+
+        def follows(self, *args):
+            calls.append("check")
+            time.sleep(0.01)
+            return len(calls) == 1          # the first follows, the others do not
+
+    sym = Sym()
+    symmetric = SimpleNamespace(holds_of=lambda *a: True)
+    path = SimpleNamespace(action="slow", guard=z3.BoolVal(True))
+    work = {0: (path, [z3.Bool("g")])}
+    later = [(at, (path, [z3.Bool("g")])) for at in range(1, 11)]
+    orbs = {at: [(0, sym)] for at in range(1, 11)}
+    rest = _mirrored(symmetric, ("induction", 0), work, later, orbs, [], [], None,
+                     lambda m: None, {"slow": 0.001})
+    assert len(calls) == 1 + MIRROR_MISSES and rest == list(range(2, 11))
+    calls.clear()
+    rest = _mirrored(symmetric, ("induction", 0), work, later, orbs, [], [], None,
+                     lambda m: None, {})
+    assert len(calls) == 10 and len(rest) == 9
