@@ -568,7 +568,7 @@ MIRROR_MISSES = 3
 
 def _mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list,
               bounds: list, note, say, costs=None, source: str = "") -> list[int]:
-    """Which paths of ``later`` (index, (path, goal)) do not follow by a symmetry from the
+    """Which paths of ``later`` (index, (path, goal), an iterable) do not follow by a symmetry from the
     first path of their orbit (proved this round, or by a previous run): to be proved
     themselves.  ``work[at]`` is (path, goal) too, its goal without the properties some path
     broke (or z3 gave up on): the others held on every path checked, so on each orbit's
@@ -584,10 +584,11 @@ def _mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list
     costs = costs or {}
     misses: dict = {}       # action -> [followed, did not, seconds]
     said = t0
-    for k, (at, (b, goal)) in enumerate(later):
+    tried = 0
+    for tried, (at, (b, goal)) in enumerate(later, 1):
         if time.perf_counter() - said > PROGRESS_S:
             said = time.perf_counter()
-            say(f"{key[0]}: {k} of {len(later)} images tried, {settled} of them settled "
+            say(f"{key[0]}: {tried - 1} images tried, {settled} of them settled "
                 f"({said - t0:.0f} s)")
         hits = misses.setdefault(b.action, [0, 0, 0.0])
         cost = costs.get(b.action)
@@ -612,7 +613,7 @@ def _mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list
             hits[1] += 1
             rest.append(at)
         hits[2] += time.perf_counter() - t_at
-    say(f"{key[0]}: {settled} of {len(later)} paths follow by a symmetry "
+    say(f"{key[0]}: {settled} of {tried} paths follow by a symmetry "
         + (f"from {source}" if source else "of the board from the first of their orbit")
         + f" ({time.perf_counter() - t0:.1f} s); {len(rest)} to prove")
     return rest
@@ -684,7 +685,8 @@ def _mirror_all(symmetric, key, work, later, orbs, assumed, bounds, note, say, j
                 costs=None, source: str = "") -> list[int]:
     """`_mirrored` over ``later``, in ``jobs`` forked processes."""
     def share(part, say=say):
-        return _mirrored(symmetric, key, work, list(part), orbs, assumed, bounds,
+        # (``part`` draws the next path none has drawn: a list of it would drain it first.)
+        return _mirrored(symmetric, key, work, part, orbs, assumed, bounds,
                          note, say, costs, source)
     if jobs > 1 and len(later) > 1:
         return [at for part in _forked(share, _pulled(later, jobs), say) for at in part]
