@@ -454,7 +454,7 @@ def test_the_8x8_proof_journal_so_far_breaks_nothing():
 
 
 # The action paths the 8x8 journal held when last committed (it only grows).
-STEPS_8X8 = 2081
+STEPS_8X8 = 13730
 
 
 def _step_sampler():
