@@ -507,14 +507,8 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                 targets = [n for n in candidates if n not in fell]
                 # What each action's proofs cost: this run's, and a previous run's (the
                 # paths it proved are not proved again).
-                spent: dict = {} if journal is None else \
-                    journal.spent(ci, [b.action for b, _, _ in work], candidates)
-                for _, _, tm, _ in results:
-                    for a, (x, s_) in tm.items():
-                        t_ = spent.setdefault(a, [0, 0.0])
-                        t_[0] += x
-                        t_[1] += s_
-                costs = {a: s_ / x for a, (x, s_) in spent.items() if x}
+                costs = _costs(journal, ci, work, candidates,
+                               [tm for _, _, tm, _ in results])
 
                 def goal_of(x, targets=targets):
                     return (x[0], [c2 for n, _, c2 in x[1] if n in targets])
@@ -561,15 +555,15 @@ PROGRESS_S = 60.0
 MIRROR_MIN_S = 0.5
 # An action none of whose first MIRROR_MISSES images followed is not mirrored further (a rule
 # that is not symmetric), nor one whose checks, after that many misses, have cost more a path
-# they settled than proving a path does (the 3x3 turn's end under the players' rotation: the
-# king goes to the last player, ties to the highest number; a miss ran to CHECK_MS).
+# they settled than proving a path does (a rule that favours one player: each miss may run
+# to the check's time limit, symmetry.CHECK_MS).
 MIRROR_MISSES = 3
 
 
 def _mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list,
               bounds: list, note, say, costs=None, source: str = "") -> list[int]:
-    """Which paths of ``later`` (index, (path, goal), an iterable) do not follow by a symmetry from the
-    first path of their orbit (proved this round, or by a previous run): to be proved
+    """Which paths of ``later`` (an iterable of (index, (path, goal))) do not follow by a
+    symmetry from the first path of their orbit (proved this round, or by a previous run): to be proved
     themselves.  ``work[at]`` is (path, goal) too, its goal without the properties some path
     broke (or z3 gave up on): the others held on every path checked, so on each orbit's
     first; ``assumed``: what the proofs assumed.  ``note(at, path, symmetry, from)`` hears
@@ -647,13 +641,7 @@ def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: l
         return (x[0], [c2 for n, _, c2 in x[1] if n in targets])
     goals0, goals = _Goals(w0, goal_of), _Goals(work, goal_of)
     # What each action's proofs cost (the first case's, as this run and the journal say).
-    spent: dict = {} if journal is None else \
-        journal.spent(0, [b.action for b, _, _ in w0], candidates)
-    for a, (x, s_) in timing.items():
-        t_ = spent.setdefault(a, [0, 0.0])
-        t_[0] += x
-        t_[1] += s_
-    costs = {a: s_ / x for a, (x, s_) in spent.items() if x}
+    costs = _costs(journal, 0, w0, candidates, [timing])
 
     def note(at, b, sym, at0):
         if journal is not None:
@@ -666,19 +654,26 @@ def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: l
     return [(at, x) for at, x in paths if at not in orbs or at in rest]
 
 
+def _costs(journal, ci: int, work: list, candidates, timings: list) -> dict:
+    """What a path of each action of case ``ci`` costs to prove (s, a mean): the paths a
+    previous run proved (``journal``) and this run's ``timings`` (action -> [paths, s])."""
+    spent: dict = {} if journal is None else \
+        journal.spent(ci, [b.action for b, _, _ in work], candidates)
+    for tm in timings:
+        for a, (x, s_) in tm.items():
+            t_ = spent.setdefault(a, [0, 0.0])
+            t_[0] += x
+            t_[1] += s_
+    return {a: s_ / x for a, (x, s_) in spent.items() if x}
+
+
 def _rotation_keys(work: list, field: int, r: int, n: int) -> list:
     """`symmetry.keys_of` of the paths with the actor after each (the player its path hands
     the turn to, numbered back by ``r``; None when it is a term)."""
-    seen: dict = {}
-    out = []
-    for b, _, _ in work:
-        after = b.state[field]
-        base = (b.action, symmetry._hashable(b.params),
-                (after - r) % n if isinstance(after, int) else None)
-        k = seen.get(base, 0)
-        seen[base] = k + 1
-        out.append(base + (k,))
-    return out
+    def after(b):
+        v = b.state[field]
+        return (v - r) % n if isinstance(v, int) else None
+    return symmetry.keys_of([b for b, _, _ in work], after)
 
 
 def _mirror_all(symmetric, key, work, later, orbs, assumed, bounds, note, say, jobs,

@@ -517,7 +517,9 @@ class Rotation(Symmetry):
                     self._enum_leaf_ids(vt, x)
 
     def _fix_image(self, family, args: list):
-        return None         # (the flood's own function, on the numbered-back inputs)
+        # A fixpoint's functions keep their own leaf: only their arguments are numbered
+        # back (its paths rarely follow; they are proved).
+        return None
 
     def holds_of(self, bounds: list, assumed: list) -> bool:
         """Whether the bounds and this case's assumed conjuncts imply the images of the first
@@ -568,16 +570,16 @@ def group(game, S) -> tuple[list[Symmetry], str]:
     return [s for s in out if s.fixed], ""
 
 
-def keys_of(paths: list) -> list:
-    """What names each path among the step's, in order: its action, its parameters, and
-    which of the paths of those parameters it is."""
+def keys_of(paths: list, more=None) -> list:
+    """What names each path among the step's, in order: its action, its parameters (and
+    ``more(path)`` when given), and which of the paths of those it is."""
     seen: dict = {}
     out = []
     for b in paths:
-        base = (b.action, _hashable(b.params))
+        base = (b.action, _hashable(b.params)) + ((more(b),) if more is not None else ())
         k = seen.get(base, 0)
         seen[base] = k + 1
-        out.append((b.action, _hashable(b.params), k))
+        out.append(base + (k,))
     return out
 
 
