@@ -180,12 +180,13 @@ class Symmetry:
 
     def __init__(self, game, grid: RecordT, name: str, perm: tuple, S):
         self.name = name
-        self.grid = grid
-        self.perm = perm
-        self.inverse = tuple(sorted(range(len(perm)), key=lambda i: perm[i]))
-        self.nb = regions.neighbours(grid)
-        self.index = finite(grid).index
-        self.values = finite(grid).values
+        x0, y0, w, h = _extent(grid)
+        f = _coordinates(w, h)[name]
+
+        def moved_square(x, y):
+            u, v = f(x - x0, y - y0)
+            return u + x0, v + y0
+        self._board(grid, perm, moved_square)
         t = game.state_type
         pairs = []
         self.fixed = True       # the concrete leaves (the split fields) are their own images
@@ -199,17 +200,20 @@ class Symmetry:
                 continue
             pairs.append((a, b))
         self.pairs = pairs
+
+    def _board(self, grid: RecordT | None, perm: tuple, moved_square) -> None:
+        """What a symmetry does to the squares (``perm`` to their ordinals, ``moved_square``
+        to their coordinates), and its caches of images, empty."""
+        self.grid, self.perm = grid, perm
+        self.inverse = tuple(sorted(range(len(perm)), key=lambda i: perm[i]))
+        self.nb = regions.neighbours(grid) if grid is not None else None
+        self.index = finite(grid).index if grid is not None else {}
+        self.values = finite(grid).values if grid is not None else ()
+        self.moved_square = moved_square
         self._apps: dict = {}        # an application's z3 id -> (it, its image)
         self._args: dict = {}        # its arguments' z3 ids -> (them, their images, region)
         self._images: dict = {}      # a term's z3 id -> (it, its image)
         self._arrays = None          # the leaves' pairs for the C API, made once
-        x0, y0, w, h = _extent(grid)
-        f = _coordinates(w, h)[name]
-
-        def moved_square(x, y):
-            u, v = f(x - x0, y - y0)
-            return u + x0, v + y0
-        self.moved_square = moved_square
 
     def _moved(self, t: Type, v):
         """The state whose square i holds what square σ(i) holds in ``v``."""
@@ -377,16 +381,30 @@ class Symmetry:
         return None
 
     def holds_of(self, bounds: list, assumed: list) -> bool:
-        """Whether the bounds and the assumed conjuncts imply their own images: what a proof
-        for one board assumes then holds of the mirrored board.  False also when z3 gives
-        up (``CHECK_MS`` per query)."""
+        """Whether the bounds and the assumed conjuncts imply the images of those the proved
+        paths assumed (`_proved_from`): what a proof there assumes then holds here.  False
+        also when z3 gives up (``CHECK_MS`` per query)."""
         if not self.fixed:
             return False
-        goal = [self.image(c) for c in bounds + assumed]
+        have = {c.get_id() for c in bounds + assumed}
+        goal = [g for g in (self.image(c) for c in bounds + self._proved_from(assumed))
+                if g.get_id() not in have]
         s = make_solver(CHECK_MS, general=True)
         s.add(*bounds, *assumed, *_meaning(assumed + goal))
-        s.add(z3.Not(z3.And(goal)))
-        return s.check() == z3.unsat
+        # One image at a time (the invariants are many conjuncts over the whole board: z3
+        # gave up on all of them at once within CHECK_MS on 8 x 8).
+        for g in goal:
+            s.push()
+            s.add(z3.Not(g))
+            r = s.check()
+            s.pop()
+            if r != z3.unsat:
+                return False
+        return True
+
+    def _proved_from(self, assumed: list) -> list:
+        """The conjuncts the proved paths assumed: on the same case, this case's own."""
+        return assumed
 
     def follows(self, bounds: list, guard, goal: list, proved_guard, proved_goal: list) -> bool:
         """Whether a path of ``guard`` whose post-state must satisfy ``goal`` is settled by
@@ -415,13 +433,8 @@ class Rotation(Symmetry):
         rot = game.p.rotate
         self.name = f"players' rotation by {r}"
         grid, _ = grid_of(game)
-        self.grid = grid
         size = finite(grid).size if grid is not None else 0
-        self.perm = self.inverse = tuple(range(size))
-        self.nb = regions.neighbours(grid) if grid is not None else None
-        self.index = finite(grid).index if grid is not None else {}
-        self.values = finite(grid).values if grid is not None else ()
-        self.moved_square = lambda x, y: (x, y)
+        self._board(grid, tuple(range(size)), lambda x, y: (x, y))
         self.r, self.n = r, rot.n
         f, _ = game.expr(f"{rot.piece}(p)", {"p": IntT(0, rot.n - 1)})
         st = game.default_state()
@@ -454,8 +467,6 @@ class Rotation(Symmetry):
                     to = _eq(a, z3.IntVal(self.forward(v)))
                     atoms += [(_eq(a, z3.IntVal(v)), to), (_eq(z3.IntVal(v), a), to)]
         self.pairs = atoms + pairs
-        self._apps, self._args, self._images = {}, {}, {}
-        self._arrays = None
 
     def forward(self, v: int) -> int:
         """The value of the pieces' enum that ``v`` is in the rotated case."""
@@ -521,26 +532,9 @@ class Rotation(Symmetry):
         # back (its paths rarely follow; they are proved).
         return None
 
-    def holds_of(self, bounds: list, assumed: list) -> bool:
-        """Whether the bounds and this case's assumed conjuncts imply the images of the first
-        case's (``assumed0``): what a proof there assumes holds of this case numbered back."""
-        if not self.fixed:
-            return False
-        have = {c.get_id() for c in bounds + assumed}
-        goal = [g for g in (self.image(c) for c in bounds + self.assumed0)
-                if g.get_id() not in have]
-        s = make_solver(CHECK_MS, general=True)
-        s.add(*bounds, *assumed, *_meaning(assumed + goal))
-        # One image at a time (the invariants are many conjuncts over the whole board: z3
-        # gave up on all of them at once within CHECK_MS on 8 x 8).
-        for g in goal:
-            s.push()
-            s.add(z3.Not(g))
-            r = s.check()
-            s.pop()
-            if r != z3.unsat:
-                return False
-        return True
+    def _proved_from(self, assumed: list) -> list:
+        """The first case's (``assumed0``): its proofs hold of this case numbered back."""
+        return self.assumed0
 
 
 def _eq(a, b):
