@@ -314,10 +314,11 @@ class Symmetry:
 
     def _fix_image(self, family, args: list):
         """The image of one leaf of a fixpoint read as uninterpreted functions (`linear.
-        opaque_fixes`): the family's function of the mirrored leaf (square s's becomes
-        σ(s)'s) applied to the mirrored inputs (a table over the grid permuted, a square
-        moved).  A proof holds for every function, so for these too; None when the value or
-        an input holds squares otherwise (a path of the family is then proved itself)."""
+        opaque_fixes`), ``args`` the images of its arguments: the family's function of the
+        mirrored leaf (square s's becomes σ(s)'s) applied to the mirrored inputs (a table
+        over the grid permuted, a square moved).  A proof holds for every function, so for
+        these too; None when the value or an input holds squares otherwise (a path of the
+        family is then proved itself)."""
         fs, i, t, inputs = family
         j = self._leaf(t, i)
         if j is None:
@@ -444,6 +445,7 @@ class Rotation(Symmetry):
         self.assumed0 = assumed0
         t = game.state_type
         self._enum_leaves = set()
+        self._raw: dict = {}        # a leaf numbered back's z3 id -> (it, the leaf)
         for (name, ft), x in zip(t.fields, S0):
             self._enum_leaf_ids(ft, x)
         moved = tuple(self._back(ft, x, name in rot.fields)
@@ -487,16 +489,34 @@ class Rotation(Symmetry):
         back = {self.pieces[p]: self.pieces[(p - self.r) % self.n] for p in range(self.n)}
         if not dz.is_sym(v):
             return back.get(v, v)
+        out = self._renumbered(v, back, -self.r)
+        self._raw[out.get_id()] = (out, v)
+        return out
+
+    def _renumbered(self, v, to: dict, by: int):
+        """The symbolic value ``v`` of the pieces' enum with each piece ``to`` another, the
+        players counted on ``by``."""
         k0 = self.pieces[0]
         if self.pieces == list(range(k0, k0 + self.n)):
             # Pieces of consecutive values (the usual order of an enum's members): two
             # `if`s, not one a player.
-            return z3.If(v >= k0 + self.r, z3.If(v < k0 + self.n, v - self.r, v),
-                         z3.If(v >= k0, v - self.r + self.n, v))
+            up = by % self.n
+            return z3.If(v >= k0 + self.n - up, z3.If(v < k0 + self.n, v + up - self.n, v),
+                         z3.If(v >= k0, v + up, v))
         out = v
-        for a, b in back.items():
+        for a, b in to.items():
             out = z3.If(v == a, z3.IntVal(b), out)
         return out
+
+    def _forward_term(self, y):
+        """``y``, a value of the pieces' enum numbered back, numbered forward again: the
+        leaf itself for a leaf numbered back."""
+        hit = self._raw.get(y.get_id())
+        if hit is not None:
+            return dz.lift(hit[1])
+        if z3.is_int_value(y):
+            return z3.IntVal(self.forward(y.as_long()))
+        return self._renumbered(y, {a: self.forward(a) for a in self.pieces}, self.r)
 
     def _back(self, t: Type, v, rotated: bool):
         """What the state ``v`` of the rotated case holds, numbered back, for a field of type
@@ -528,13 +548,34 @@ class Rotation(Symmetry):
                     self._enum_leaf_ids(vt, x)
 
     def _fix_image(self, family, args: list):
-        # A fixpoint's functions keep their own leaf: only their arguments are numbered
-        # back (its paths rarely follow; they are proved).
-        return None
+        """A fixpoint's function of the same leaf (the squares do not move) applied to its
+        inputs with their pieces numbered forward again: a proof holds for every function,
+        f(x) and f(forward(x)) alike, and forward(x numbered back) is the rotated case's own
+        input.  Its other inputs (a player's number among them) are only numbered back."""
+        fs, i, _, inputs = family
+        flags = [f for it in inputs for f in _enum_flags(it, self.enum)]
+        if self.enum is None or len(flags) != len(args) or not any(flags):
+            return None
+        return fs[i](*[self._forward_term(y) if f else y for f, y in zip(flags, args)])
 
     def _proved_from(self, assumed: list) -> list:
         """The first case's (``assumed0``): its proofs hold of this case numbered back."""
         return self.assumed0
+
+
+def _enum_flags(t: Type, enum: EnumT | None) -> list[bool]:
+    """For each z3 leaf of a value of type ``t`` (`linear._leaf_sorts`' order), whether it is
+    a value of ``enum``."""
+    match t:
+        case EnumT():
+            return [t == enum]
+        case RecordT(fields=fields):
+            return [f for _, ft in fields for f in _enum_flags(ft, enum)]
+        case MapT(key=k, val=vt):
+            return _enum_flags(vt, enum) * finite(k).size
+        case SetT(elem=et) | BagT(elem=et):
+            return [False] * finite(et).size
+    return [False]
 
 
 def _eq(a, b):
