@@ -626,34 +626,51 @@ def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: l
     S0, conj0, w0, *_ = cases[0]
     build0 = cases[0][6]
     S, conj = cases[ci][0], cases[ci][1]
-    rot = symmetric.rotation(ci, fields, S0, S, [c for n in candidates for c in conj0[n]])
-    if rot is None:
+    if symmetric.rotation(ci, fields, S0, S, [c for n in candidates for c in conj0[n]]) \
+            is None:
         return paths
     if not w0:
         w0.extend(build0())
-    # A path is named by its action, its parameters and, when the move hands the turn to a
-    # player (`_split_after`), that player numbered back.
-    first = {k: at0 for at0, k in enumerate(_rotation_keys(w0, fields[0], 0, rot.n))}
-    keys = _rotation_keys(work, fields[0], ci, rot.n)
-    orbs = {at: [(first[keys[at]], rot)] for at, _ in paths if keys[at] in first}
-    if not orbs:
-        return paths
     targets = [n for n in candidates if n not in fell]
 
     def goal_of(x, targets=targets):
         return (x[0], [c2 for n, _, c2 in x[1] if n in targets])
-    goals0, goals = _Goals(w0, goal_of), _Goals(work, goal_of)
-    # What each action's proofs cost (the first case's, as this run and the journal say).
-    costs = _costs(journal, 0, w0, candidates, [timing])
 
     def note(at, b, sym, at0):
         if journal is not None:
             journal.record(ci, at, b.action, candidates, {}, sorted(fell),
                            f"{sym.name} of case 1 path {at0}")
-    rest = set(_mirror_all(symmetric, ("induction", ci), goals0,
-                           [(at, goals[at]) for at in sorted(orbs)], orbs,
-                           [c for n in candidates for c in conj[n]], bounds, note, say, jobs,
-                           costs, source="the first case's, the players numbered anew"))
+    # What each action's proofs cost (the first case's, as this run and the journal say).
+    costs = _costs(journal, 0, w0, candidates, [timing])
+    return _rotate_from_first(
+        symmetric, "induction", ci, fields, (S0, [b for b, _, _ in w0], _Goals(w0, goal_of)),
+        (S, [b for b, _, _ in work], _Goals(work, goal_of)), paths,
+        ([c for n in candidates for c in conj0[n]], [c for n in candidates for c in conj[n]]),
+        bounds, note, say, jobs, costs)
+
+
+def _rotate_from_first(symmetric, key: str, ci: int, fields: list, first: tuple, here: tuple,
+                       paths: list, assumed: tuple, bounds: list, note, say, jobs: int,
+                       costs=None) -> list:
+    """``paths`` of case ``ci`` of a pass (``key``) but those that follow from the first
+    case's path of the same action and parameters, the players numbered from this case's
+    actor (`symmetry.Rotation`).  ``first`` and ``here``: each case's state, its paths and
+    their `_Goals`; ``assumed``: the conjuncts each case assumes."""
+    (S0, bs0, goals0), (S, bs, goals) = first, here
+    rot = symmetric.rotation(ci, fields, S0, S, assumed[0])
+    if rot is None:
+        return paths
+    # A path is named by its action, its parameters and, when the move hands the turn to a
+    # player (`_split_after`), that player numbered back.
+    firsts = {k: at0 for at0, k in enumerate(_rotation_keys(bs0, fields[0], 0, rot.n))}
+    keys = _rotation_keys(bs, fields[0], ci, rot.n)
+    orbs = {at: [(firsts[keys[at]], rot)] for at, _ in paths if keys[at] in firsts}
+    if not orbs:
+        return paths
+    rest = set(_mirror_all(symmetric, (key, ci), goals0,
+                           [(at, goals[at]) for at in sorted(orbs)], orbs, assumed[1], bounds,
+                           note, say, jobs, costs,
+                           source="the first case's, the players numbered anew"))
     return [(at, x) for at, x in paths if at not in orbs or at in rest]
 
 
@@ -670,13 +687,13 @@ def _costs(journal, ci: int, work: list, candidates, timings: list) -> dict:
     return {a: s_ / x for a, (x, s_) in spent.items() if x}
 
 
-def _rotation_keys(work: list, field: int, r: int, n: int) -> list:
-    """`symmetry.keys_of` of the paths with the actor after each (the player its path hands
-    the turn to, numbered back by ``r``; None when it is a term)."""
+def _rotation_keys(bs: list, field: int, r: int, n: int) -> list:
+    """`symmetry.keys_of` of the paths ``bs`` with the actor after each (the player its path
+    hands the turn to, numbered back by ``r``; None when it is a term)."""
     def after(b):
         v = b.state[field]
         return (v - r) % n if isinstance(v, int) else None
-    return symmetry.keys_of([b for b, _, _ in work], after)
+    return symmetry.keys_of(bs, after)
 
 
 def _mirror_all(symmetric, key, work, later, orbs, assumed, bounds, note, say, jobs,
@@ -1787,30 +1804,13 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
         cj = _next_case(len(cases), ci, lambda cj: done_before(cj, live))
         return None if cj is None else lambda: ready.setdefault(cj, prepare(cj))
 
-    ready: dict[int, tuple | None] = {}
-    for ci, (S, N) in enumerate(zip(cases, after)):
-        live = [tr for tr in trans if out[tr.name][0] is True]
-        if not live:
-            break
-        if done_before(ci, live):
-            say(f"transitions: case {ci + 1} of {len(cases)}: every path held in a previous "
-                f"run (journal {journal.path})")
-            continue
-        prepared = ready.pop(ci) if ci in ready else prepare(ci)
-        if prepared is None:
-            continue        # no state of this case satisfies the invariants
-        conj, memo, readers, template, reflexive, n_leaves, bs = prepared
-        lengths = _seq_lengths(S)
-        say(f"transitions: {len(bs)} action paths, {len(live)} properties"
-            + (f" (case {ci + 1} of {len(cases)})" if len(cases) > 1 else ""))
-        done = {} if journal is None else \
-            journal.transitions_checked(ci, [b.action for b in bs], names)
-        if done:
-            say(f"transitions: {len(done)} of {len(bs)} paths decided by a previous run "
-                f"(journal {journal.path})")
+    def posts_of(ci: int, prepared: tuple):
+        """What gives, on a path of case ``ci`` (`prepare`), each property's post-state
+        conjuncts."""
+        S, N = cases[ci], after[ci]
+        _, memo, _, template, reflexive, n_leaves, _ = prepared
 
-        def post_of(b, props, S=S, N=N, memo=memo, template=template, reflexive=reflexive,
-                    n_leaves=n_leaves) -> dict[str, list]:
+        def post_of(b, props) -> dict[str, list]:
             """Each property's post-state conjuncts on path ``b`` that are not trivially true,
             as (index, conjunct)."""
             onto = substitution(t, N, b.state)
@@ -1835,6 +1835,66 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
                 out[tr.name] = [(k, c) for k, c in enumerate(post)
                                 if c is not None and not z3.is_true(z3.simplify(c))]
             return out
+
+        return post_of
+
+    first_case: list = []       # the first case's (prepared, post_of), once made
+
+    def rotated(ci: int, prepared: tuple, post_of, paths: list, live: list, done: dict):
+        """``paths`` of case ``ci`` but those that follow from the first case's path of the
+        same action and parameters, the players numbered anew (`_rotate_from_first`); a
+        path a previous run decided is left to `check_share`, which reads its verdicts."""
+        if not first_case:
+            p0 = prepare(0)
+            first_case.append(None if p0 is None else (p0, posts_of(0, p0)))
+        if first_case[0] is None:
+            return paths
+        p0, post0 = first_case[0]
+        decided = {at for at, _ in paths if all(tr.name in done.get(at, {}) for tr in live)}
+
+        def goals(prep, post):
+            return _Goals(prep[6], lambda b: (b, [c for cs in post(b, live).values()
+                                                  for _, c in cs]))
+
+        def note(at, b, sym, at0):
+            if journal is not None:
+                journal.record_transition(ci, at, b.action, names,
+                                          {tr.name: None for tr in live},
+                                          f"{sym.name} of case 1 path {at0}")
+        rest = _rotate_from_first(
+            symmetric, "transitions", ci, fields, (cases[0], p0[6], goals(p0, post0)),
+            (cases[ci], prepared[6], goals(prepared, post_of)),
+            [(at, b) for at, b in paths if at not in decided],
+            ([c for n in names for c in p0[0][n]], [c for n in names for c in prepared[0][n]]),
+            fresh.constraints, note, say, jobs)
+        kept = {at for at, _ in rest}
+        return [(at, b) for at, b in paths if at in decided or at in kept]
+
+    ready: dict[int, tuple | None] = {}
+    for ci, (S, N) in enumerate(zip(cases, after)):
+        live = [tr for tr in trans if out[tr.name][0] is True]
+        if not live:
+            break
+        if done_before(ci, live):
+            say(f"transitions: case {ci + 1} of {len(cases)}: every path held in a previous "
+                f"run (journal {journal.path})")
+            continue
+        prepared = ready.pop(ci) if ci in ready else prepare(ci)
+        if prepared is None:
+            continue        # no state of this case satisfies the invariants
+        conj, memo, readers, template, reflexive, n_leaves, bs = prepared
+        lengths = _seq_lengths(S)
+        say(f"transitions: {len(bs)} action paths, {len(live)} properties"
+            + (f" (case {ci + 1} of {len(cases)})" if len(cases) > 1 else ""))
+        done = {} if journal is None else \
+            journal.transitions_checked(ci, [b.action for b in bs], names)
+        if done:
+            say(f"transitions: {len(done)} of {len(bs)} paths decided by a previous run "
+                f"(journal {journal.path})")
+
+        post_of = posts_of(ci, prepared)
+        if ci == 0:
+            first_case[:] = [(prepared, post_of)]
 
         def check_share(share, say=say, S=S, N=N, conj=conj, readers=readers, memo=memo,
                         lengths=lengths, live=live, done=done, ci=ci):
@@ -1916,6 +1976,10 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
             return {**{n: (1, *w) for n, w in gave_up.items()},
                     **{n: (0, *w) for n, w in failed.items()}}
         paths = list(enumerate(bs))
+        if symmetric is not None and ci > 0:
+            # As for the invariants: most paths follow from the first case's, the players
+            # numbered from this case's actor.
+            paths = rotated(ci, prepared, post_of, paths, live, done)
         later: list = []
         if symmetric is not None:
             # As for the invariants: the images of earlier paths wait for their orbit's first.

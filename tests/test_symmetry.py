@@ -188,13 +188,35 @@ def test_a_flood_read_as_unknowns_is_rotated_too():
     """`--opaque-fix` reads the roam's flood as uninterpreted functions of the board; a proof
     holds for every function, so for the one that numbers the pieces on the board forward
     before it floods: the rotated image of player 0's flood is player r's own flood, and
-    every path of the other cases follows from the first case's (without that, 1 of 36)."""
+    every path of the other cases follows from the first case's (without that, 1 of 36), in
+    the invariants' pass and the transition properties' alike."""
     game = load_path(FIXTURES / "roam.rules")
     plain, _ = _run(game, opaque_fix=True)
     mirrored, said = _run(game, opaque_fix=True, symmetric=True)
-    assert plain == mirrored == {"one_each": "inductive"}
-    assert [m.split(": ", 1)[1].split(" (")[0] for m in said if ROTATED in m] == [
-        f"36 of 36 paths follow by a symmetry from the first case's, {ROTATED}"] * 2
+    assert plain == mirrored == {"one_each": "inductive", "all_stay": "inductive"}
+    assert [m.split(" (")[0] for m in said if ROTATED in m] == [
+        f"{key}: 36 of 36 paths follow by a symmetry from the first case's, {ROTATED}"
+        for key in ("induction", "induction", "transitions", "transitions")]
+
+
+def test_a_resumed_transition_pass_rotates_from_the_first_case_done_before(tmp_path):
+    """A run stopped after the transition properties' first case resumes from the journal:
+    the first case is built again only to rotate from, and the other cases' paths follow
+    from it, in forked workers too."""
+    import json
+    game = load_path(FIXTURES / "roam.rules")
+    log = tmp_path / "journal.jsonl"
+    first, _ = _run(game, opaque_fix=True, symmetric=True, journal=str(log))
+    lines = log.read_text().splitlines()
+    cut = next(k for k, x in enumerate(lines) if json.loads(x).get("kind") == "transition-case")
+    log.write_text("\n".join(lines[:cut + 1]) + "\n")
+    again, said = _run(game, opaque_fix=True, symmetric=True, journal=str(log), jobs=2)
+    assert again == first == {"one_each": "inductive", "all_stay": "inductive"}
+    assert "transitions: case 1 of 3: every path held in a previous run" in " ".join(said)
+    # (The forked workers' progress is their own: the journal says what they settled.)
+    records = [json.loads(x) for x in log.read_text().splitlines()[cut + 1:]]
+    by = [r["by"] for r in records if r.get("kind") == "transition"]
+    assert len(by) == 2 * 36 and all(" of case 1 path " in b for b in by)
 
 
 def test_a_rule_for_one_player_is_not_rotated_away(tmp_path):
