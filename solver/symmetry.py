@@ -500,9 +500,9 @@ class Rotation(Symmetry):
         if self.pieces == list(range(k0, k0 + self.n)):
             # Pieces of consecutive values (the usual order of an enum's members): two
             # `if`s, not one a player.
-            up = by % self.n
-            return z3.If(v >= k0 + self.n - up, z3.If(v < k0 + self.n, v + up - self.n, v),
-                         z3.If(v >= k0, v + up, v))
+            d = by % self.n
+            return z3.If(v >= k0 + self.n - d, z3.If(v < k0 + self.n, v - (self.n - d), v),
+                         z3.If(v >= k0, v + d, v))
         out = v
         for a, b in to.items():
             out = z3.If(v == a, z3.IntVal(b), out)
