@@ -400,7 +400,8 @@ def test_stored_4x4_region_facts_proof_proves_every_invariant():
 
 
 def _journal_of(name: str, w: int, h: int) -> tuple:
-    """The action paths and transition records of docs/proofs/journals/<name>.jsonl, after
+    """The action paths, the transition records and the cases the invariants' pass finished
+    (every path held every invariant) of docs/proofs/journals/<name>.jsonl, after
     checking that its header is of this very spec on a w x h board, with region facts and
     every invariant a candidate."""
     from solver.docpages import proof_digest
@@ -413,7 +414,10 @@ def _journal_of(name: str, w: int, h: int) -> tuple:
     assert set(head["invariants"]) == {i.name for i in g.p.invariants if not i.transition}
     steps = [x for x in lines[1:] if x.get("kind", "step") == "step"]
     moves = [x for x in lines[1:] if x.get("kind") == "transition"]
-    return steps, moves
+    # The cases whose every path held every invariant (the invariants' pass done there).
+    done = {x["case"] for x in lines[1:] if x.get("kind") == "case"
+            and set(x["candidates"]) == set(head["invariants"])}
+    return steps, moves, done
 
 
 def test_the_4x4_region_facts_proof_journal_breaks_nothing():
@@ -422,7 +426,7 @@ def test_the_4x4_region_facts_proof_journal_breaks_nothing():
     invariant a candidate, and no path it records broke one or a transition property.  Fails
     when the spec changes (the journal is then not reused: run it again) or when a recorded
     path broke a candidate."""
-    steps, moves = _journal_of("torres-4x4", 4, 4)
+    steps, moves, _ = _journal_of("torres-4x4", 4, 4)
     assert len(steps) >= 1000
     assert [x for x in steps if x["fell"]] == []
     # The transition properties' pass, once reached: no path broke one.
@@ -435,9 +439,12 @@ def test_the_8x8_proof_journal_so_far_breaks_nothing():
     finished: of this very spec, on 8x8, with every invariant a candidate; no path it records
     broke a candidate or a transition property, and each path it settled by a symmetry of the
     board names an earlier path of its case that it records as proved (by the players'
-    rotation: a path of the first case it records)."""
-    steps, moves = _journal_of("torres-8x8", 8, 8)
+    rotation: a path of the first case it records).  Every path of the four cases (one per
+    player to move) held every invariant: each one but the transition property is inductive
+    on 8x8 under these options."""
+    steps, moves, done = _journal_of("torres-8x8", 8, 8)
     assert len(steps) >= STEPS_8X8
+    assert done == {0, 1, 2, 3}
     assert [x for x in steps if x["fell"]] == []
     proved = {(x["case"], x["path"]) for x in steps if "by" not in x}
     settled = {(x["case"], x["path"]) for x in steps}
@@ -454,7 +461,7 @@ def test_the_8x8_proof_journal_so_far_breaks_nothing():
 
 
 # The action paths the 8x8 journal held when last committed (it only grows).
-STEPS_8X8 = 13730
+STEPS_8X8 = 70208
 
 
 def _step_sampler():
