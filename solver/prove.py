@@ -557,8 +557,8 @@ MIRROR_MIN_S = 0.5
 # that is not symmetric), nor one whose checks, after that many misses, have cost more a path
 # they settled than proving a path does (a rule that favours one player: each miss may run
 # to the check's time limit, symmetry.CHECK_MS), or, when what a proof of it costs is not
-# known, more of whose images missed than followed (on 8 x 8 a knight's move whose first
-# image followed then missed at 10-15 s an image, 4,032 of them a case).
+# known, more of whose images missed than followed (on 8 x 8 an action of 4,032 paths a case
+# whose first image followed, then missed at 10-15 s an image).
 MIRROR_MISSES = 3
 
 
