@@ -199,6 +199,23 @@ def test_a_flood_read_as_unknowns_is_rotated_too():
         for key in ("induction", "induction", "transitions", "transitions")]
 
 
+def test_a_flood_path_for_one_player_is_not_rotated_away(tmp_path):
+    """Player 2's walk leaves its piece behind: `one_each` is not inductive, and player 2's
+    walks, floods and all, are not all settled from player 0's."""
+    text = (FIXTURES / "roam.rules").read_text()
+    one = text.replace("  board[a] = none;", "  if turn != 2 { board[a] = none; }")
+    assert one != text
+    p = tmp_path / "one_player.rules"
+    p.write_text(one)
+    game = load_path(p)
+    plain, _ = _run(game, opaque_fix=True)
+    mirrored, said = _run(game, opaque_fix=True, symmetric=True)
+    assert plain == mirrored and plain["one_each"] != "inductive"
+    rotated = [m for m in said if m.startswith("induction") and ROTATED in m]
+    assert rotated[0].startswith("induction: 36 of 36 paths")
+    assert not rotated[1].startswith("induction: 36 of 36 paths")
+
+
 def test_a_resumed_transition_pass_rotates_from_the_first_case_done_before(tmp_path):
     """A run stopped after the transition properties' first case resumes from the journal:
     the first case is built again only to rotate from, and the other cases' paths follow
