@@ -172,6 +172,16 @@ def test_a_flood_input_s_squares_and_tables_are_mirrored():
 ROTATED = "the players numbered anew"
 
 
+def _one_player(tmp_path, fixture: str, rule: str, instead: str):
+    """The fixture with ``rule`` written ``instead`` (a rule for one player), loaded."""
+    text = (FIXTURES / fixture).read_text()
+    one = text.replace(rule, instead)
+    assert one != text
+    p = tmp_path / "one_player.rules"
+    p.write_text(one)
+    return load_path(p)
+
+
 def test_the_players_numbered_anew_settle_the_other_cases():
     """`rotate Player(mine): turn, left;`: each path of the cases where player 1 or 2 is to
     move follows from the first case's path of the same action and square, the players
@@ -202,12 +212,8 @@ def test_a_flood_read_as_unknowns_is_rotated_too():
 def test_a_flood_path_for_one_player_is_not_rotated_away(tmp_path):
     """Player 2's walk leaves its piece behind: `one_each` is not inductive, and player 2's
     walks, floods and all, are not all settled from player 0's."""
-    text = (FIXTURES / "roam.rules").read_text()
-    one = text.replace("  board[a] = none;", "  if turn != 2 { board[a] = none; }")
-    assert one != text
-    p = tmp_path / "one_player.rules"
-    p.write_text(one)
-    game = load_path(p)
+    game = _one_player(tmp_path, "roam.rules", "  board[a] = none;",
+                       "  if turn != 2 { board[a] = none; }")
     plain, _ = _run(game, opaque_fix=True)
     mirrored, said = _run(game, opaque_fix=True, symmetric=True)
     assert plain == mirrored and plain["one_each"] != "inductive"
@@ -239,12 +245,8 @@ def test_a_resumed_transition_pass_rotates_from_the_first_case_done_before(tmp_p
 def test_a_rule_for_one_player_is_not_rotated_away(tmp_path):
     """Player 2 keeps the pieces it puts: `kept` is not inductive, and the paths of player
     2's case do not follow from player 0's (the `pass` path still does)."""
-    text = (FIXTURES / "turns.rules").read_text()
-    one = text.replace("  left[turn] -= 1;", "  if turn != 2 { left[turn] -= 1; }")
-    assert one != text
-    p = tmp_path / "one_player.rules"
-    p.write_text(one)
-    game = load_path(p)
+    game = _one_player(tmp_path, "turns.rules", "  left[turn] -= 1;",
+                       "  if turn != 2 { left[turn] -= 1; }")
     plain, _ = _run(game)
     mirrored, said = _run(game, symmetric=True)
     assert plain == mirrored and plain["kept"] != "inductive"
