@@ -13,9 +13,9 @@ import random
 import statistics
 import time
 
-from solver.codec import to_json
-from solver.game import load_game
-from solver.puzzles import prepare, run_query
+from solver.lang.codec import to_json
+from solver.engine.game import load_game
+from solver.queries.puzzles import prepare, run_query
 
 GAME = "clock-towers"
 TARGET_PLAN_MS = 1000.0

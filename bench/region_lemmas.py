@@ -1,7 +1,7 @@
 """Would the two flood properties of Torres be provable on 8 x 8 if the language knew what a
 connected region is?  The experiment that designed `rulebook prove --region-facts` (README,
 Torres invariants), not part of `make bench`; the facts are now the prover's
-(solver/regionfacts.py), read from there.
+(solver/prover/regionfacts.py), read from there.
 
 The idea: the prover reads each castle (the component of a square in a set of squares), its
 area and the number of castles as unknowns and adds facts that hold of every grid's
@@ -47,8 +47,8 @@ import time
 
 import z3
 
-from solver import regionfacts
-from solver.regions import labels
+from solver.prover import regionfacts
+from solver.engine.regions import labels
 
 
 def board(w: int) -> list[list[int]]:
@@ -62,7 +62,7 @@ class Region:
     """One set of squares (``ok``, z3 Bools) of a grid (``nb``) and its unknowns, plain z3
     constants here: same(a, b) (b lies in a's component), size(a) (the area of a's
     component), count (the number of components), tallest[a] (the tallest column of a's
-    component, for given heights).  The shape solver/regionfacts.py's facts read."""
+    component, for given heights).  The shape solver/prover/regionfacts.py's facts read."""
 
     def __init__(self, tag: str, ok: list, height: list | None = None, nb=None):
         self.tag, self.ok, self.height, self.nb = tag, ok, height, nb
@@ -84,7 +84,7 @@ class Region:
 
 
 class Lemmas:
-    """The facts of solver/regionfacts.py (the prover's), around the changed square q, with
+    """The facts of solver/prover/regionfacts.py (the prover's), around the changed square q, with
     sizes as unknowns of their own (the prover also links each to the count of its
     component's squares) and each component's tallest column."""
 

@@ -46,10 +46,10 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from solver.check import Checker, load_files, read_source  # noqa: E402
-from solver.codec import to_json  # noqa: E402
-from solver.game import Game, load_game  # noqa: E402
-from solver.resources import spec_dir  # noqa: E402
+from solver.lang.check import Checker, load_files, read_source  # noqa: E402
+from solver.lang.codec import to_json  # noqa: E402
+from solver.engine.game import Game, load_game  # noqa: E402
+from solver.lang.resources import spec_dir  # noqa: E402
 
 from clock_towers import bench_clock  # noqa: E402  (bench/clock_towers.py)
 
@@ -347,8 +347,8 @@ def trajectory(game: Game, rng: random.Random, max_steps: int = 100_000) -> list
 _COLD = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
-from solver.check import Checker, load_files
-from solver.game import Game
+from solver.lang.check import Checker, load_files
+from solver.engine.game import Game
 t = time.perf_counter()
 files, readings = load_files(sys.argv[2], tuple(json.loads(sys.argv[3])))
 c = Checker(files, {}, readings)
@@ -528,7 +528,7 @@ def make_puzzles(seed: int, n: int, variants: tuple = ()) -> list[dict]:
     seeded playout, a hand of 1..5 cards (cycling, so the buckets are balanced and any prefix
     covers the small hands first) and a market of 1..5 cards, both drawn from the deck's cards
     not in those towers or that pile (the deck's copy counts for the player count)."""
-    from solver.puzzles import prepare
+    from solver.queries.puzzles import prepare
     rng = sub_rng(seed, "puzzles")
     out = []
     for i in range(n):
@@ -581,7 +581,7 @@ def _answers(a: dict) -> dict:
 
 
 def _solve_timed(puz: dict, backend: str, timeout_ms: int):
-    from solver.puzzles import solve
+    from solver.queries.puzzles import solve
     t0, c0 = now(), time.process_time()
     ans = solve(puz, backend=backend, timeout_ms=timeout_ms)
     return now() - t0, _answers(ans), time.process_time() - c0
@@ -613,7 +613,7 @@ def bench_puzzles(args, table: Table) -> dict:
     invalid = [p["meta"] for p in puzzles if not p["meta"]["valid"]]
     for m in invalid:
         log(f"  puzzle {m['id']} rejected: {m['error']}")
-    from solver.puzzles import solve
+    from solver.queries.puzzles import solve
     # Warm-up, untimed: compile each player count's game (load_game caches it), the symbolic
     # actions and the puzzle's queries (cached on the game), and let z3 set itself up, as the
     # first puzzle of a batch file does.  The z3 worker is forked after this and inherits it.
@@ -774,8 +774,8 @@ def _ten_block_towers(seed: int, n: int) -> list[list]:
 
 
 def bench_towers(args, table: Table) -> dict:
-    from solver import linear
-    from solver.puzzles import solve
+    from solver.engine import linear
+    from solver.queries.puzzles import solve
     towers = _ten_block_towers(args.seed, args.sizes["towers_towers"])
     res = {}
     for backend in args.backends:
@@ -819,7 +819,7 @@ def _unfinished(table: Table, section: str, label: str, status: str, val, wall: 
 
 
 def _prove_one(name: str, depth: int, timeout_ms: int):
-    from solver.prove import prove
+    from solver.prover.prove import prove
     game = load_game(GAME)
     t0 = now()
     res = prove(game, depth, timeout_ms, only=name)
@@ -853,7 +853,7 @@ class _Built(Exception):
 
 
 def _step_one(name: str, params: tuple, invariants: tuple, split_on: tuple):
-    import solver.prove as pv
+    import solver.prover.prove as pv
     game = load_game(name, params=params)
     paths = []
 
@@ -894,7 +894,7 @@ def bench_step(args, table: Table) -> dict:
 
 
 def _ambiguity_one(reading: str, timeout_ms: int):
-    from solver.readings import find_ambiguities
+    from solver.queries.readings import find_ambiguities
     game = load_game(GAME)
     t0 = now()
     res = find_ambiguities(game, reading, timeout_ms)

@@ -10,10 +10,10 @@ import os
 import random
 import time
 
-from solver.codec import to_json
-from solver.game import load_game
-from solver.puzzles import solve
-from solver.types import IntT, MapT
+from solver.lang.codec import to_json
+from solver.engine.game import load_game
+from solver.queries.puzzles import solve
+from solver.lang.types import IntT, MapT
 
 GAME = "torres"
 TARGETS = {"destinations_ms": 5.0, "best_turn_s": 2.0}

@@ -31,12 +31,18 @@ sys.path.insert(0, str(ROOT))
 
 import z3  # noqa: E402
 
-from solver import linear, prove, regionfacts, symmetry  # noqa: E402
-from solver.types import finite  # noqa: E402
-from solver.errors import RulebookError  # noqa: E402
-from solver.game import load_game  # noqa: E402
-from solver.symbolic import Branch, Unknown, pin_guard  # noqa: E402
-from solver import domains as dz  # noqa: E402
+from solver.engine import linear
+
+from solver.prover import prove
+
+from solver.prover import regionfacts
+
+from solver.prover import symmetry  # noqa: E402
+from solver.lang.types import finite  # noqa: E402
+from solver.lang.errors import RulebookError  # noqa: E402
+from solver.engine.game import load_game  # noqa: E402
+from solver.engine.symbolic import Branch, Unknown, pin_guard  # noqa: E402
+from solver.engine import domains as dz  # noqa: E402
 
 # The actions that change `height` (the others leave both castle properties' conjuncts as
 # they were: the step does not even ask z3 about them).
@@ -53,7 +59,7 @@ def sampled_branches(per_action: int, actions: tuple[str, ...], seed: int,
                      orbits: bool = False):
     """`symbolic.branches` over symbolic states, keeping ``per_action`` random instances of
     each of ``actions`` (the same squares in every case: one seed); with ``orbits``, each
-    followed by its images under the board's symmetries (`solver.symmetry`)."""
+    followed by its images under the board's symmetries (`solver.prover.symmetry`)."""
     real = prove.branches
 
     def images(game, a, params) -> list:

@@ -34,10 +34,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from solver.errors import InputError, RulebookError  # noqa: E402
-from solver.game import Game, load_game, load_path  # noqa: E402
-from solver.prove import _holds as holds  # noqa: E402  (an invariant in a state, concretely)
-from solver.types import finite  # noqa: E402
+from solver.lang.errors import InputError, RulebookError  # noqa: E402
+from solver.engine.game import Game, load_game, load_path  # noqa: E402
+from solver.prover.prove import _holds as holds  # noqa: E402  (an invariant in a state, concretely)
+from solver.lang.types import finite  # noqa: E402
 from torres import play_until  # noqa: E402  (bench/torres.py, beside this file)
 
 BLOCKS = 92

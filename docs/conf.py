@@ -9,13 +9,13 @@ project = "rulebook"
 author = "the rulebook project"
 copyright = "2026, the rulebook project"
 
-extensions = ["myst_parser", "solver.sphinxext"]
+extensions = ["myst_parser", "solver.docs.sphinxext"]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 root_doc = "index"
 exclude_patterns = ["_build", "witnesses", "proofs", "tutorial/*.rules", "tutorial/*.json",
                     "refresh.py"]
 
-# Game pages: one stub per spec, written by solver.sphinxext at builder-inited.
+# Game pages: one stub per spec, written by solver.docs.sphinxext at builder-inited.
 rulebook_games_dir = "games"
 rulebook_witness_dir = "witnesses"
 rulebook_proof_dir = "proofs"

@@ -32,12 +32,12 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
-from solver import embed  # noqa: E402
-from solver.docpages import proof_digest, rules_digest, spec_digest  # noqa: E402
-from solver.game import load_game  # noqa: E402
-from solver.prove import prove  # noqa: E402
-from solver.readings import find_ambiguities  # noqa: E402
-from solver.resources import spec_dir  # noqa: E402
+from solver.queries import embed  # noqa: E402
+from solver.docs.docpages import proof_digest, rules_digest, spec_digest  # noqa: E402
+from solver.engine.game import load_game  # noqa: E402
+from solver.prover.prove import prove  # noqa: E402
+from solver.queries.readings import find_ambiguities  # noqa: E402
+from solver.lang.resources import spec_dir  # noqa: E402
 
 
 def spec_games() -> list[str]:

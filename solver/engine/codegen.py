@@ -1,0 +1,853 @@
+"""Python source for concrete expressions: an IR subtree becomes one Python function.
+
+The closure interpreter (`evaluate.Compiler`) calls one closure per IR node, and a Python call
+costs far more than the arithmetic or comparison it carries out.  Here the largest subtree
+made of the node kinds handled below is written out as the source of one function
+``f(st, env)``, with inline arithmetic, comparisons, loops, `if`s and `let`s, and compiled by
+`compile()`.  Whatever is not written out (the node kinds listed in `_EXTERNAL`, a def body
+behind a memo, a subtree nested too deep for Python) is compiled by the `Compiler` (whose
+`expr` comes back here for the subtrees below it) and called from the generated code: the
+two kinds of code mix freely, and both read and write locals in ``env`` the same way.
+
+Semantics are the closure interpreter's, exactly: the same values, the same `EvalError`s with
+the same spans, in the same order (an operand is evaluated before the next one; `and`, `or`
+and the quantifiers stop where the closures stop), and the same memos, shared with the
+closures (a def's `_DefMemo`) or of the same shape (per call site, per quantifier).
+
+Locals: a local bound in the generated function lives in a Python variable; it is also
+written to ``env[slot + 1]`` when code called from here reads it (a def body behind a memo
+reads its parameters there).  A local of the caller is read from env once.  Slots are unique
+in a frame (`check.Frame` never reuses one), so a variable is never rebound while an
+enclosing expression still needs it, and nothing called from here sets a caller's local.
+"""
+from __future__ import annotations
+
+import linecache
+import re
+from contextlib import contextmanager
+from itertools import compress
+from types import CodeType, FunctionType
+from typing import assert_never
+
+from . import fixinc
+from ..lang import ir
+from ..lang.errors import EvalError
+from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, SeqT, SetT, default, finite
+
+# Python refuses more than 20 nested loops or `try`s in one function, and deep indentation:
+# a subtree nested deeper is compiled apart (its own generated function).
+MAX_LOOPS = 12
+MAX_INDENT = 40
+# A pure expression longer than this is stored in a temporary: it keeps the parser's nesting
+# of parentheses shallow.
+MAX_INLINE = 400
+
+# Node kinds never written out: `exists real` is lowered by linear.py, `f[k]` only inside it;
+# `largest` sorts its items in the closure (its values and counts are generated code).
+_EXTERNAL = (ir.RealExists, ir.RealVar, ir.Largest)
+
+# Write each function's source at its first call (False: when it is compiled, for a test that
+# changes how the Compiler decides, around the compilation only).
+LAZY = True
+
+# The statistics of what was generated (read by the tests: codegen must keep applying).
+STATS = {"functions": 0, "compiled": 0, "external": 0, "fallback_roots": 0}
+
+# Generated code by source text: the same def inlined at many call sites gives the same text
+# (its locals and env indices are named in order of appearance), compiled once.
+CODE_CACHE = 1 << 14
+_CODE: dict = {}
+_SOURCES: list = []
+_GLOBALS = {"__builtins__": __builtins__}
+
+
+def compile_expr(comp, e: ir.Expr):
+    """A generated ``f(st, env)`` for ``e``, or None when e's own kind is not generated (the
+    caller then builds its closure, whose children come back here).
+
+    The source is written when ``f`` is first called, not before: a game has far more
+    expressions than one run evaluates.  Then ``f`` takes the generated code as its own, so
+    that its callers call the generated code directly from the next call on."""
+    if isinstance(e, _EXTERNAL) or (isinstance(e, ir.Quant)
+                                    and isinstance(e.domain, ir.SubbagDomain)):
+        STATS["fallback_roots"] += 1
+        return None
+    # The one piece of the Compiler's context that the code depends on: which locals are a
+    # fixpoint's value whose reads are recorded (see Compiler._fix).
+    recorded = set(comp._recorded)
+
+    def build():
+        saved = comp._recorded
+        comp._recorded = set(recorded)
+        try:
+            g = _Gen(comp).function(e)
+        finally:
+            comp._recorded = saved
+        if LAZY:
+            lazy.__code__ = g.__code__
+            lazy.__defaults__ = g.__defaults__
+            lazy.source = g.source
+        return g
+
+    if not LAZY:
+        return build()
+
+    def lazy(st, env, _build=build):
+        return _build()(st, env)
+    lazy.build = build
+    return lazy
+
+
+def source_of(f) -> str | None:
+    """The generated source of ``f`` (built now if it was not yet), or None for a closure."""
+    if getattr(f, "build", None) is not None and getattr(f, "source", None) is None:
+        f.build()
+    return getattr(f, "source", None)
+
+
+_ATOMIC = re.compile(r"(_t\d+|v\d+|f\d+|[A-Z]+\d+|st|True|False|None|\(?-?\d+\)?"
+                     r"|'[^']*'|\"[^\"]*\")$")
+
+
+def _tuple(xs: list[str]) -> str:
+    return f"({', '.join(xs)},)" if xs else "()"
+
+
+def _seq_index_error(i, s, span):
+    return EvalError(f"index {i} is outside a seq of length {len(s)}", span)
+
+
+def _returned_error(name, v, chk, span):
+    return EvalError(f"{name} returned {v!r}, outside its declared type {chk}", span)
+
+
+def _changed(nxt, r, n):
+    return [i for i in range(n) if nxt[i] != r[i]]
+
+
+def _readers_of(changed, readers):
+    """The keys that read an entry that changed, in order (stale readers only cost a
+    needless evaluation, as in fixinc)."""
+    return sorted({i for j in changed for i in readers[j]})
+
+
+_HELD: dict = {}
+HELD_SIZE = 4096
+
+
+def _held_keys(m, keys):
+    """The keys a map to bool holds true, in order: remembered per map value (by identity,
+    the value kept alive with them, so that an id is not reused while remembered).  A region
+    flooded once per state is asked for its keys by every def that walks it."""
+    hit = _HELD.get(id(m))
+    if hit is not None and hit[0] is m:
+        return hit[1]
+    if len(_HELD) >= HELD_SIZE:
+        _HELD.clear()
+    ks = tuple(compress(keys, m))
+    _HELD[id(m)] = (m, ks)
+    return ks
+
+
+def _bag_add(a, b):
+    return tuple(x + y for x, y in zip(a, b))
+
+
+def _bag_sub(a, b):
+    return tuple(x - y for x, y in zip(a, b))
+
+
+def _bag_le(a, b):
+    return all(x <= y for x, y in zip(a, b))
+
+
+class _Gen:
+    """The source of one function, built by a walk of its IR subtree."""
+
+    def __init__(self, comp):
+        self.comp = comp
+        self.names: list[str] = []      # the factory's parameters: constants and helpers
+        self.values: list = []
+        self.by_id: dict = {}           # id(value) -> its name (values held in self.values)
+        self.ntemp = 0
+        self.scope: set = set()         # slots bound here, held in Python variables
+        self.vars: dict = {}            # slot -> its Python variable
+        self.envs: dict = {}            # slot -> the parameter holding slot + 1
+        self.fixes: dict = {}           # fixpoint slot -> (its values, its reads) variables
+        self.free: dict = {}            # slot of a caller's local read here -> its variable
+        self.needed: set = set()        # slots that code called from here reads in env
+        self.loops = 0                  # nested loops and `try`s around the current point
+        self.indent = 0                 # nested indented suites of any kind
+
+    # ---- the function ----------------------------------------------------------------
+
+    def function(self, e: ir.Expr):
+        from . import evaluate as ev
+        self.ev = ev
+        body: list[str] = []
+        x = self.gen(e, body)
+        lines = []
+        for ln in body:
+            stripped = ln.lstrip(" ")
+            if stripped.startswith("#"):
+                # What code called from here reads in env, written only if it does.
+                pad = "    " + ln[:len(ln) - len(stripped)]
+                what, slot, *names = stripped[1:].split()
+                s = int(slot)
+                if s not in self.needed:
+                    continue
+                if what == "ENV":
+                    lines.append(f"{pad}env[{self.envix(s)}] = {self.var(s)}")
+                elif what == "PROXY":       # a fixpoint's values, reads recorded (fixinc)
+                    proxy, r = names
+                    lines.append(f"{pad}{proxy} = {self.const(fixinc._Reads, 'H')}({r})")
+                    lines.append(f"{pad}env[{self.envix(s)}] = {proxy}")
+                elif what == "SEEN":
+                    proxy, seen, r = names
+                    lines.append(f"{pad}{proxy}.seen = {seen}")
+                    lines.append(f"{pad}{proxy}.vals = {r}")
+                continue
+            lines.append("    " + ln)
+        lines[:0] = [f"    {v} = env[{self.envix(s)}]" for s, v in self.free.items()]
+        # The constants are parameters with defaults: read as fast locals, and the code
+        # does not depend on them (it is shared by every def body that gives the same text).
+        src = "\n".join([f"def f(st, env, {', '.join(self.names)}):" if self.names
+                         else "def f(st, env):"] + lines + [f"    return {x}", ""])
+        code = _CODE.get(src)
+        if code is None:
+            if len(_CODE) >= CODE_CACHE:
+                # Bounded, like the memos: a long run that loads game after game would
+                # otherwise keep every source it ever wrote.
+                _CODE.clear()
+                for old in _SOURCES:
+                    linecache.cache.pop(old, None)
+                _SOURCES.clear()
+            STATS["compiled"] += 1
+            name = f"<rules codegen {STATS['compiled']}>"
+            # Kept for tracebacks and for reading the generated code.
+            linecache.cache[name] = (len(src), None, src.splitlines(True), name)
+            _SOURCES.append(name)
+            module = compile(src, name, "exec")
+            code = _CODE[src] = next(c for c in module.co_consts if isinstance(c, CodeType))
+        STATS["functions"] += 1
+        f = FunctionType(code, _GLOBALS, "f", tuple(self.values))
+        f.source = src
+        return f
+
+    # ---- helpers ---------------------------------------------------------------------
+
+    def const(self, v, hint: str = "K") -> str:
+        """The name under which the generated code sees the Python object ``v``."""
+        hit = self.by_id.get(id(v))
+        if hit is not None:
+            return hit
+        name = f"{hint}{len(self.names)}"
+        self.names.append(name)
+        self.values.append(v)
+        self.by_id[id(v)] = name
+        return name
+
+    def literal(self, v) -> str:
+        if type(v) is bool or v is None:
+            return repr(v)
+        if type(v) is int:
+            return repr(v) if v >= 0 else f"({v})"
+        if type(v) is str:
+            return repr(v)
+        return self.const(v)
+
+    def temp(self) -> str:
+        self.ntemp += 1
+        return f"_t{self.ntemp}"
+
+    @staticmethod
+    def atomic(x: str) -> bool:
+        """An expression whose value cannot change nor fail while an expression holding it
+        waits: a temporary, a local's variable (rebound only by its own binder), a name of
+        the constants table, a literal."""
+        return _ATOMIC.match(x) is not None
+
+    def atom(self, x: str, out: list) -> str:
+        if self.atomic(x):
+            return x
+        t = self.temp()
+        out.append(f"{t} = {x}")
+        return t
+
+    @staticmethod
+    def nested(out: list, header: str, lines: list):
+        out.append(header)
+        if lines:
+            out.extend("    " + ln for ln in lines)
+        else:
+            out.append("    pass")
+
+    @contextmanager
+    def deeper(self, levels: int = 1, loop: bool = False):
+        """Code generated meanwhile goes ``levels`` suites deeper (one of them a loop)."""
+        self.indent += levels
+        self.loops += loop
+        try:
+            yield
+        finally:
+            self.indent -= levels
+            self.loops -= loop
+
+    def sub(self, e: ir.Expr) -> tuple[list, str]:
+        """Generate ``e`` into a suite nested one level deeper."""
+        with self.deeper():
+            return self.here(e)
+
+    def seq(self, es, out: list) -> list[str]:
+        """Generate ``es`` in order: an operand whose code has statements comes after the
+        earlier operands' values are stored, so the order of evaluation is the closures'."""
+        xs: list[str] = []
+        for e in es:
+            lines: list[str] = []
+            x = self.gen(e, lines)
+            if lines:
+                xs = [self.atom(y, out) for y in xs]
+                out.extend(lines)
+            xs.append(x)
+        return xs
+
+    def external(self, fn, e, out: list) -> str:
+        """A call of compiled code ``fn`` for the subtree ``e``: what it reads in env must be
+        there."""
+        reads, bound, _, _, _ = fixinc.summary(e, self.comp._summaries)
+        self.needed |= reads - bound
+        STATS["external"] += 1
+        t = self.temp()
+        out.append(f"{t} = {self.const(fn, 'F')}(st, env)")
+        return t
+
+    def bind(self, slot: int, x: str, out: list):
+        out.append(f"{self.var(slot)} = {x}")
+        self.bind_loop(slot, out)
+
+    def bind_loop(self, slot: int, out: list):
+        """``v<slot>`` was just set (by a loop): put it in env too if need be."""
+        out.append(f"#ENV {slot}")
+        self.scope.add(slot)
+
+    def local(self, slot: int) -> str:
+        if slot in self.scope:
+            return self.var(slot)
+        # A local of the caller: read from env once, at the function's start (nothing here
+        # sets it: slots are unique, and what this code calls binds slots of its own).
+        v = self.free.get(slot)
+        if v is None:
+            v = self.free[slot] = f"f{len(self.free)}"
+        return v
+
+    def var(self, slot: int) -> str:
+        """The Python variable of a slot bound here (numbered in order of appearance, so
+        that a def body inlined at two call sites gives the same source)."""
+        v = self.vars.get(slot)
+        if v is None:
+            v = self.vars[slot] = f"v{len(self.vars)}"
+        return v
+
+    def envix(self, slot: int) -> str:
+        """The name of ``slot + 1``, the slot's index in env (a parameter, for the same
+        reason)."""
+        n = self.envs.get(slot)
+        if n is None:
+            n = self.envs[slot] = f"E{len(self.names)}"
+            self.names.append(n)
+            self.values.append(slot + 1)
+        return n
+
+    def raise_(self, out: list, cond: str, err: str):
+        out.append(f"if {cond}:")
+        out.append(f"    raise {err}")
+
+    # ---- expressions -----------------------------------------------------------------
+
+    def gen(self, e: ir.Expr, out: list) -> str:
+        if self.indent > MAX_INDENT or self.loops > MAX_LOOPS:
+            if not isinstance(e, (ir.Const, ir.Text, ir.Local, ir.StateRef)):
+                return self.external(self.comp.expr(e), e, out)
+        x = self.node(e, out)
+        if len(x) > MAX_INLINE:
+            x = self.atom(x, out)
+        return x
+
+    def node(self, e: ir.Expr, out: list) -> str:
+        match e:
+            case ir.Const(value=v) | ir.Text(value=v):
+                return self.literal(v)
+            case ir.Local(slot=s):
+                return self.local(s)
+            case ir.StateRef(old=old):
+                return "env[0]" if old else "st"
+            case ir.Field(record=rec, index=i):
+                return f"{self.gen(rec, out)}[{i}]"
+            case ir.Index():
+                return self.index(e, out)
+            case ir.Unary(op=op, arg=a):
+                x = self.gen(a, out)
+                return f"(-{x})" if op == "neg" else f"(not {x})"
+            case ir.Binary():
+                return self.binary(e, out)
+            case ir.Ite(cond=c, then=a, other=b):
+                cx = self.gen(c, out)
+                la, xa = self.sub(a)
+                lb, xb = self.sub(b)
+                if not la and not lb:
+                    return f"({xa} if {cx} else {xb})"
+                t = self.temp()
+                self.nested(out, f"if {cx}:", la + [f"{t} = {xa}"])
+                self.nested(out, "else:", lb + [f"{t} = {xb}"])
+                return t
+            case ir.Let(slot=s, value=v, body=b):
+                self.bind(s, self.gen(v, out), out)
+                return self.gen(b, out)
+            case ir.Call():
+                return self.call(e, out)
+            case ir.Builtin():
+                return self.builtin(e, out)
+            case ir.Member():
+                return self.member(e, out)
+            case ir.RecordLit(items=items) | ir.SeqLit(items=items):
+                return _tuple(self.seq(items, out))
+            case ir.BagLit(type=t, items=items):
+                return self.baglit(t, items, out)
+            case ir.With(record=rec, updates=ups):
+                r = self.temp()
+                out.append(f"{r} = list({self.gen(rec, out)})")
+                for i, u in ups:
+                    x = self.gen(u, out)
+                    out.append(f"{r}[{i}] = {x}")
+                out.append(f"{r} = tuple({r})")
+                return r
+            case ir.Quant():
+                if isinstance(e.domain, ir.SubbagDomain):
+                    return self.external(self.comp._closure(e), e, out)
+                return self.quant(e, out)
+            case ir.Fix():
+                if fixinc.min_plus(e, self.comp._summaries) is not None:
+                    # Shortest paths (fixinc.compile_min_plus), by the closures.
+                    return self.external(self.comp._closure(e), e, out)
+                if fixinc.applies(e):
+                    return self.fix_incremental(e, out)
+                return self.fix_plain(e, out)
+            case ir.RealExists() | ir.RealVar() | ir.Largest():
+                return self.external(self.comp._closure(e), e, out)
+            case _:
+                assert_never(e)
+
+    def key(self, kt, x: str, out: list) -> str:
+        """The ordinal of key ``x`` in the key type (as `Compiler._key`)."""
+        if isinstance(kt, EnumT) or (isinstance(kt, IntT) and kt.lo == 0):
+            return x
+        if isinstance(kt, IntT):
+            return f"({x} - {kt.lo})"
+        return f"{self.const(finite(kt).index, 'IX')}[{x}]"
+
+    def index(self, e: ir.Index, out: list) -> str:
+        ct = e.coll.type
+        if isinstance(e.coll, ir.Local) and e.coll.slot in self.fixes:
+            c, k = "", self.gen(e.key, out)
+        else:
+            c, k = self.seq((e.coll, e.key), out)
+        if isinstance(ct, SeqT):
+            c, k = self.atom(c, out), self.atom(k, out)
+            self.raise_(out, f"not 0 <= {k} < len({c})",
+                        f"{self.const(_seq_index_error, 'H')}({k}, {c}, "
+                        f"{self.const(e.span, 'S')})")
+            return f"{c}[{k}]"
+        kt = ct.key if isinstance(ct, MapT) else ct.elem
+        i = self.key(kt, k, out)
+        coll = e.coll
+        if isinstance(coll, ir.Local) and coll.slot in self.fixes:
+            # The value of a fixpoint computed here, read by its step: record the entry.
+            r, seen = self.fixes[coll.slot]
+            i = self.atom(i, out)
+            out.append(f"{seen}.add({i})")
+            return f"{r}[{i}]"
+        if isinstance(coll, ir.Local) and coll.slot + 1 in self.comp._recorded:
+            # A fixpoint's value read by its step: the entry read is recorded (fixinc).
+            p, i = self.atom(c, out), self.atom(i, out)
+            out.append(f"{p}.seen.add({i})")
+            return f"{p}.vals[{i}]"
+        return f"{c}[{i}]"
+
+    def binary(self, e: ir.Binary, out: list) -> str:
+        op = e.op
+        if op in ("and", "or"):
+            a = self.gen(e.left, out)
+            lines, b = self.sub(e.right)
+            if not lines:
+                return f"({a} {op} {b})"
+            t = self.temp()
+            out.append(f"{t} = {a}")
+            self.nested(out, f"if {'' if op == 'and' else 'not '}{t}:",
+                        lines + [f"{t} = {b}"])
+            return t
+        a, b = self.seq((e.left, e.right), out)
+        if isinstance(e.left.type, BagT) and op in ("+", "-", "<="):
+            helper = {"+": _bag_add, "-": _bag_sub, "<=": _bag_le}[op]
+            return f"{self.const(helper, 'H')}({a}, {b})"
+        match op:
+            case "+" | "-" | "*" | "==" | "!=" | "<" | "<=" | ">" | ">=":
+                return f"({a} {op} {b})"
+            case "/" | "%":
+                pyop = "//" if op == "/" else "%"
+                r = e.right
+                if not (isinstance(r, ir.Const) and type(r.value) is int and r.value != 0):
+                    a, b = self.atom(a, out), self.atom(b, out)
+                    self.raise_(out, f"{b} == 0",
+                                f"{self.const(EvalError, 'H')}('division by zero', "
+                                f"{self.const(e.span, 'S')})")
+                return f"({a} {pyop} {b})"
+        raise AssertionError(op)
+
+    def builtin(self, e: ir.Builtin, out: list) -> str:
+        name = e.name
+        span = self.const(e.span, "S") if name in ("top", "bottom", "pop", "pop_bottom") \
+            else None
+        match name:
+            case "len":
+                return f"len({self.gen(e.args[0], out)})"
+            case "top" | "bottom" | "pop" | "pop_bottom":
+                s = self.atom(self.gen(e.args[0], out), out)
+                self.raise_(out, f"not {s}", f"{self.const(EvalError, 'H')}("
+                            f"{name + ' of an empty seq'!r}, {span})")
+                return {"top": f"{s}[-1]", "bottom": f"{s}[0]", "pop": f"{s}[:-1]",
+                        "pop_bottom": f"{s}[1:]"}[name]
+            case "push":
+                s, x = self.seq(e.args, out)
+                return f"({s} + ({x},))"
+            case "push_bottom":
+                # The closure evaluates the element first.
+                x, s = self.seq((e.args[1], e.args[0]), out)
+                return f"(({x},) + {s})"
+            case "size":
+                return f"sum({self.gen(e.args[0], out)})"
+            case "least" | "most":
+                a, b = (self.atom(x, out) for x in self.seq(e.args, out))
+                # min(a, b) and max(a, b), which keep a unless b is strictly better.
+                if name == "least":
+                    return f"({b} if {b} < {a} else {a})"
+                return f"({b} if {b} > {a} else {a})"
+            case "abs":
+                return f"abs({self.gen(e.args[0], out)})"
+            case "component" | "components":
+                return self.external(self.comp._closure(e), e, out)
+        raise AssertionError(name)
+
+    def member(self, e: ir.Member, out: list) -> str:
+        ct = e.coll.type
+        coll = e.coll
+        if isinstance(coll, ir.BagLit) and isinstance(ct, SetT):
+            if all(isinstance(x, ir.Const) for x in coll.items):
+                consts = frozenset(x.value for x in coll.items)
+                return f"({self.gen(e.elem, out)} in {self.const(consts)})"
+            xs = self.seq((e.elem,) + coll.items, out)
+            return f"({xs[0]} in {{{', '.join(xs[1:])}}})"
+        if isinstance(ct, SeqT):
+            x, c = self.seq((e.elem, coll), out)
+            return f"({x} in {c})"
+        c, x = self.seq((coll, e.elem), out)
+        k = self.key(ct.elem, x, out)
+        if isinstance(ct, BagT):
+            return f"({c}[{k}] > 0)"
+        return f"{c}[{k}]"
+
+    def baglit(self, t, items, out: list) -> str:
+        et = t.elem
+        n = finite(et).size
+        is_set = isinstance(t, SetT)
+        b = self.temp()
+        out.append(f"{b} = [{'False' if is_set else '0'}] * {n}")
+        for x in items:
+            k = self.atom(self.key(et, self.gen(x, out), out), out)
+            out.append(f"{b}[{k}] = True" if is_set else f"{b}[{k}] += 1")
+        out.append(f"{b} = tuple({b})")
+        return b
+
+    # ---- fixpoints -------------------------------------------------------------------
+
+    def fix_plain(self, e: ir.Fix, out: list) -> str:
+        """``fix`` iterated whole, as `Compiler._fix` does when fixinc does not apply."""
+        r = self.temp()
+        out.append(f"{r} = {self.gen(e.seed, out)}")
+        body: list[str] = []
+        with self.deeper(loop=True):
+            self.bind(e.slot, r, body)
+            lines, x = self.here(e.step)
+        x = self.atom(x, lines)
+        body += lines + [f"if {x} == {r}:", "    break", f"{r} = {x}"]
+        self.nested(out, f"for {self.temp()} in range({e.bound}):", body)
+        return r
+
+    def fix_incremental(self, e: ir.Fix, out: list) -> str:
+        """``fix`` whose step is a table over the map's keys, evaluated as
+        `fixinc.compile_fix` does: each key's body again only when an entry it read changed;
+        the same result and the same count of steps against `within`."""
+        step = e.step
+        keys = self.const(finite(step.domain.elem).values)
+        n = finite(step.domain.elem).size
+        r = self.temp()
+        out.append(f"{r} = list({self.gen(e.seed, out)})")
+        if e.bound <= 0:
+            return f"tuple({r})"
+        readers, nxt, todo, steps, seen, i, j, chg, proxy = (self.temp() for _ in range(9))
+        out += [f"{readers} = [[] for _ in range({n})]", f"{nxt} = [None] * {n}",
+                f"{todo} = range({n})", f"{steps} = 0", f"#PROXY {e.slot} {proxy} {r}"]
+        body = [f"{seen} = set()", f"#SEEN {e.slot} {proxy} {seen} {r}"]
+        # Code called from the step (compiled apart) reads r through the proxy, recorded.
+        self.comp._recorded.add(e.slot + 1)
+        self.fixes[e.slot] = (r, seen)
+        try:
+            with self.deeper(2, loop=True):
+                self.bind(step.slot, f"{keys}[{i}]", body)
+                if step.where is None:
+                    lines, x = self.here(step.body)
+                    body += lines + [f"{nxt}[{i}] = {x}"]
+                else:
+                    wl, w = self.here(step.where)
+                    with self.deeper():
+                        lines, x = self.here(step.body)
+                    body += wl
+                    self.nested(body, f"if {w}:", lines + [f"{nxt}[{i}] = {x}"])
+                    body += ["else:", f"    {nxt}[{i}] = {self.literal(default(step.type.val))}"]
+        finally:
+            del self.fixes[e.slot]
+            self.comp._recorded.discard(e.slot + 1)
+        body += [f"for {j} in {seen}:", f"    {readers}[{j}].append({i})"]
+        loop = [f"for {i} in {todo}:"] + ["    " + ln for ln in body]
+        loop += [f"{steps} += 1",
+                 f"{chg} = {self.const(_changed, 'H')}({nxt}, {r}, {n})",
+                 f"if not {chg}:", "    break",
+                 f"{r} = {nxt}",
+                 f"if {steps} >= {e.bound}:", "    break",
+                 f"{todo} = {self.const(_readers_of, 'H')}({chg}, {readers})",
+                 f"{nxt} = list({r})"]
+        self.nested(out, "while True:", loop)
+        return f"tuple({r})"
+
+    # ---- calls -----------------------------------------------------------------------
+
+    def call(self, e: ir.Call, out: list) -> str:
+        comp = self.comp
+        kind, shared = comp._call_memo(e)
+        # All arguments first: an argument may read a slot another one sets.
+        xs = [self.atom(x, out) for x in self.seq(e.args, out)]
+        slots = e.slots
+        if kind == "inline":
+            for s, x in zip(slots, xs):
+                self.bind(s, x, out)
+            v = self.gen(e.body, out)
+        else:
+            fb = self.const(comp.expr(e.body), "F")
+            reads, bound, _, _, _ = fixinc.summary(e.body, comp._summaries)
+            self.needed |= reads - bound - set(slots)
+            STATS["external"] += 1
+            v = self.temp()
+            key = self.temp()
+            put = [f"env[{self.envix(s)}] = {x}" for s, x in zip(slots, xs)]
+            if kind == "remembered" and len(xs) == 1:
+                out.append(f"{key} = {xs[0]}")
+            else:
+                out.append(f"{key} = {_tuple(xs)}")
+            if kind == "remembered":
+                # fixinc.remembered: one memo per call site, kept for the game's life; the
+                # arguments are put in env only when the body runs.
+                m = self.const({}, "M")
+                out.append(f"{v} = {m}.get({key}, {m})")
+                self.nested(out, f"if {v} is {m}:", put + [f"{v} = {m}[{key}] = {fb}(st, env)"])
+            else:
+                # The arguments are put in env before the lookup by the closures; only the
+                # body reads them there, so here they are put only when it runs.
+                if kind == "pure":
+                    # evaluate._memoised_pure: per call site, across states, bounded.
+                    m, size = self.const({}, "M"), self.ev.PURE_MEMO_SIZE
+                else:
+                    # evaluate._memoised: the def's memo (shared with its closure call sites),
+                    # for the state's value of the fields the def reads.
+                    d = self.const(shared, "D")
+                    m, size = self.temp(), self.ev.MEMO_CALLS
+                    out.append(f"{m} = {d}.memo if st is {d}.last else {d}.switch(st)")
+                out.append(f"{v} = {m}.get({key}, {m})")
+                self.nested(out, f"if {v} is {m}:", put + [
+                    f"if len({m}) >= {size}:", f"    {m}.clear()",
+                    f"{v} = {m}[{key}] = {fb}(st, env)"])
+        chk = e.check
+        if chk is None:
+            return v
+        v = self.atom(v, out)
+        err = f"{self.const(_returned_error, 'H')}({e.name!r}, {v}, {self.const(chk)}, " \
+              f"{self.const(e.span, 'S')})"
+        if isinstance(chk, IntT):
+            self.raise_(out, f"not {chk.lo} <= {v} <= {chk.hi}", err)
+        else:
+            self.raise_(out, f"not {self.const(self.ev.fits, 'H')}({self.const(chk)}, {v})",
+                        err)
+        return v
+
+    # ---- quantifiers -----------------------------------------------------------------
+
+    def domain(self, d: ir.Domain, out: list) -> str:
+        """An iterable of the domain's values (evaluated here, before the loop)."""
+        match d:
+            case ir.TypeDomain(elem=t):
+                return self.const(finite(t).values)
+            case ir.RangeDomain(lo=lo, hi=hi):
+                a, b = self.seq((lo, hi), out)
+                return f"range({a}, {b} + 1)"
+            case ir.CollDomain(coll=c):
+                x = self.gen(c, out)
+                if isinstance(c.type, SeqT):
+                    return x
+                values = self.const(finite(c.type.elem).values)
+                return f"{self.const(compress, 'H')}({values}, {x})"
+            case ir.SubbagDomain():
+                raise AssertionError("subbags are enumerated by the query runner")
+        assert_never(d)
+
+    def quant(self, e: ir.Quant, out: list) -> str:
+        comp = self.comp
+        reads, bound, _, old, _ = fixinc.summary(e, comp._summaries)
+        if not old and reads <= bound:
+            # evaluate._remembered_value: an expression of the state alone, once per state.
+            d = self.const(self.ev._DefMemo(fixinc.state_fields(e, comp._fields_read)), "D")
+            m, v = self.temp(), self.temp()
+            out.append(f"{m} = {d}.memo if st is {d}.last else {d}.switch(st)")
+            out.append(f"{v} = {m}.get((), {m})")
+            lines: list[str] = []
+            with self.deeper():
+                x = self.loop(e, self.domain(e.domain, lines), e.where, lines)
+            self.nested(out, f"if {v} is {m}:", lines + [f"{v} = {m}[()] = {x}"])
+            return v
+        held = self.held_map(e)
+        if held is not None:
+            # `where m[t] and ...` (or `count t in K: m[t]`), m a map to bool read from a
+            # local: only the keys m holds true are walked, the same values in the same order.
+            it = self.temp()
+            keys = self.const(finite(e.domain.elem).values)
+            out.append(f"{it} = {self.const(_held_keys, 'H')}({self.gen(held, out)}, {keys})")
+            if e.where is None:
+                return f"len({it})"
+            return self.loop(e, it, e.where, out)
+        memo = comp._filter_memo(e)
+        if memo is None:
+            return self.loop(e, self.domain(e.domain, out), e.where, out)
+        # evaluate._remembered_filter: the values that pass the `where`, per state and value
+        # of the outer locals it reads.  A filter that fails on some value is remembered as
+        # failing (_FAILS), and the loop then asks it value by value, as the closures do: it
+        # may stop before the failure.
+        shared, outer = memo
+        d = self.const(shared, "D")
+        fails = self.const(self.ev._FAILS, "K")
+        m, k, vals = self.temp(), self.temp(), self.temp()
+        out.append(f"{m} = {d}.memo if st is {d}.last else {d}.switch(st)")
+        keys = [self.local(i - 1) for i in outer]
+        out.append(f"{k} = {_tuple(keys)}")
+        out.append(f"{vals} = {m}.get({k})")
+        tried: list[str] = []
+        with self.deeper(2, loop=True):
+            dom = self.domain(e.domain, tried)
+            body: list[str] = []
+            with self.deeper(loop=True):
+                self.bind_loop(e.slot, body)
+                wl, w = self.here(e.where)
+            body += wl + [f"if {w}:", f"    {vals}.append({self.var(e.slot)})"]
+            self.nested(tried, f"for {self.var(e.slot)} in {dom}:", body)
+        fill = [f"{vals} = []", "try:"] + ["    " + ln for ln in tried]
+        fill += [f"except {self.const(EvalError, 'H')}:", f"    {vals} = {fails}",
+                 f"if len({m}) >= {self.ev.MEMO_CALLS}:", f"    {m}.clear()",
+                 f"{m}[{k}] = {vals}"]
+        self.nested(out, f"if {vals} is None:", fill)
+        lazy = self.temp()
+        out.append(f"{lazy} = {vals} is {fails}")
+        again: list[str] = []
+        with self.deeper():
+            dom2 = self.domain(e.domain, again)
+        if again:
+            self.nested(out, f"if {lazy}:", again)
+        it = self.temp()
+        out.append(f"{it} = {dom2} if {lazy} else {vals}")
+        return self.loop(e, it, e.where, out, lazy=lazy)
+
+    def held_map(self, e: ir.Quant) -> "ir.Local | None":
+        """The local m when e walks a type's values t under `where m[t] and ...` (its first
+        conjunct), or is `count t in K: m[t]`, and m maps that type to bool."""
+        if e.kind == "table" or not isinstance(e.domain, ir.TypeDomain):
+            return None
+        if e.where is None:
+            first = e.body if e.kind == "count" else None
+        else:
+            first = e.where
+            while isinstance(first, ir.Binary) and first.op == "and":
+                first = first.left
+        if not (isinstance(first, ir.Index) and isinstance(first.key, ir.Local)
+                and first.key.slot == e.slot and isinstance(first.coll, ir.Local)
+                and first.coll.slot != e.slot):
+            return None
+        t = first.coll.type
+        if not (isinstance(t, MapT) and t.key == e.domain.elem and isinstance(t.val, BoolT)):
+            return None
+        return first.coll
+
+    def here(self, e: ir.Expr) -> tuple[list, str]:
+        """Generate ``e`` into lines of its own, at the current depth."""
+        lines: list[str] = []
+        x = self.gen(e, lines)
+        return lines, x
+
+    def loop(self, e: ir.Quant, it: str, where, out: list, lazy: str | None = None) -> str:
+        """The quantifier's loop over the iterable ``it``.  With ``lazy`` (a remembered
+        filter), ``it`` holds only values that pass the `where` unless that flag is true, and
+        the `where` is asked only then; as in the closures, a `table` then leaves out the
+        values that fail it."""
+        kind, s = e.kind, e.slot
+        acc = self.temp()
+        init = {"forall": "True", "exists": "False", "sum": "0", "count": "0", "table": "[]",
+                "max": "None", "min": "None"}[kind]
+        out.append(f"{acc} = {init}")
+        body: list[str] = []
+        with self.deeper(loop=True):
+            self.bind_loop(s, body)
+            skip = where is not None and (kind != "table" or lazy is not None)
+            if skip:
+                wl, w = self.here(where)
+                test = wl + [f"if not {w}:", "    continue"]
+                if lazy is None:
+                    body += test
+                else:
+                    self.nested(body, f"if {lazy}:", test)
+            if kind == "table" and where is not None and not skip:
+                dflt = self.literal(default(e.type.val))
+                wl, w = self.here(where)
+                with self.deeper():
+                    lb, b = self.here(e.body)
+                body += wl
+                self.nested(body, f"if {w}:", lb + [f"{acc}.append({b})"])
+                body += ["else:", f"    {acc}.append({dflt})"]
+            else:
+                lb, b = self.here(e.body)
+                body += lb
+                match kind:
+                    case "forall":
+                        body += [f"if not {b}:", f"    {acc} = False", "    break"]
+                    case "exists":
+                        body += [f"if {b}:", f"    {acc} = True", "    break"]
+                    case "count":
+                        body += [f"if {b}:", f"    {acc} += 1"]
+                    case "sum":
+                        body += [f"{acc} += {b}"]
+                    case "table":
+                        body += [f"{acc}.append({b})"]
+                    case "max" | "min":
+                        b = self.atom(b, body)
+                        cmp = ">" if kind == "max" else "<"
+                        body += [f"if {acc} is None or {b} {cmp} {acc}:", f"    {acc} = {b}"]
+        self.nested(out, f"for {self.var(s)} in {it}:", body)
+        if kind == "table":
+            out.append(f"{acc} = tuple({acc})")
+        elif kind in ("max", "min"):
+            out.append(f"if {acc} is None:")
+            out.append(f"    {acc} = {self.ev._empty_extreme(e.type)}")
+        return acc

@@ -1,0 +1,774 @@
+"""A compiled game: the checked program with both domains of the one evaluator, and the
+reference interpreter's operations (initial state, legal moves with reasons, apply, playouts)."""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from functools import cached_property, lru_cache
+from itertools import compress, repeat
+
+from . import domains as dz
+from ..lang import ir
+from ..lang.check import Checker, Frame, Scope, gc_paused, load_files
+from ..lang.codec import to_json
+from ..lang.errors import EvalError, InputError
+from .evaluate import Compiler, Refused, SymCtx
+from ..lang.irwalk import nodes
+from ..lang.syntax import parse_expr
+from ..lang.types import BagT, SeqT, SetT, Type, default, finite
+
+
+@dataclass(frozen=True)
+class Move:
+    action: str
+    params: tuple
+
+    def label(self, game: "Game") -> str:
+        a = game.action(self.action)
+        args = ", ".join(_fmt(b.domain.elem, v) for b, v in zip(a.ir.params, self.params))
+        return f"{self.action}({args})"
+
+    def to_json(self, game: "Game") -> list:
+        a = game.action(self.action)
+        return [self.action, *[to_json(b.domain.elem, v) for b, v in zip(a.ir.params, self.params)]]
+
+
+def pins_of(actions, name: str) -> tuple | None:
+    """What a query's `using` pins of action ``name``: ``actions`` is None (every action), a
+    set of action names, or a mapping from each action used to the values its arguments must
+    equal (None: any; `using move(piece, _)`).  None when nothing is pinned."""
+    return actions.get(name) if isinstance(actions, dict) else None
+
+
+def _matches(pins: tuple, params: tuple) -> bool:
+    return all(v is None or v == x for v, x in zip(pins, params))
+
+
+def allows(actions, m: "Move") -> bool:
+    """Whether a query's `using` (see `pins_of`) allows the move."""
+    if actions is None:
+        return True
+    pins = pins_of(actions, m.action)
+    return m.action in actions and (pins is None or _matches(pins, m.params))
+
+
+def pin_guard(actions, a: "CompiledAction", params):
+    """`_matches` for a symbolic instance: the condition (a z3 Bool, or True/False when
+    known) that its arguments equal the pinned values."""
+    pins = pins_of(actions, a.name)
+    if pins is None:
+        return True
+    return dz.all_(dz.eq(b.domain.elem, v, x)
+                   for b, v, x in zip(a.ir.params, pins, params) if v is not None)
+
+
+def _fmt(t: Type, v) -> str:
+    import json
+    j = to_json(t, v)
+    return json.dumps(j) if not isinstance(j, str) else j
+
+
+class CompiledAction:
+    def __init__(self, a: ir.Action, game: "Game"):
+        self.ir = a
+        self.name = a.name
+        self.chance = a.chance
+        self.game = game
+        cc = game.concrete
+        self.frame = a.frame + 1
+        self.domains = [(b.slot + 1, cc.domain(b.domain)) for b in a.params]
+        # Only a seq can list the same value twice; other domains need no de-duplication.
+        self.seq_domain = any(isinstance(b.domain, ir.CollDomain) and
+                              isinstance(b.domain.coll.type, SeqT) for b in a.params)
+        self.run = cc.stmts(a.body)
+        self.weight = cc.expr(a.weight) if a.weight is not None else None
+        # The leading requires/lets decide legality without touching the state: playouts use
+        # them to filter candidates and apply only the move they pick.
+        k = 0
+        while k < len(a.body) and isinstance(a.body[k], (ir.Requires, ir.LetStmt)):
+            k += 1
+        prefix = a.body[:k]
+        param_slots = {b.slot for b in a.params}
+        hoist = []
+        for st_ in prefix:
+            if isinstance(st_, ir.Requires) and not (locals_used(st_.cond) & param_slots) \
+                    and not locals_used(st_.cond):
+                hoist.append(st_)
+            else:
+                break
+        self.hoisted = _bool_check(cc, hoist)
+        self.guard_check = _bool_check(cc, prefix[len(hoist):])
+        # The body after that prefix: run once the prefix has passed (its lets are in env).
+        self.rest = cc.stmts(a.body[k:])
+        # A leading `requires` that reads only the first binders can reject a value of those
+        # before the later binders are enumerated: move(a, c) tries c only for the a's that
+        # pass the requires reading a alone.
+        pslots = [b.slot for b in a.params]
+        let_slots = {x.slot for x in prefix if isinstance(x, ir.LetStmt)}
+        self.prune: list[list] = [[] for _ in a.params]
+        for x in prefix:
+            if not isinstance(x, ir.Requires):
+                continue
+            used = locals_used(x.cond)
+            idx = [i for i, ps in enumerate(pslots) if ps in used]
+            if used & let_slots or not idx or max(idx) >= len(pslots) - 1:
+                continue
+            self.prune[max(idx)].append(cc.expr(x.cond))
+        # The same hoisted checks, split for playouts: leading `field == constant` tests on the
+        # state (`gates`, compared inline or dispatched on), leading constant conditions decided
+        # now (`never` when one is false), then the rest in their order (`residual`).
+        self.gates, self.never, residual = _split_gates(cc, hoist, self.frame)
+        # A `field == constant` test anywhere in the prefix, alone or as a conjunct of a
+        # requires that reads no parameter (after an `extend a before` rule, say), is a gate
+        # too: a necessary condition that cannot fail to evaluate, so testing it first changes
+        # no verdict; the requires it came from is still checked in full.
+        more = tuple(g for r in prefix if isinstance(r, ir.Requires) and not locals_used(r.cond)
+                     for g in _conjunct_gates(r.cond))
+        self.gates += tuple(g for g in dict.fromkeys(more) if g not in self.gates)
+        self.residual = _bool_check(cc, residual)
+        # A requires that reads no parameter but comes after one that does (a base rule's
+        # phase test after an `extend a before` rule that reads the move's parameter) is
+        # tested once per state too, before the instances: false, every instance is refused
+        # (at it or at an earlier requires); an evaluation error decides nothing, and the full
+        # prefix still runs per instance.  So the phase and flags close an extended action
+        # before its parameters are enumerated, as they do for the base's.
+        late = tuple(cc.expr(r.cond) for r in prefix[len(hoist):]
+                     if isinstance(r, ir.Requires) and not locals_used(r.cond)
+                     and _gate(r.cond) is None)
+        if late:
+            first = self.residual
+
+            def residual_and_late(st, env, first=first, late=late):
+                return (first is None or first(st, env)) and _passes(late, st, env)
+            self.residual = residual_and_late
+        self._fast_instances = _instances_fn(cc, a, self.seq_domain)
+        self.draw_weights = _weights_fn(cc, a) if self.guard_check is None else None
+        self.slot0 = self.domains[0][0] if len(self.domains) == 1 else None
+
+    def is_open(self, st) -> bool:
+        """Whether the hoisted requires hold in ``st`` (they read no parameter)."""
+        if self.never:
+            return False
+        for i, v in self.gates:
+            if st[i] != v:
+                return False
+        return self.residual is None or bool(self.residual(st, [None] * self.frame))
+
+    @cached_property
+    def sym(self):
+        sc = self.game.symbolic
+        return ([(b.slot + 1, sc.domain(b.domain)) for b in self.ir.params], sc.stmts(self.ir.body))
+
+    # ---- concrete ------------------------------------------------------------------------
+
+    def instances(self, st) -> list[tuple]:
+        """Every parameter tuple from the parameters' domains in state ``st``."""
+        if self._fast_instances is not None:
+            return self._fast_instances(st)
+        env = [None] * self.frame
+        if not self.domains:
+            return [()]
+        if len(self.domains) == 1:
+            fd = self.domains[0][1]
+            if self.seq_domain:
+                return list(dict.fromkeys((v,) for _, v in fd(st, env)))
+            return [(v,) for _, v in fd(st, env)]
+        out: list[tuple] = []
+        seen = set()
+
+        def rec(i, acc):
+            if i == len(self.domains):
+                t = tuple(acc)
+                if t not in seen:
+                    seen.add(t)
+                    out.append(t)
+                return
+            slot, fd = self.domains[i]
+            for _, v in fd(st, env):
+                env[slot] = v
+                acc.append(v)
+                rec(i + 1, acc)
+                acc.pop()
+        rec(0, [])
+        return out
+
+    def candidates(self, st, pins: tuple | None = None) -> list[tuple]:
+        """`instances`, less those an early `requires` on the first binders already refuses
+        (a rule that cannot be evaluated for them keeps them: `apply` will say why), and,
+        with ``pins``, those whose arguments differ from the pinned values (see `pins_of`)."""
+        if not any(self.prune):
+            insts = self.instances(st)
+            return insts if pins is None else [ps for ps in insts if _matches(pins, ps)]
+        pins = pins or (None,) * len(self.domains)
+        env = [None] * self.frame
+        out: list[tuple] = []
+        seen = set()
+        last = len(self.domains) - 1
+
+        def rec(i, acc):
+            slot, fd = self.domains[i]
+            pin = pins[i]
+            for _, v in fd(st, env):
+                if pin is not None and v != pin:
+                    continue
+                env[slot] = v
+                if self.prune[i] and not _passes(self.prune[i], st, env):
+                    continue
+                acc.append(v)
+                if i == last:
+                    t = tuple(acc)
+                    if t not in seen:
+                        seen.add(t)
+                        out.append(t)
+                else:
+                    rec(i + 1, acc)
+                acc.pop()
+        rec(0, [])
+        return out
+
+    def apply(self, st, params: tuple, check_domain: bool = False):
+        """Return ``(new state, shown items)`` or raise `Refused` naming the rule."""
+        env = [None] * self.frame
+        for (slot, fd), v in zip(self.domains, params):
+            if check_domain and v not in [x for _, x in fd(st, env)]:
+                b = self.ir.params[[s for s, _ in self.domains].index(slot)]
+                raise Refused("domain", f"{_fmt(b.domain.elem, v)} is not in the domain of "
+                              f"`{b.name}`", self.ir.span)
+            env[slot] = v
+        shows: list = []
+        return self.run(st, env, shows), shows
+
+    # ---- symbolic ------------------------------------------------------------------------
+
+    def sym_instances(self, st) -> list[tuple[object, tuple]]:
+        """Every (guard, parameters) of the domains over a possibly symbolic state."""
+        doms, _ = self.sym
+        env = [None] * self.frame
+        out = []
+
+        def rec(i, g, acc):
+            if i == len(doms):
+                out.append((g, tuple(acc)))
+                return
+            slot, fd = doms[i]
+            for gi, v in fd(st, env):
+                g2 = dz.and_(g, gi)
+                if g2 is False:
+                    continue
+                env[slot] = v
+                acc.append(v)
+                rec(i + 1, g2, acc)
+                acc.pop()
+        rec(0, True, [])
+        # The same concrete parameters may come from several slots of a symbolic seq.
+        merged: dict = {}
+        order = []
+        for g, p in out:
+            if dz.is_concrete(p):
+                if p in merged:
+                    merged[p] = dz.or_(merged[p], g)
+                else:
+                    merged[p] = g
+                    order.append(p)
+            else:
+                order.append(("#sym", len(order), p, g))
+        res = []
+        for p in order:
+            if isinstance(p, tuple) and p and p[0] == "#sym":
+                res.append((p[3], p[2]))
+            else:
+                res.append((merged[p], p))
+        return res
+
+    def sym_apply(self, st, params: tuple) -> list:
+        """Return one ``(guard, new state, ctx)`` per path, for parameters (concrete or
+        symbolic); the guard includes the path's condition."""
+        doms, run = self.sym
+        env = [None] * self.frame
+        for (slot, _), v in zip(doms, params):
+            env[slot] = v
+        out = []
+        for st2, ctx in run(st, SymCtx(True, env)):
+            guard = dz.and_(ctx.pc, dz.all_(g for _, g in ctx.guards))
+            if guard is not False:
+                out.append((guard, st2, ctx))
+        return out
+
+
+class Game:
+    """One game under chosen parameters and readings."""
+
+    @gc_paused()
+    def __init__(self, program: ir.Program, checker: Checker):
+        self.p = program
+        self.checker = checker
+        self.name = program.name
+        self.state_type = program.state_type
+        self.concrete = Compiler(False, self.state_type)
+        self.symbolic = Compiler(True, self.state_type)
+        self.actions = [CompiledAction(a, self) for a in program.actions]
+        self._by_name = {a.name: a for a in self.actions}
+        self._init_run = self.concrete.stmts(program.init) if program.init else None
+        self._terminal = self.concrete.expr(program.terminal) if program.terminal else None
+        self._actor = self.concrete.expr(program.actor) if program.actor else None
+        self._exprs: dict = {}
+        self._openers: dict = {}
+        self._compiled: dict = {}
+        gate = _gate(program.terminal) if program.terminal else None
+        self._terminal_gate = gate
+
+    def action(self, name: str) -> CompiledAction:
+        if name not in self._by_name:
+            raise InputError(f"unknown action {name!r} (actions: "
+                             f"{', '.join(a.name for a in self.actions)})")
+        return self._by_name[name]
+
+    @cached_property
+    def field_index(self) -> dict[str, int]:
+        return {f.name: i for i, f in enumerate(self.p.state)}
+
+    # ---- states ----------------------------------------------------------------------
+
+    def default_state(self):
+        return default(self.state_type)
+
+    def initial(self):
+        """The initial state (computed once: `init` is deterministic, chance comes later)."""
+        return self._initial
+
+    @cached_property
+    def _initial(self):
+        st = self.default_state()
+        if self._init_run is None:
+            return st
+        env = [None] * (self.p.init_frame + 1)
+        try:
+            return self._init_run(st, env, [])
+        except Refused as r:
+            raise EvalError(f"init fails its own rule {r.rule}: {r.message}", r.span) from None
+
+    def compiled(self, node, symbolic: bool = False):
+        """The closure of an IR expression (or a tuple of statements), compiled once per game:
+        the puzzle runner evaluates the same goal, objective and checks for every puzzle."""
+        key = (id(node), symbolic)
+        hit = self._compiled.get(key)
+        if hit is not None and hit[0] is node:
+            return hit[1]
+        comp = self.symbolic if symbolic else self.concrete
+        fn = comp.stmts(node) if isinstance(node, tuple) else comp.expr(node)
+        self._compiled[key] = (node, fn)     # holds the node: its id is not reused meanwhile
+        return fn
+
+    def run_stmts(self, stmts, frame: int, st, env=None):
+        if not stmts:
+            run = lambda s, e, c: s  # noqa: E731
+        elif isinstance(stmts, tuple):
+            run = self.compiled(stmts)
+        else:
+            run = self.concrete.stmts(tuple(stmts))
+        env = env if env is not None else [None] * (frame + 1)
+        return run(st, env, [])
+
+    def is_terminal(self, st) -> bool:
+        if self._terminal_gate is not None:
+            i, v = self._terminal_gate
+            return st[i] == v
+        return bool(self._terminal(st, [None])) if self._terminal else False
+
+    def actor(self, st):
+        return self._actor(st, [None]) if self._actor else None
+
+    # ---- expressions by text (the CLI and tools evaluate defs such as score(p)) -----------
+
+    def expr(self, text: str, bindings: dict[str, Type] | None = None, symbolic: bool = False):
+        """Compile an expression over the state, with named locals; return (fn, type, names)."""
+        key = (text, tuple(sorted((bindings or {}).items(), key=lambda kv: kv[0])), symbolic)
+        if key in self._exprs:
+            return self._exprs[key]
+        frame = Frame()
+        sc = Scope({}, frame)
+        names = []
+        for n, t in (bindings or {}).items():
+            slot = frame.new()
+            names.append(slot + 1)
+            sc = sc.bind(n, ir.Local(t, None, n, slot))
+        tree = parse_expr(text)
+        e = self.checker.expr(tree, sc)
+        comp = self.symbolic if symbolic else self.concrete
+        f = comp.expr(e)
+        size = frame.size + 1
+
+        def call(st, *args):
+            env = [None] * size
+            for s, v in zip(names, args):
+                env[s] = v
+            return f(st, env)
+        res = (call, e.type)
+        self._exprs[key] = res
+        return res
+
+    def has_def(self, name: str) -> bool:
+        return name in self.p.defs
+
+    # ---- moves ----------------------------------------------------------------------
+
+    def moves(self, st, chance: bool | None = None):
+        """Every action instance with its outcome: (move, new state, shows) or (move, Refused)."""
+        out = []
+        for a in self.actions:
+            if chance is not None and a.chance != chance:
+                continue
+            for params in a.instances(st):
+                m = Move(a.name, params)
+                try:
+                    st2, shows = a.apply(st, params)
+                    out.append((m, st2, shows, None))
+                except Refused as r:
+                    out.append((m, None, None, r))
+        return out
+
+    def legal(self, st, actions=None):
+        res = []
+        for a in self.actions:
+            if actions is not None and a.name not in actions:
+                continue
+            insts = a.candidates(st, pins_of(actions, a.name))
+            # The hoisted requires lead the body: when they fail, every instance is refused.
+            if not insts or not a.is_open(st):
+                continue
+            pre, rest, domains, frame = a.guard_check, a.rest, a.domains, a.frame
+            for params in insts:
+                env = [None] * frame
+                for (slot, _), v in zip(domains, params):
+                    env[slot] = v
+                if pre is not None and not pre(st, env):
+                    continue
+                shows: list = []
+                try:
+                    st2 = rest(st, env, shows)
+                except Refused:
+                    continue
+                res.append((Move(a.name, params), st2, shows))
+        # The successors of the last state asked about are kept: a solver's answer is replayed
+        # move by move from a state whose moves were just listed, and a move can be costly (an
+        # `exists real` per placement).
+        self._succ = (st, {m: (st2, shows) for m, st2, shows in res})
+        return res
+
+    _succ: tuple = (None, {})
+
+    def apply(self, st, move: Move, check_domain: bool = True):
+        seen, succ = self._succ
+        if seen is not None and move in succ and (seen is st or seen == st):
+            st2, shows = succ[move]
+            return st2, list(shows)
+        return self.action(move.action).apply(st, move.params, check_domain=check_domain)
+
+    # ---- playouts -----------------------------------------------------------------------
+
+    def playout(self, rng: random.Random, max_steps: int = 100000):
+        """Play one game with uniformly random players and weighted chance; return
+        (final state, number of moves)."""
+        st = self.initial()
+        n = 0
+        chance = self._opener([a for a in self.actions if a.chance])
+        players = self._opener([a for a in self.actions if not a.chance])
+        is_terminal, draw = self.is_terminal, self._draw
+        while not is_terminal(st):
+            if n >= max_steps:
+                raise EvalError(f"no end after {max_steps} moves")
+            picked = draw(st, rng, chance, True) or draw(st, rng, players, False)
+            if picked is None:
+                raise EvalError("no legal move in a state that is not terminal "
+                                f"(after {n} moves)")
+            st = picked[2]
+            n += 1
+        return st, n
+
+    def _opener(self, actions) -> "_Opener":
+        key = tuple(actions)
+        op = self._openers.get(key)
+        if op is None:
+            op = self._openers[key] = _Opener(key)
+        return op
+
+    def _enabled(self, st, opener: "_Opener"):
+        """Candidates that pass their action's guard prefix: (action, params, weight)."""
+        out = []
+        for a in opener(st):
+            pre = a.guard_check
+            if a.draw_weights is not None:
+                # Drawn from a bag with its counts as weights: the weights are the counts.
+                params = a.instances(st)
+                ws = a.draw_weights(st)
+                if len(ws) == len(params) and (not ws or min(ws) > 0):
+                    out.extend(zip(repeat(a), params, ws))
+                    continue
+            env = [None] * a.frame  # reused: each candidate sets its parameters first
+            for params in a.instances(st):
+                for (slot, _), v in zip(a.domains, params):
+                    env[slot] = v
+                if pre is not None and not pre(st, env):
+                    continue
+                w = 1
+                if a.weight is not None:
+                    w = a.weight(st, env)
+                    if w <= 0:
+                        continue
+                out.append((a, params, w))
+        return out
+
+    def _pick(self, st, rng: random.Random, actions, weighted: bool):
+        """Pick a legal move at random among ``actions``; None when there is none."""
+        picked = self._draw(st, rng, self._opener(actions), weighted)
+        return None if picked is None else (Move(picked[0].name, picked[1]), picked[2])
+
+    def _draw(self, st, rng: random.Random, opener: "_Opener", weighted: bool):
+        """``(action, params, successor)`` of a random legal move, or None.  Weighted: by the
+        actions' weights.  Otherwise uniformly, by rejection: draw a candidate among those
+        left, drop it if refused, draw again.  Every legal move is equally likely, as with
+        enumerating them first, and far fewer guards are evaluated."""
+        if opener.field is not None and st[opener.field] not in opener.table:
+            return None     # no action can be open in this phase
+        if weighted or opener.weighted:
+            opts = self._enabled(st, opener)
+            while opts:
+                if weighted:
+                    i = rng.choices(range(len(opts)), weights=[w for _, _, w in opts])[0]
+                else:
+                    i = rng.randrange(len(opts))
+                a, params, _ = opts[i]
+                st2 = _run_rest(a, st, params)
+                if st2 is not None:
+                    return a, params, st2
+                opts.pop(i)
+            return None
+        cands = []
+        for a in opener(st):
+            cands.extend([(a, params) for params in a.instances(st)])
+        n = len(cands)
+        while n:
+            i = rng.randrange(n)
+            a, params = cands[i]
+            n -= 1
+            cands[i] = cands[n]
+            env = [None] * a.frame
+            if a.slot0 is not None:
+                env[a.slot0] = params[0]
+            else:
+                for (slot, _), v in zip(a.domains, params):
+                    env[slot] = v
+            pre = a.guard_check
+            if pre is not None and not pre(st, env):
+                continue
+            try:
+                return a, params, a.rest(st, env, None)     # nothing shown: no rendering
+            except Refused:
+                continue
+        return None
+
+
+def _run_rest(a: CompiledAction, st, params):
+    """The successor of a candidate whose hoisted checks passed, or None when refused.  The
+    rest of its guard prefix runs first (it sets the prefix's lets), then the body without
+    rendering shown items."""
+    env = [None] * a.frame
+    for (slot, _), v in zip(a.domains, params):
+        env[slot] = v
+    if a.guard_check is not None and not a.guard_check(st, env):
+        return None
+    try:
+        return a.rest(st, env, None)
+    except Refused:
+        return None
+
+
+class _Opener:
+    """Which of a list of actions pass their hoisted checks in a state, in their order.  When
+    they all first test the same state field against a constant (the phase, say), one lookup
+    on that field picks the few that can be open."""
+
+    def __init__(self, actions: tuple):
+        self.weighted = any(a.weight is not None for a in actions)
+        acts = [a for a in actions if not a.never]
+        firsts = {a.gates[0][0] for a in acts if a.gates}
+        self.field = None
+        self.all = [(a, a.gates, a.residual) for a in acts]
+        if acts and len(firsts) == 1 and all(a.gates for a in acts):
+            self.field = firsts.pop()
+            self.table: dict = {}
+            for a in acts:
+                self.table.setdefault(a.gates[0][1], []).append((a, a.gates[1:], a.residual))
+
+    def __call__(self, st) -> list:
+        cands = self.table.get(st[self.field], ()) if self.field is not None else self.all
+        out = []
+        for a, gates, residual in cands:
+            for i, v in gates:
+                if st[i] != v:
+                    break
+            else:
+                if residual is None or residual(st, [None] * a.frame):
+                    out.append(a)
+        return out
+
+
+def _gate(e):
+    """``(field index, value)`` when ``e`` is ``state_field == constant`` (either way round)."""
+    if isinstance(e, ir.Binary) and e.op == "==":
+        for f, c in ((e.left, e.right), (e.right, e.left)):
+            if isinstance(f, ir.Field) and isinstance(f.record, ir.StateRef) \
+                    and not f.record.old and isinstance(c, ir.Const) \
+                    and isinstance(c.value, (int, bool)):
+                return f.index, c.value
+    return None
+
+
+def _conjunct_gates(e) -> list:
+    """The gates among the top-level conjuncts of ``e``."""
+    if isinstance(e, ir.Binary) and e.op == "and":
+        return _conjunct_gates(e.left) + _conjunct_gates(e.right)
+    g = _gate(e)
+    return [g] if g is not None else []
+
+
+def _split_gates(cc: Compiler, hoist: list, frame: int):
+    """Split leading hoisted requires into state gates and constants: (gates, never, rest)."""
+    gates = []
+    k = 0
+    for r in hoist:
+        g = _gate(r.cond)
+        if g is not None:
+            gates.append(g)
+        elif not any(isinstance(n, (ir.StateRef, ir.Local)) for n in nodes(r.cond)):
+            try:
+                v = cc.expr(r.cond)(None, [None] * frame)
+            except Exception:
+                break
+            if not v:
+                return tuple(gates), True, ()
+        else:
+            break
+        k += 1
+    return tuple(gates), False, tuple(hoist[k:])
+
+
+def _instances_fn(cc: Compiler, a: ir.Action, seq_domain: bool):
+    """`instances` for the common shapes, giving the same tuples in the same order: no
+    parameter, or one ranging over a type, a constant range, or the members of a bag or set
+    read from the state.  None for any other shape (the general enumeration serves it)."""
+    if not a.params:
+        return lambda st: [()]
+    if len(a.params) != 1 or seq_domain:
+        return None
+    d = a.params[0].domain
+    if isinstance(d, ir.TypeDomain):
+        singles = tuple((v,) for v in finite(d.elem).values)
+        return lambda st: list(singles)
+    if isinstance(d, ir.RangeDomain) and isinstance(d.lo, ir.Const) \
+            and isinstance(d.hi, ir.Const):
+        singles = tuple((v,) for v in range(d.lo.value, d.hi.value + 1))
+        return lambda st: list(singles)
+    if isinstance(d, ir.CollDomain) and isinstance(d.coll.type, (BagT, SetT)) \
+            and not locals_used(d.coll):
+        singles = tuple((v,) for v in finite(d.coll.type.elem).values)
+        c = d.coll
+        if isinstance(c, ir.Field) and isinstance(c.record, ir.StateRef) and not c.record.old:
+            i = c.index
+            return lambda st: list(compress(singles, st[i]))
+        fc = cc.expr(c)
+        size = a.frame + 1
+        return lambda st: list(compress(singles, fc(st, [None] * size)))
+    return None
+
+
+def _weights_fn(cc: Compiler, a: ir.Action):
+    """For a chance action drawn from a bag with weight its count (``c in bag weight bag[c]``):
+    the weights of its instances, in order, read from the bag at once."""
+    if a.weight is None or len(a.params) != 1:
+        return None
+    b = a.params[0]
+    d, w = b.domain, a.weight
+    if isinstance(d, ir.CollDomain) and isinstance(d.coll.type, BagT) \
+            and isinstance(w, ir.Index) and isinstance(w.key, ir.Local) \
+            and w.key.slot == b.slot and _same(w.coll, d.coll) and not locals_used(d.coll):
+        fc = cc.expr(d.coll)
+        size = a.frame + 1
+        return lambda st: [n for n in fc(st, [None] * size) if n]
+    return None
+
+
+def _same(x, y) -> bool:
+    """Structural equality of IR, spans ignored."""
+    if type(x) is not type(y):
+        return False
+    if isinstance(x, tuple):
+        return len(x) == len(y) and all(_same(p, q) for p, q in zip(x, y))
+    if hasattr(x, "__dataclass_fields__"):
+        return all(f == "span" or _same(getattr(x, f), getattr(y, f))
+                   for f in x.__dataclass_fields__)
+    return x == y
+
+
+def _passes(checks, st, env) -> bool:
+    for f in checks:
+        try:
+            if not f(st, env):
+                return False
+        except EvalError:
+            return True
+    return True
+
+
+def _bool_check(cc: Compiler, stmts):
+    """Compile requires/lets to ``f(st, env) -> bool`` (no exceptions on the hot path)."""
+    if not stmts:
+        return None
+    steps = []
+    for s in stmts:
+        if isinstance(s, ir.Requires):
+            steps.append((0, cc.expr(s.cond)))
+        else:
+            steps.append((s.slot + 1, cc.expr(s.value)))
+
+    def check(st, env):
+        for slot, f in steps:
+            if slot:
+                env[slot] = f(st, env)
+            elif not f(st, env):
+                return False
+        return True
+    return check
+
+
+def locals_used(node) -> set[int]:
+    """The frame slots an IR expression reads."""
+    return {n.slot for n in nodes(node) if isinstance(n, ir.Local)}
+
+
+@lru_cache(maxsize=64)
+@gc_paused()
+def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
+    """Compile a game from spec/ (cached per variants and parameters)."""
+    files, readings = load_files(name, tuple(variants))
+    checker = Checker(files, dict(params), readings)
+    return Game(checker.program(), checker)
+
+
+def load_path(path, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
+    """Compile a spec file given by path (its `extends` base is looked up in spec/)."""
+    from pathlib import Path
+
+    from ..lang.check import find_spec, read_source
+    src = read_source(Path(path))
+    files = [src]
+    while files[0].base is not None:
+        files.insert(0, read_source(find_spec(files[0].base)))
+    readings = {}
+    for v in variants:
+        if ":" not in v:
+            raise InputError(f"load_path takes readings (name:option) as variants, not {v!r}")
+        r, _, o = v.partition(":")
+        readings[r] = o
+    checker = Checker(files, dict(params), readings)
+    return Game(checker.program(), checker)

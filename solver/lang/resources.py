@@ -1,0 +1,31 @@
+"""Where the grammar and the specs live: in the repository when run from it, else in the
+installed package (they ship as package data, so the installed CLI works anywhere)."""
+from __future__ import annotations
+
+from importlib import resources
+from pathlib import Path
+
+_REPO = Path(__file__).resolve().parents[2]
+
+
+def _dir(name: str) -> Path:
+    here = _REPO / name
+    if here.is_dir():
+        return here
+    return Path(str(resources.files("solver") / name))
+
+
+def grammar_path() -> Path:
+    return _dir("grammar") / "rules.lark"
+
+
+def spec_dir() -> Path:
+    return _dir("spec")
+
+
+def rulebook_dir() -> Path | None:
+    """The French rulebooks (``../shared/rules``), when this checkout has them beside it."""
+    for cand in (_REPO.parent / "shared" / "rules", _REPO.parent.parent / "shared" / "rules"):
+        if cand.is_dir():
+            return cand
+    return None

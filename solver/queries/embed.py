@@ -1,0 +1,71 @@
+"""A witness found under small parameters (a board of a few squares, where the symbolic search
+is fast) presented under other ones (the game's own board).
+
+The state is carried over through its JSON: boards (maps keyed by a record of two integers,
+written as rows) are padded with the default value on the new rows and columns; every other
+field is kept as written.  The move is read again under the new parameters.  The result is
+then replayed under both readings in the interpreter with the new parameters, and it is
+reported only if they still disagree there: a witness is never carried over on trust.  Whether
+it is still the *smallest* there is a property of the rules (locality of the rule in dispute),
+argued in the spec where the reading is declared; the stored record names the parameters it
+was searched under."""
+from __future__ import annotations
+
+from ..lang.codec import from_json, grid_axes, to_json
+from ..lang.errors import RulebookError
+from ..engine.game import Move, load_game
+from .readings import Ambiguity, _explained, _outcome, _variants_of
+from ..lang.types import default
+
+
+def carry_state(g_from, g_to, st):
+    """The state ``st`` of ``g_from`` as a state of ``g_to`` (boards padded with defaults)."""
+    out = list(g_to.initial())
+    for i, (f_from, v) in enumerate(zip(g_from.p.state, st)):
+        f_to = g_to.p.state[i]
+        j = to_json(f_from.type, v)
+        axes_from, axes_to = grid_axes(f_from.type), grid_axes(f_to.type)
+        if axes_from is not None and axes_to is not None:
+            pad = to_json(f_to.type.val, default(f_to.type.val))
+            xs, ys = axes_to
+            j = [[(j[y][x] if y < len(j) and x < len(j[y]) else pad) for x in xs] for y in ys]
+        out[i] = from_json(f_to.type, j, f"witness state.{f_to.name}")
+    return tuple(out)
+
+
+def present(game_name: str, amb: Ambiguity, small: dict, big: dict) -> Ambiguity:
+    """``amb`` (found with parameters ``small``) replayed and drawn with parameters ``big``."""
+    if not amb.found:
+        return amb
+    # An expansion (torres-advanced) loads as its base game with the expansion as a variant.
+    base = load_game(game_name, (), tuple(sorted(small.items())))
+    name, variants = base.name, _variants_of(base)
+    ga_s = load_game(name, variants + (f"{amb.reading}:{amb.a}",), tuple(sorted(small.items())))
+    ga = load_game(name, variants + (f"{amb.reading}:{amb.a}",), tuple(sorted(big.items())))
+    gb = load_game(name, variants + (f"{amb.reading}:{amb.b}",), tuple(sorted(big.items())))
+    st_small = tuple(from_json(f.type, amb.state_json[f.name], f"witness state.{f.name}")
+                     for f in ga_s.p.state)
+    st = carry_state(ga_s, ga, st_small)
+    out = Ambiguity(amb.reading, amb.question, amb.a, amb.b, True)
+    if amb.move is not None:
+        name, *args = amb.move
+        act = ga.action(name)
+        m = Move(name, tuple(from_json(b.domain.elem, x, f"witness move {name}")
+                             for b, x in zip(act.ir.params, args)))
+        ra, rb = _outcome(ga, st, m), _outcome(gb, st, m)
+        if ra == rb:
+            raise RulebookError(f"{amb.reading}: {amb.a} vs {amb.b}: the witness no longer "
+                                f"disagrees under {big}")
+        out = _explained(ga, gb, out, st, m, ra, rb, dict(big))
+        from ..render.board import move_marks
+        from ..render.render import render_svg
+        note = f"{out.reading}: {out.a} vs {out.b}; move {out.move}\n" \
+               f"{out.a}: {out.under_a}\n{out.b}: {out.under_b}"
+        out.svg = render_svg(ga, st, highlight=set(out.fields) or None,
+                             title=f"{ga.name}: where {out.reading} readings disagree",
+                             note=note, marks=move_marks(ga, out.move))
+    else:
+        out = _explained(ga, gb, out, st, None, None, None, dict(big))
+    out.minimal = amb.minimal
+    out.searched_on = dict(small)
+    return out

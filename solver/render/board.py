@@ -1,0 +1,133 @@
+"""Boards in SVG: the state fields keyed by one square type, drawn as one grid.
+
+A *square type* is a record of two integer fields (x, then y).  Every state field that is a map
+of scalars or a bag keyed by such a type is a *layer* of that board: integer layers (a bag's
+counts, a map of numbers) shade each cell and print the number in its corner; enum and bool
+layers print their value (its JSON spelling) in a disc at the centre.  Nothing here knows what a
+game calls its fields: the types decide.  Squares given as ``marks`` (a move's arguments) get a
+red frame and an arrow from the first to the last.
+"""
+from __future__ import annotations
+
+from ..lang.codec import grid_axes, to_json
+from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, Type, default, finite
+
+CELL = 44
+_MARK = "#d62728"
+
+
+def square_type(t: Type) -> RecordT | None:
+    """The square type a field is keyed by, when the field is a board layer."""
+    if isinstance(t, MapT) and grid_axes(t) is not None:
+        return t.key
+    if isinstance(t, BagT) and grid_axes(MapT(t.elem, IntT(0, t.most))) is not None:
+        return t.elem
+    return None
+
+
+def layers(game, state) -> tuple[RecordT | None, list]:
+    """The first square type among the state's fields and its layers (name, type, value)."""
+    key = None
+    out = []
+    for f, v in zip(game.p.state, state):
+        k = square_type(f.type)
+        if k is None or (key is not None and k != key):
+            continue
+        key = k
+        out.append((f.name, f.type, v))
+    return key, out
+
+
+def _esc(s: str) -> str:
+    return (s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+            .replace('"', "&quot;"))
+
+
+def _label(t: Type, x) -> str:
+    j = to_json(t, x)
+    if j is None:
+        return ""
+    if isinstance(j, bool):
+        return "T" if j else ""
+    return str(j)[:4]
+
+
+def draw(key: RecordT, lays: list, marks=(), highlight: bool = False) -> tuple[int, int, list]:
+    """The board as SVG elements: (width, height, elements).  Row y = 0 is drawn at the bottom,
+    like a board seen from its first row; columns and rows are numbered on the edges."""
+    (_, fx), (_, fy) = key.fields
+    xs, ys = range(fx.lo, fx.hi + 1), range(fy.lo, fy.hi + 1)
+    index = finite(key).index
+    ink = _MARK if highlight else "#333333"
+    nums = [(n, t, v) for n, t, v in lays if isinstance(t, BagT) or isinstance(t.val, IntT)]
+    tags = [(n, t, v) for n, t, v in lays if (n, t, v) not in nums]
+    top = max([1] + [max(v) for _, _, v in nums])
+    pad = 18
+    w, h = pad + CELL * len(xs) + 4, CELL * len(ys) + pad + 4
+    body = []
+    for yi, y in enumerate(ys):
+        row = len(ys) - 1 - yi
+        body.append(f'<text class="axis" x="{pad - 6}" y="{row * CELL + CELL // 2 + 4}" '
+                    f'text-anchor="end" fill="#888888">{y}</text>')
+        for xi, x in enumerate(xs):
+            i = index[(x, y)]
+            cx, cy = pad + xi * CELL, row * CELL
+            n = nums[0][2][i] if nums else 0
+            shade = 242 - int(150 * n / top) if n else 255
+            body.append(f'<rect class="square" data-x="{x}" data-y="{y}" x="{cx}" y="{cy}" '
+                        f'width="{CELL}" height="{CELL}" fill="rgb({shade},{shade},{shade})" '
+                        f'stroke="{ink}"/>')
+            for k, (_, _, v) in enumerate(nums):
+                if v[i]:
+                    body.append(f'<text class="count" x="{cx + 3}" y="{cy + 11 + 11 * k}" '
+                                f'font-size="10" fill="{"#ffffff" if shade < 150 else "#000000"}"'
+                                f'>{v[i]}</text>')
+            for name, t, v in tags:
+                vt = t.val
+                if v[i] == default(vt):
+                    continue
+                s = _label(vt, v[i])
+                body.append(f'<circle class="piece" data-layer="{_esc(name)}" cx="{cx + CELL // 2}" '
+                            f'cy="{cy + CELL // 2 + 3}" r="13" fill="#ffffff" stroke="#1f77b4" '
+                            f'stroke-width="2"/>')
+                body.append(f'<text x="{cx + CELL // 2}" y="{cy + CELL // 2 + 7}" '
+                            f'text-anchor="middle" font-size="{10 if len(s) > 2 else 12}">'
+                            f'{_esc(s)}</text>')
+    for xi, x in enumerate(xs):
+        body.append(f'<text class="axis" x="{pad + xi * CELL + CELL // 2}" '
+                    f'y="{len(ys) * CELL + 14}" text-anchor="middle" fill="#888888">{x}</text>')
+    centres = []
+    for m in marks:
+        if m not in index:
+            continue
+        x, y = m
+        cx = pad + (x - fx.lo) * CELL
+        cy = (len(ys) - 1 - (y - fy.lo)) * CELL
+        body.append(f'<rect class="mark" x="{cx + 2}" y="{cy + 2}" width="{CELL - 4}" '
+                    f'height="{CELL - 4}" fill="none" stroke="{_MARK}" stroke-width="3"/>')
+        centres.append((cx + CELL // 2, cy + CELL // 2))
+    if len(centres) >= 2:
+        pts = " ".join(f"{a},{b}" for a, b in centres)
+        body.insert(0, '<defs><marker id="rb-arrow" viewBox="0 0 10 10" refX="8" refY="5" '
+                    'markerWidth="6" markerHeight="6" orient="auto-start-reverse">'
+                    f'<path d="M 0 0 L 10 5 L 0 10 z" fill="{_MARK}"/></marker></defs>')
+        body.append(f'<polyline class="path" points="{pts}" fill="none" stroke="{_MARK}" '
+                    f'stroke-width="3" stroke-dasharray="6 3" marker-end="url(#rb-arrow)"/>')
+    return w, h, body
+
+
+def move_marks(game, move) -> list:
+    """The squares among a move's arguments (by type), in order: what a witness marks."""
+    if move is None:
+        return []
+    name, *args = move
+    act = game.action(name)
+    out = []
+    for b, j in zip(act.ir.params, args):
+        if isinstance(b.domain.elem, RecordT) and square_type(MapT(b.domain.elem, BoolT())):
+            from ..lang.codec import from_json
+            out.append(from_json(b.domain.elem, j, f"move {name}"))
+    return out
+
+
+__all__ = ["draw", "layers", "move_marks", "square_type", "EnumT"]

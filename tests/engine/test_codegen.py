@@ -1,0 +1,282 @@
+"""The generated code (solver/engine/codegen.py) against the closure interpreter it replaces: the same
+value or the same error, for every def, invariant, puzzle expression and action of every spec,
+on seeded reachable states; the errors of generated code with their spans; and that code is
+still generated for the hot defs of the Torres bound."""
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, walk
+from solver.engine import codegen
+from solver.lang import ir
+from solver.lang.check import Frame, Scope, read_source, spec_dir
+from solver.lang.errors import EvalError
+from solver.engine.evaluate import Compiler, Refused
+from solver.engine.game import Game, load_game
+from solver.lang.syntax import parse_expr
+from solver.lang.types import (BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, default,
+                          finite)
+
+
+def _specs():
+    """(game, variants) for every spec file: an extension on top of its base."""
+    out = []
+    for path in sorted(Path(spec_dir()).glob("*.rules")):
+        src = read_source(path)
+        out.append((src.base, (path.stem,)) if src.base else (path.stem, ()))
+    return out
+
+
+def _checked(game, text: str, bindings: dict):
+    """The IR of ``text`` with locals ``bindings``, its locals' env indices, its frame size."""
+    frame = Frame()
+    sc = Scope({}, frame)
+    idx = []
+    for n, t in bindings.items():
+        s = frame.new()
+        idx.append(s + 1)
+        sc = sc.bind(n, ir.Local(t, None, n, s))
+    e = game.checker.expr(parse_expr(text), sc)
+    return e, idx, frame.size + 1
+
+
+def _random(t, rng: random.Random):
+    """Any value of type ``t`` (reachable or not: both interpreters must agree on it too)."""
+    match t:
+        case BoolT():
+            return rng.random() < 0.5
+        case IntT(lo, hi):
+            return rng.randint(lo, hi)
+        case EnumT(members=m):
+            return rng.randrange(len(m))
+        case RecordT(fields=fields):
+            return tuple(_random(ft, rng) for _, ft in fields)
+        case MapT(key=kt, val=vt):
+            return tuple(_random(vt, rng) for _ in range(finite(kt).size))
+        case SetT(elem=et):
+            return tuple(rng.random() < 0.3 for _ in range(finite(et).size))
+        case BagT(elem=et, most=most):
+            return tuple(rng.choice((0, 0, 1, most)) for _ in range(finite(et).size))
+        case SeqT(elem=et, cap=cap):
+            return tuple(_random(et, rng) for _ in range(rng.randint(0, cap)))
+    return default(t)
+
+
+def _outcome(f, st, env):
+    try:
+        return ("value", f(st, env))
+    except EvalError as err:
+        return ("error", err.message, err.span)
+    except Exception as err:        # noqa: BLE001 - a Python error must be the same one too
+        return ("python", type(err).__name__, str(err))
+
+
+def _def_params(game, item):
+    game.checker._enter(item)
+    params = item.tree.children[1].children if item.tree.children[1] is not None else []
+    return [(str(p.children[0]), game.checker.type_(p.children[1])) for p in params]
+
+
+def _states(game, seed: int, depths=(0, 7, 25, 60, 140)):
+    """Seeded reachable states, each with the state before it (for transition properties)."""
+    out = []
+    for k, depth in enumerate(depths):
+        rng = random.Random(seed * 1000 + k)
+        trail = [game.initial()]
+        walk(game, rng, depth, lambda m, st: trail.append(st))
+        out.append((trail[-2] if len(trail) > 1 else trail[-1], trail[-1]))
+    return out
+
+
+@pytest.mark.parametrize("name,variants", _specs(), ids=lambda x: x if isinstance(x, str)
+                         else "+".join(x) or "base")
+def test_generated_code_agrees_with_closures(name, variants, monkeypatch):
+    _agree(load_game(name, variants), monkeypatch)
+
+
+def test_split_code_agrees_with_closures(monkeypatch):
+    """Code nested deeper than Python allows is compiled apart and called: forced here at
+    every level (a fixpoint's step then reads its values through fixinc's recording proxy),
+    and written eagerly."""
+    monkeypatch.setattr(codegen, "MAX_INDENT", 1)
+    monkeypatch.setattr(codegen, "MAX_LOOPS", 0)
+    monkeypatch.setattr(codegen, "LAZY", False)
+    before = codegen.STATS["external"]
+    _agree(load_game("torres", (), (("players", 3),)), monkeypatch, actions=False)
+    assert codegen.STATS["external"] > before
+
+
+def _agree(game, monkeypatch, actions=True):
+    st_t = game.state_type
+    gen, clo = Compiler(False, st_t, codegen=True), Compiler(False, st_t, codegen=False)
+    assert gen.codegen and not clo.codegen
+    rng = random.Random(7)
+    states = _states(game, 3)
+    compared = 0
+
+    def same(e, env_of):
+        nonlocal compared
+        fg, fc = gen.expr(e), clo.expr(e)
+        for old, st in states:
+            for _ in range(3):
+                env = env_of(old)
+                got, want = _outcome(fg, st, list(env)), _outcome(fc, st, list(env))
+                assert got == want, (e.span, got, want)
+                compared += 1
+
+    for dname, item in game.p.defs.items():
+        if item.kind != "def":
+            continue
+        params = _def_params(game, item)
+        e, idx, size = _checked(game, f"{dname}({', '.join(n for n, _ in params)})",
+                                dict(params))
+
+        def env_of(old, idx=idx, size=size, params=params):
+            env = [old] + [None] * size
+            for i, (_, t) in zip(idx, params):
+                env[i] = _random(t, rng)
+            return env
+        same(e, env_of)
+    for inv in game.p.invariants:
+        same(inv.expr, lambda old, inv=inv: [old] + [None] * inv.frame)
+    for pz in game.p.puzzles:
+        def env_of(old, pz=pz):
+            env = [old] + [None] * pz.frame
+            for inp in pz.inputs:
+                env[inp.slot + 1] = _random(inp.type, rng)
+            return env
+        for q in pz.queries:
+            for e in (q.goal, q.maximize, q.bound, q.within):
+                if e is not None:
+                    same(e, env_of)
+    assert compared > 0
+    if not actions:
+        return
+
+    # Every action's verdict and outcome, through a whole game compiled each way.
+    monkeypatch.setenv("RULEBOOK_CODEGEN", "0")
+    plain = Game(game.p, game.checker)
+    assert not plain.concrete.codegen and game.concrete.codegen
+    for _, st in states:
+        assert [_verdict(o) for o in game.moves(st)] == [_verdict(o) for o in plain.moves(st)]
+
+
+def _verdict(outcome):
+    """An outcome of Game.moves, with the rule and message of a refusal."""
+    return tuple((x.rule, x.message) if isinstance(x, Refused) else x for x in outcome)
+
+
+@pytest.fixture
+def errors_game(monkeypatch):
+    monkeypatch.setenv("RULEBOOK_SPECS", str(FIXTURES))
+    return load_game("codegen")
+
+
+@pytest.mark.parametrize("text,pile,n,arg", [
+    ("at(i)", (), 1, 3),                 # index out of range
+    ("at(i)", (0, 1), 1, 1),             # in range
+    ("ratio(i)", (), 0, 4),              # division by zero
+    ("ratio(i)", (), 2, 5),
+    ("first()", (), 0, 0),               # top of an empty seq
+    ("rest()", (), 0, 0),                # pop of an empty seq
+    ("rest()", (2, 1), 0, 0),
+    ("narrow(i)", (), 1, 2),             # outside the declared type
+    ("narrow(i)", (), 0, 2),
+    ("guarded(i)", (), 0, 3),            # `and` stops before the index
+    ("found(i)", (1,), 0, 4),            # the `where` stops before the index
+    ("late(i)", (0, 0), 0, 4),           # ... and without it, the index fails
+    ("late(i)", (0, 1), 0, 4),           # ... unless `exists` stops first
+    ("tops()", (), 0, 0),
+])
+def test_errors_are_the_closures(errors_game, text, pile, n, arg):
+    g = errors_game
+    e, idx, size = _checked(g, text, {"i": IntT(0, 9)} if "(i)" in text else {})
+    st = (pile, n)
+    env = [None] * (size + 1)
+    for i in idx:
+        env[i] = arg
+    fg = Compiler(False, g.state_type, codegen=True).expr(e)
+    fc = Compiler(False, g.state_type, codegen=False).expr(e)
+    got, want = _outcome(fg, st, list(env)), _outcome(fc, st, list(env))
+    assert got == want
+    assert codegen.source_of(fg) is not None     # generated, not a closure
+
+
+def test_index_error_has_its_span(errors_game):
+    e, idx, size = _checked(errors_game, "at(i)", {"i": IntT(0, 9)})
+    f = Compiler(False, errors_game.state_type, codegen=True).expr(e)
+    env = [None] * (size + 1)
+    env[idx[0]] = 2
+    with pytest.raises(EvalError) as err:
+        f(((0,), 0), env)
+    assert err.value.message == "index 2 is outside a seq of length 1"
+    assert (err.value.span.line, err.value.span.col) == (12, 25)
+    assert "raise" in codegen.source_of(f)
+
+
+# The defs the Torres best-turn bound spends its time in: each must be generated code, its
+# loops and fixpoints inline (a regression to closures would go unnoticed otherwise, but for
+# the timings).  `top_gains` is a `largest`, whose closure sorts the items these defs give.
+HOT = ["turn_bound", "single_rises", "double_rises",
+       "cap_level", "approach", "moves_to", "best_level", "royal", "bonus", "area", "rep",
+       "castle", "built", "tallest_free"]
+
+
+def _body(e):
+    """The def body a call compiles separately (behind its memo), or the expression."""
+    return e.body if isinstance(e, ir.Call) else e
+
+
+@pytest.mark.parametrize("name", HOT)
+def test_hot_defs_are_generated(name):
+    game = load_game("torres")
+    assert game.concrete.codegen
+    params = _def_params(game, game.p.defs[name])
+    e, _, _ = _checked(game, f"{name}({', '.join(n for n, _ in params)})", dict(params))
+    comp = Compiler(False, game.state_type)
+    src = codegen.source_of(comp.expr(_body(e)))
+    assert src is not None, f"{name} is not generated"
+    assert "def f(st, env" in src
+
+
+def _fix_of(game, text, bindings):
+    e, _, _ = _checked(game, text, bindings)
+    body = _body(e)
+    while isinstance(body, ir.Call):        # a def that calls the def holding the fix
+        body = body.body
+    assert isinstance(body, ir.Fix)
+    return body
+
+
+def test_fixpoints_are_inline():
+    """The flood of passage (a knight's way inside a castle) is a loop of the generated code,
+    reads recorded; moves_to, a shortest-path relaxation, is solved at once
+    (fixinc.min_plus), called from it."""
+    from solver.engine import fixinc
+    game = load_game("torres")
+    body = _fix_of(game, "passage(a, k)", {"a": game.p.types["Sq"], "k": IntT(0, 16)})
+    src = codegen.source_of(Compiler(False, game.state_type).expr(body))
+    assert "while True:" in src and ".add(" in src, src
+    body = _fix_of(game, "moves_to(p)", {"p": game.p.types["Player"]})
+    assert fixinc.min_plus(body, {}) is not None
+
+
+def test_a_castle_walk_visits_only_its_squares():
+    """`max t in Sq where c[t] and ...` over a castle c walks c's squares alone (the list is
+    remembered per castle), with the values of the closures (test_generated_code_agrees...)."""
+    game = load_game("torres")
+    p, sq = game.p.types["Player"], game.p.types["Sq"]
+    e, _, _ = _checked(game, "best_level(p, s)", {"p": p, "s": sq})
+    fn = Compiler(False, game.state_type).expr(_body(e))
+    src = codegen.source_of(fn)         # built now: its constants are then its defaults
+    assert codegen._held_keys in (fn.__defaults__ or ()), src
+
+
+def test_codegen_can_be_turned_off(monkeypatch):
+    monkeypatch.setenv("RULEBOOK_CODEGEN", "0")
+    assert not Compiler(False).codegen
+    monkeypatch.setenv("RULEBOOK_CODEGEN", "1")
+    assert Compiler(False).codegen and not Compiler(True).codegen

@@ -1,0 +1,269 @@
+"""Towers: the text's illustrated cases, golden puzzles on both backends, bad puzzle input,
+statics compared between the interpreter (HiGHS) and z3 on random towers, and the invariants
+on seeded playouts."""
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+import z3
+
+from conftest import golden, run_cli
+from solver.engine import domains as dz
+from solver.lang.errors import InputError
+from solver.queries.examples import run_examples
+from solver.engine.game import load_game
+from solver.queries.puzzles import solve
+from solver.engine.symbolic import check, make_solver
+
+GOLDEN = list(golden("towers"))
+
+
+@pytest.fixture(scope="module")
+def towers():
+    return load_game("towers")
+
+
+def test_the_texts_cases_are_confirmed():
+    res = run_examples("towers")
+    names = {r.name for r in res}
+    assert {"off_the_base", "overhang", "whole_cubes_only", "ring_of_blocks", "open_corners",
+            "ring_of_two", "ring_of_two_cells", "fewest_blocks_fall"} <= names
+    bad = [(r.name, [o.text for o in r.outcomes if not o.ok]) for r in res if not r.confirmed]
+    assert not bad
+
+
+@pytest.mark.parametrize("name,inp,expected", GOLDEN, ids=[g[0] for g in GOLDEN])
+def test_golden_puzzles_on_both_backends(name, inp, expected):
+    got = solve(inp, "search")
+    assert {k: got[k] for k in expected} == expected
+    # z3's witness may be another build of the same height: it is replayed in the
+    # interpreter by the solver itself; the answers must agree.
+    z = solve(inp, "z3")
+    assert {k: z[k] for k in expected} == expected
+    if "count" in got:
+        assert z == got
+
+
+def test_placements_lists_each_placement_once_and_each_stands(towers):
+    inp = dict(GOLDEN[[g[0] for g in GOLDEN].index("placements_domino_on_cube")][1])
+    got = solve(inp)
+    cells = [frozenset(map(tuple, run[0][2])) for run in got["placements"]]
+    assert len(cells) == len(set(cells)) == got["count"]
+    # Every listed placement leaves the tower standing, in a fresh interpreter run.
+    stands, _ = towers.expr("stands(as_tower(bs), occupancy(as_tower(bs)))",
+                            {"bs": towers.p.puzzles[0].inputs[0].type})
+    shape = towers.p.types["Shape"].members
+    for c in cells:
+        bs = ((shape.index("cube"), ((1, 1, 0),)), (shape.index("domino"), tuple(sorted(c))))
+        assert stands(towers.initial(), bs)
+
+
+@pytest.mark.parametrize("blocks,field", [
+    ([{"shape": "domino", "cells": [[0, 0, 0], [2, 0, 0]]}], "the cells of each block form"),
+    ([{"shape": "cube", "cells": [[0, 0, 0]]}, {"shape": "cube", "cells": [[0, 0, 0]]}],
+     "no two blocks share a cell"),
+    ([{"shape": "tri_line", "cells": [[2, 0, 0], [3, 0, 0], [4, 0, 0]]}], "first-layer"),
+    ([{"shape": "cube", "cells": [[0, 0, 0]]},
+      {"shape": "tri_line", "cells": [[0, 0, 1], [1, 0, 1], [2, 0, 1]]}], "the tower stands"),
+])
+def test_bad_towers_are_refused_naming_the_field(blocks, field):
+    with pytest.raises(InputError) as e:
+        solve({"game": "towers", "ask": "placements", "shape": "cube", "blocks": blocks})
+    assert field in str(e.value)
+    assert str(e.value).startswith("puzzle")
+
+
+def test_cli_reports_a_bad_tower_in_one_line(tmp_path):
+    p = tmp_path / "bad.json"
+    p.write_text(json.dumps({"game": "towers", "ask": "placements", "shape": "cube",
+                             "blocks": [{"shape": "cube", "cells": [[9, 0, 0]]}]}))
+    r = run_cli("solve", str(p))
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert r.stderr.count("\n") == 1
+    # Located at the cell (a record written as a list: x has no place of its own).
+    col = p.read_text().index("[9, 0, 0]") + 1
+    assert f"{p}:1:{col}: blocks[0].cells[0].x: 9 is outside -2..4" in r.stderr
+
+
+# ---- statics: interpreter against z3, on random towers ------------------------------------
+
+def _random_candidates(game, seed: int, n: int):
+    """States of seeded playouts, each with block placements the rules allow, whether the
+    tower would then stand or not (the statics decide; nothing is filtered by stability)."""
+    rng = random.Random(seed)
+    fi = game.field_index
+    st = game.initial()
+    out = []
+    while not game.is_terminal(st) and len(out) < n:
+        if st[fi["phase"]] == game.p.types["Phase"].members.index("place"):
+            moves = [m for m, _, _ in game.legal(st, ["place"])]
+            for m in rng.sample(moves, min(3, len(moves))):
+                out.append((st, m.params))
+        pick = game._pick(st, rng, [a for a in game.actions if a.chance], True) or \
+            game._pick(st, rng, [a for a in game.actions if not a.chance], False)
+        st = pick[1]
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_statics_interpreter_and_z3_agree_on_random_towers(towers, seed):
+    T = towers.p.types
+    binds = {"p": T["Player"], "r": T["Rot"], "at": T["Cell"]}
+    text = "holds(tower[p], occ[p], block, r, at)"
+    conc, _ = towers.expr(text, binds)
+    sym, _ = towers.expr(text, binds, symbolic=True)
+    fi = towers.field_index
+    seen = set()
+    for st, (r, at) in _random_candidates(towers, seed, 12):
+        p = st[fi["turn"]]
+        want = conc(st, p, r, at)
+        seen.add(want)
+        lit = dz.lift(sym(st, p, r, at))
+        for polarity in (True, False):
+            s = make_solver()
+            s.add(lit if polarity else z3.Not(lit))
+            assert check(s) == (want == polarity), (st, r, at)
+    assert seen, "no candidate placement"
+
+
+def test_statics_z3_with_a_symbolic_block_agrees(towers):
+    """z3 chooses where a cube goes on a bar overhanging one cube (a symbolic x); every
+    answer it gives is replayed in the interpreter, both ways."""
+    g = towers
+    fi = g.field_index
+    st = g.initial()
+    T = g.p.types
+    sym, _ = g.expr("stands(with_block(tower[0], cube, 0, Cell(x, 0, 2)), "
+                    "with_cells(tower[0], occ[0], cube, 0, Cell(x, 0, 2)))",
+                    {"x": T["Coord"]}, symbolic=True)
+    conc, _ = g.expr("stands(with_block(tower[0], cube, 0, Cell(x, 0, 2)), "
+                     "with_cells(tower[0], occ[0], cube, 0, Cell(x, 0, 2)))", {"x": T["Coord"]})
+    setup, _ = g.expr("occupancy(as_tower(bs))", {"bs": g.p.puzzles[0].inputs[0].type})
+    shape = T["Shape"].members
+    bs = ((shape.index("cube"), ((0, 0, 0),)),
+          (shape.index("tri_line"), ((-1, 0, 1), (0, 0, 1), (1, 0, 1))))
+    tw = tuple(bs[i] if i < len(bs) else (0, ()) for i in range(12))
+    s0 = list(st)
+    s0[fi["tower"]] = (tw,) + st[fi["tower"]][1:]
+    s0[fi["occ"]] = (setup(st, bs),) + st[fi["occ"]][1:]
+    s0 = tuple(s0)
+    x = z3.Int("x")
+    lit = dz.lift(sym(s0, x))
+    for polarity in (True, False):
+        s = make_solver()
+        s.add(x >= T["Coord"].lo, x <= T["Coord"].hi, lit if polarity else z3.Not(lit))
+        found = set()
+        while check(s):
+            v = s.model().eval(x).as_long()
+            found.add(v)
+            assert conc(s0, v) == polarity
+            s.add(x != v)
+        assert found
+    # The cube stands on the bar only above or left of its support (x = -1 .. 1).
+    assert {v for v in range(T["Coord"].lo, T["Coord"].hi + 1) if conc(s0, v)} == {-1, 0, 1}
+
+
+# ---- playouts: seeded, and the invariants hold on every state ---------------------------------
+
+def test_seeded_playouts_are_deterministic_and_keep_the_invariants():
+    g = load_game("towers", (), (("rounds", 4),))
+    invs = [(i.name, g.concrete.expr(i.expr)) for i in g.p.invariants if not i.transition]
+    assert {n for n, _ in invs} == {"first_layer_on_base", "standing", "one_cube_per_cell",
+                                    "blocks_conserved", "cells_of_the_tower", "blank_slots",
+                                    "no_solo", "filled_by_the_tower"}
+    finals = []
+    for seed in (5, 5, 6):
+        rng = random.Random(seed)
+        st = g.initial()
+        n = 0
+        while not g.is_terminal(st):
+            pick = g._pick(st, rng, [a for a in g.actions if a.chance], True) or \
+                g._pick(st, rng, [a for a in g.actions if not a.chance], False)
+            assert pick is not None
+            st = pick[1]
+            n += 1
+            for name, f in invs:
+                assert f(st, [None] * 4096), (seed, n, name)
+        finals.append(st)
+    assert finals[0] == finals[1]
+
+
+@pytest.mark.parametrize("file, proved", [
+    ("towers", {"first_layer_on_base"}),
+    ("towers-blocks", {"blocks_conserved"}),
+    ("towers-filled", {"filled_by_the_tower"}),
+    ("towers-standing", {"standing", "filled_by_the_tower"}),
+    ("towers-cells", {"one_cube_per_cell", "cells_of_the_tower"}),
+])
+def test_stored_proofs_prove_their_invariants_on_a_small_space(file, proved):
+    """docs/proofs/towers.json (``python docs/refresh.py towers --only proofs --param levels=2
+    --param reach=0 --split-on block --invariant first_layer_on_base --invariant blank_slots
+    --invariant no_solo --alone --depth 1 --jobs 2``, about an hour on two cores) and
+    docs/proofs/towers-blocks.json, towers-filled.json, towers-standing.json and
+    towers-cells.json (the README's resumable commands with the journals under
+    docs/proofs/journals/; 15,286 action paths each, 30,572 for standing's and the cells'
+    split over the player too, over several sittings): on two levels with no overhang,
+    the first layer stays on the base, the blocks in the reserve, in hand and in the towers
+    stay the set's, every filled cell belongs to a live block, the tower stands (with the
+    filled cells' invariant), or each filled cell is the one cube of the tower that records it
+    (no two cubes share a cell), inductive with the blank slots and no puzzle state, assuming
+    none of the other invariants.  Fails when a rule or an invariant changes (refresh) or when
+    one of them stops being proved."""
+    from conftest import stored_proof
+    g, status = stored_proof("towers", file)
+    assert (g.p.param_values["levels"], g.p.param_values["reach"]) == (2, 0)
+    assert status == {n: "inductive" for n in proved | {"blank_slots", "no_solo"}}
+
+
+# ---- pictures --------------------------------------------------------------------------------
+
+def test_solve_svg_draws_the_solution_in_space_with_the_new_block_marked(tmp_path):
+    inp = GOLDEN[[g[0] for g in GOLDEN].index("placements_cube_on_cube")][1]
+    src = tmp_path / "p.json"
+    src.write_text(json.dumps(inp))
+    out = tmp_path / "p.svg"
+    r = run_cli("solve", str(src), "--svg", str(out))
+    assert r.returncode == 0, r.stderr
+    svg = out.read_text()
+    first = json.loads(r.stdout)["placements"][0][0]
+    x, y, z = first[2][0]
+    # The placed cube, marked in the tower's picture and in the occupancy's.
+    assert svg.count('class="cube new"') == 2
+    assert f'class="cube new" data-cell="{x},{y},{z}"' in svg
+    assert svg.count('class="cube"') == 2          # the cube that was there, twice
+    assert "after the first solution (1 move)" in svg
+
+
+def test_fallen_blocks_are_drawn_apart(towers):
+    from solver.queries.examples import _move
+    from solver.render.render import render_svg
+    ex = next(e for e in towers.p.examples if e.name == "whole_cubes_only")
+    env = [None] * (ex.frame + 1)
+    st = towers.run_stmts(ex.setup, ex.frame, towers.initial(), env)
+    call = next(i for i in ex.script if hasattr(i, "args"))
+    st, _ = towers.apply(st, _move(towers, call, st, env))
+    svg = render_svg(towers, st, marks={(1, 1, 1), (2, 1, 1), (3, 1, 1)})
+    fallen = svg[svg.index('data-field="fallen"'):]
+    fallen = fallen[:fallen.index("</g></g>")]
+    # The bar that fell is drawn in its own picture, not in the tower's.
+    assert fallen.count('class="cube new"') == 3
+    tower = svg[svg.index('data-field="tower"'):svg.index('data-field="occ"')]
+    assert 'class="cube new"' not in tower and tower.count('class="cube"') == 1
+
+
+def test_every_reading_pair_has_a_stored_witness():
+    """`rulebook ambiguities towers` found a disagreement for every pair of options of every
+    reading (three pairs for collapse, now that `fewest` is written)."""
+    import json
+    from pathlib import Path
+    stored = json.loads((Path(__file__).parents[3] / "docs" / "witnesses" / "towers.json")
+                        .read_text(encoding="utf-8"))
+    got = {(w["reading"], w["a"], w["b"]) for w in stored["ambiguities"] if w["found"]}
+    g = load_game("towers")
+    for r in g.p.readings:
+        names = [o for o, _ in r.options]
+        for i, a in enumerate(names):
+            for b in names[i + 1:]:
+                assert (r.name, a, b) in got
