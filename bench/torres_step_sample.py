@@ -36,7 +36,6 @@ sys.path.insert(0, str(ROOT))
 
 from solver.lang.errors import InputError, RulebookError  # noqa: E402
 from solver.engine.game import Game, load_game, load_path  # noqa: E402
-from solver.prover.prove import _holds as holds  # noqa: E402  (an invariant in a state, concretely)
 from solver.lang.types import finite  # noqa: E402
 from torres import play_until  # noqa: E402  (bench/torres.py, beside this file)
 
@@ -131,15 +130,15 @@ def sample(g: Game, states: int, seed: int, progress=None) -> dict:
         if st is None:
             continue
         drawn += 1
-        off = [i.name for i in invs if not holds(g, i, st)]
+        off = [i.name for i in invs if not g.holds(i, st)]
         if off:
             raise AssertionError(f"a sampled state breaks {', '.join(off)}: the sampler is wrong")
         done += 1
         for m, after, _ in g.legal(st):
             moves += 1
             per_action[m.action] = per_action.get(m.action, 0) + 1
-            bad = [i.name for i in invs if not holds(g, i, after)]
-            bad += [i.name for i in trans if not holds(g, i, after, old=st)]
+            bad = [i.name for i in invs if not g.holds(i, after)]
+            bad += [i.name for i in trans if not g.holds(i, after, old=st)]
             if bad:
                 return {"states": done, "moves": moves, "per_action": per_action,
                         "broken": {"invariants": bad, "move": m.to_json(g),

@@ -33,7 +33,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from solver.queries import embed  # noqa: E402
-from solver.docs.docpages import proof_digest, rules_digest, spec_digest  # noqa: E402
+from solver.lang.digest import proof_digest, rules_digest, spec_digest  # noqa: E402
 from solver.engine.game import load_game  # noqa: E402
 from solver.prover.prove import prove  # noqa: E402
 from solver.queries.readings import find_ambiguities  # noqa: E402

@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 
 from solver.engine.game import load_game
-from solver.prover.prove import _holds
 
 ROOT = Path(__file__).resolve().parent.parent
 TESTS = ROOT / "tests"
@@ -86,7 +85,7 @@ def stored_proof(game_name: str, file: str | None = None):
     """docs/proofs/<game>.json (or <file>.json), checked current against the spec (its rules
     and invariants), as (the game under the stored parameters, invariant name -> stored
     status)."""
-    from solver.docs.docpages import current
+    from solver.lang.digest import current
     stored = json.loads((ROOT / "docs" / "proofs" / f"{file or game_name}.json")
                         .read_text("utf-8"))
     g = load_game(game_name, (), tuple(sorted(stored["params"].items())))
@@ -97,4 +96,4 @@ def stored_proof(game_name: str, file: str | None = None):
 def holds(game, inv, st, old=None) -> bool:
     """Evaluate an invariant (or transition property) of the IR concretely, as `prove` does
     when it checks a state."""
-    return _holds(game, inv, st, old)
+    return game.holds(inv, st, old)

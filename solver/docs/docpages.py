@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import english as E
+from ..lang.digest import current
 from ..lang import ir
 from ..lang.codec import from_json
 from ..lang.errors import RulebookError
@@ -98,7 +99,7 @@ def _doc_para(doc: ir.Doc | None) -> str:
 
 
 def _source_of(game: Game, kind: str, name: str) -> str:
-    it = game.checker.items.get((kind, name))
+    it = game.symbols.items.get((kind, name))
     if it is None:
         return ""
     m = it.tree.meta
@@ -124,89 +125,6 @@ def _repo_path(path: str) -> str:
     return path
 
 
-def spec_digest(game: Game) -> str:
-    """A digest of the spec files a game is made of: stored results name the spec they used."""
-    import hashlib
-    h = hashlib.sha256()
-    for f in game.checker.files:
-        h.update(f.text.encode("utf-8"))
-    return h.hexdigest()[:16]
-
-
-# Declarations that only check the rules, never change what a move does: results that depend
-# on the rules alone (ambiguity witnesses) need not be recomputed when only these change.
-_CHECKS_ONLY = {"invariant_decl", "transition_decl", "example_decl", "puzzle_decl",
-                "extend_puzzle_decl", "rotate_decl"}
-
-
-# The declarations `rules_digest` knows by name: defs (kept when used), invariants and
-# transitions (kept when a proof named them).
-_NAMED = {"def_decl", "invariant_decl", "transition_decl"}
-
-
-def rules_digest(game: Game, keep: frozenset = frozenset(),
-                 named: frozenset | None = None) -> str:
-    """A digest of the game's rules alone: the spec files without their invariants,
-    transitions, examples and puzzles (nor the defs only those use), so that adding an
-    auxiliary invariant leaves stored ambiguity witnesses current.  A def is kept when any
-    kept declaration names it (by identifier, a safe over-approximation).  ``keep`` names
-    declaration kinds kept all the same (see `proof_digest`); ``named``, if given, keeps of
-    those kinds only the declarations of these names."""
-    import hashlib
-    from lark import Token
-    items = []                                   # (file index, item, decl kind, name)
-    for k, f in enumerate(game.checker.files):
-        for it in f.tree.children:
-            if getattr(it, "data", None) != "item":
-                continue
-            decl = it.children[-1]
-            name = str(decl.children[0]) if decl.data in _NAMED else None
-            items.append((k, it, decl.data, name))
-
-    def names(it) -> set[str]:
-        return {str(t) for t in it.scan_values(lambda v: isinstance(v, Token) and v.type == "NAME")}
-    kept = [x for x in items if (x[2] not in _CHECKS_ONLY
-                                 or (x[2] in keep and (named is None or x[3] in named)))
-            and x[2] != "def_decl"]
-    used: set[str] = set()
-    for x in kept:
-        used |= names(x[1])
-    defs = [x for x in items if x[2] == "def_decl"]
-    while True:
-        new = [x for x in defs if x[3] in used and x not in kept]
-        if not new:
-            break
-        for x in new:
-            kept.append(x)
-            used |= names(x[1])
-    h = hashlib.sha256()
-    for k, it, _, _ in sorted(kept, key=lambda x: (x[0], x[1].meta.start_pos)):
-        text = game.checker.files[k].text
-        h.update(text[it.meta.start_pos:it.meta.end_pos].encode("utf-8"))
-        h.update(b"\n")
-    return h.hexdigest()[:16]
-
-
-def proof_digest(game: Game, invariants=None) -> str:
-    """A digest of what a proof of the invariants depends on: the rules and the invariants
-    and transitions, not the examples and puzzles.  ``invariants``: the names of those a
-    proof read, when it read only them (`rulebook prove --invariant N --alone` assumes no
-    other): an invariant added since leaves it current."""
-    return rules_digest(game, frozenset({"invariant_decl", "transition_decl"}),
-                        None if invariants is None else frozenset(invariants))
-
-
-def current(game: Game, stored: dict) -> bool:
-    """Whether stored results were made from the spec as it is, or from one that differs only
-    where they do not look (``rules_sha256``: witnesses; ``proof_sha256``: proofs)."""
-    if stored.get("spec_sha256") == spec_digest(game):
-        return True
-    return any(key in stored and stored[key] == digest(game)
-               for key, digest in (("rules_sha256", rules_digest),
-                                   ("proof_sha256", lambda g: proof_digest(
-                                       g, stored.get("proof_invariants")))))
-
-
 def _staleness(game: Game, stored: dict | None, what: str) -> str:
     if not stored or "spec_sha256" not in stored or current(game, stored):
         return ""
@@ -216,7 +134,7 @@ def _staleness(game: Game, stored: dict | None, what: str) -> str:
 
 
 def _sources(game: Game) -> dict[str, str]:
-    return {f.path: f.text for f in game.checker.files}
+    return {f.path: f.text for f in game.symbols.files}
 
 
 def _calls(node) -> list[str]:
@@ -241,7 +159,7 @@ def page_game(name: str) -> Game:
         return g
     g = copy.copy(g)          # a copy: `load_game` results are shared
     g.name = name
-    g.p = dataclasses.replace(g.p, title=g.checker.files[-1].title)
+    g.p = dataclasses.replace(g.p, title=g.symbols.files[-1].title)
     return g
 
 
@@ -331,7 +249,7 @@ def _setup_section(g: Game, page: Page, en: E.English) -> str:
                             _esc(p.doc.text)] for p in g.p.params], "15 15 10 60"))
     kinds = {"enum_decl": "Enumerations", "record_decl": "Records", "type_decl": "Types",
              "const_decl": "Constants"}
-    statics = [g.checker.items[k] for k in g.checker.order if k[0] == "static"]
+    statics = [g.symbols.items[k] for k in g.symbols.order if k[0] == "static"]
     for data, heading in kinds.items():
         its = [it for it in statics if it.tree.data == data]
         if not its:
@@ -358,7 +276,7 @@ def _setup_section(g: Game, page: Page, en: E.English) -> str:
 
 def _state_types(g: Game) -> dict[str, str]:
     """Each state field's type as the spec writes it (``map[Player, 0..9]``), not resolved."""
-    it = g.checker.items.get(("state", "state"))
+    it = g.symbols.items.get(("state", "state"))
     out: dict[str, str] = {}
     for part in ([it] + list(it.extra)) if it is not None else []:
         for f in part.tree.children:
@@ -378,7 +296,7 @@ def _turn_section(g: Game, page: Page, en: E.English) -> str:
         out.append("Whose move it is:\n\n" + _code(actor))
     rotate = _source_of(g, "rotate", "rotate")
     if rotate:
-        doc = g.checker.items[("rotate", "rotate")].doc.text
+        doc = g.symbols.items[("rotate", "rotate")].doc.text
         out.append((_esc(doc) if doc else
                     "The players may be numbered from any one of them (not a rule: what "
                     "``rulebook prove --symmetry`` uses, and checks, across the cases of the "
@@ -461,7 +379,7 @@ def _rules_section(g: Game, page: Page, en: E.English, src: dict) -> str:
             if text:
                 out.append(_code(text))
             out.append(f"**In English:** {_esc(E.rule_sentence(en, a, s))}\n\n")
-            uses = [n for n in _calls(s.cond) if ("def", n) in g.checker.items]
+            uses = [n for n in _calls(s.cond) if ("def", n) in g.symbols.items]
             if uses:
                 out.append("Uses " + ", ".join(_ref("def", f"{g.name}.{n}", n) for n in uses)
                            + ", where:\n\n")
@@ -470,11 +388,11 @@ def _rules_section(g: Game, page: Page, en: E.English, src: dict) -> str:
                     if call is not None:
                         out.append(f"* {_esc(E.def_sentence(en, call))}\n")
                 out.append("\n")
-    procs = [k[1] for k in g.checker.order if k[0] == "proc"]
+    procs = [k[1] for k in g.symbols.order if k[0] == "proc"]
     if procs:
         out.append(_title("Shared steps (procs)", "~"))
         for n in procs:
-            it = g.checker.items[("proc", n)]
+            it = g.symbols.items[("proc", n)]
             out.append(_target(page, "def", f"{g.name}.{n}", n))
             out.append(f".. rubric:: proc {n}\n\n")
             out.append(_doc_para(it.doc))
@@ -483,13 +401,13 @@ def _rules_section(g: Game, page: Page, en: E.English, src: dict) -> str:
 
 
 def _defs_section(g: Game, page: Page, en: E.English) -> str:
-    names = [k[1] for k in g.checker.order if k[0] == "def"]
+    names = [k[1] for k in g.symbols.order if k[0] == "def"]
     if not names:
         return ""
     out = [_title("Definitions", "-")]
     out.append("The pure functions the rules use, each with its English reading.\n\n")
     for n in names:
-        it = g.checker.items[("def", n)]
+        it = g.symbols.items[("def", n)]
         out.append(_target(page, "def", f"{g.name}.{n}", n))
         out.append(f".. rubric:: def {n}\n\n")
         out.append(_doc_para(it.doc))
@@ -497,7 +415,7 @@ def _defs_section(g: Game, page: Page, en: E.English) -> str:
         call = E.checked_def(g, n)
         if call is not None:
             out.append(f"**In English:** {_esc(E.def_sentence(en, call))}\n\n")
-            uses = [c for c in _calls(call.body) if c != n and ("def", c) in g.checker.items]
+            uses = [c for c in _calls(call.body) if c != n and ("def", c) in g.symbols.items]
             if uses:
                 out.append("Uses " + ", ".join(_ref("def", f"{g.name}.{c}", c) for c in uses)
                            + ".\n\n")
@@ -797,7 +715,7 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
                        + (f" — {_esc(r['detail'])}" if r.get("detail") else "") + "\n\n")
         else:
             out.append("**Status:** not proved: no stored result for this invariant.\n\n")
-        uses = [c for c in _calls(inv.expr) if ("def", c) in g.checker.items]
+        uses = [c for c in _calls(inv.expr) if ("def", c) in g.symbols.items]
         if uses:
             out.append("Uses " + ", ".join(_ref("def", f"{g.name}.{c}", c) for c in uses)
                        + ".\n\n")

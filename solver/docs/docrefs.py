@@ -19,7 +19,7 @@ from ..lang.errors import RulebookError
 
 def run_cli(argv: list[str], cwd: Path, env: dict | None = None) -> tuple[int, str]:
     """Run ``rulebook ARGV`` in this process, in ``cwd``; return (exit status, stdout+stderr)."""
-    from ..cli import main
+    from ..cli import main as cli
     buf = io.StringIO()
     old_cwd = os.getcwd()
     old_env = {k: os.environ.get(k) for k in (env or {})}

@@ -361,7 +361,7 @@ def checked_def(game, name: str) -> ir.Call | None:
     from ..lang.check import Frame, Scope
     from ..lang.errors import RulebookError
     from ..lang.syntax import parse_expr
-    ck = game.checker
+    ck = game.symbols
     it = ck.items.get(("def", name))
     if it is None:
         return None

@@ -301,7 +301,7 @@ class Game:
     @gc_paused()
     def __init__(self, program: ir.Program, checker: Checker):
         self.p = program
-        self.checker = checker
+        self.symbols = checker   # the symbol table (for now the checker itself)
         self.name = program.name
         self.state_type = program.state_type
         self.concrete = Compiler(False, self.state_type)
@@ -369,6 +369,16 @@ class Game:
         env = env if env is not None else [None] * (frame + 1)
         return run(st, env, [])
 
+    def holds(self, inv: ir.Invariant, st, old=None) -> bool:
+        """Whether an invariant (or, with ``old``, a transition property) holds of a state."""
+        env = [old] + [None] * inv.frame
+        return bool(self.concrete.expr(inv.expr)(st, env))
+
+    def holds_symbolic(self, inv: ir.Invariant, st, old=None):
+        """The invariant over a symbolic state, as one z3 Boolean term."""
+        env = [old] + [None] * inv.frame
+        return dz.lift(self.symbolic.expr(inv.expr)(st, env))
+
     def is_terminal(self, st) -> bool:
         if self._terminal_gate is not None:
             i, v = self._terminal_gate
@@ -393,7 +403,7 @@ class Game:
             names.append(slot + 1)
             sc = sc.bind(n, ir.Local(t, None, n, slot))
         tree = parse_expr(text)
-        e = self.checker.expr(tree, sc)
+        e = self.symbols.expr(tree, sc)
         comp = self.symbolic if symbolic else self.concrete
         f = comp.expr(e)
         size = frame.size + 1

@@ -60,3 +60,7 @@ class EvalError(RulebookError):
 
 class InputError(RulebookError):
     """A malformed or impossible puzzle, state or command-line argument."""
+
+
+class Disagreement(RulebookError):
+    """The solver's answer did not replay in the interpreter: a bug, reported loudly."""

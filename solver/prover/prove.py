@@ -100,7 +100,7 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000,
     # Base case, in the interpreter: the initial state.
     init = game.initial()
     for inv in invs:
-        if not inv.transition and not _holds(game, inv, init):
+        if not inv.transition and not game.holds(inv, init):
             results[inv.name] = Result(inv.name, "invariant", "refuted", 0,
                                        "false in the initial state")
     # Inductive step (Houdini): drop refuted candidates until the rest is inductive together.
@@ -154,16 +154,6 @@ def prove(game: Game, bmc_depth: int = 4, timeout_ms: int = 120_000,
                         "state may be one the fixpoints rule out)" if opaque_fix else "")
             results[r.name] = r
     return [results[i.name] for i in invs]
-
-
-def _holds(game: Game, inv: ir.Invariant, st, old=None) -> bool:
-    env = [old] + [None] * inv.frame
-    return bool(game.concrete.expr(inv.expr)(st, env))
-
-
-def _sym_inv(game: Game, inv: ir.Invariant, st, old=None):
-    env = [old] + [None] * inv.frame
-    return dz.lift(game.symbolic.expr(inv.expr)(st, env))
 
 
 def _substitute(t, pairs):
@@ -391,7 +381,7 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
     all_cases = _cases(game, fresh, "s", fields)
     for ci, S in enumerate(all_cases):
         lengths = _seq_lengths(S)
-        conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
+        conj = {i.name: _conjuncts(game.holds_symbolic(i, S)) for i in invs}
         # A case whose split fields already falsify a candidate (a phase no move enters) is
         # assumed away while that candidate stands: its paths are built only if it falls.
         falsified = {n for n, cs in conj.items() if any(z3.is_false(c) for c in cs)}
@@ -421,7 +411,7 @@ def _houdini(game: Game, invs: list[ir.Invariant], timeout_ms: int, say,
                     # evaluated afresh.
                     for inv in invs:
                         if reads_actor[inv.name]:
-                            new = _conjuncts(_sym_inv(game, inv, b.state))
+                            new = _conjuncts(game.holds_symbolic(inv, b.state))
                             changed.extend((inv.name, k, c2) for k, c2 in enumerate(new))
                             touched -= {(inv.name, k) for k in range(len(conj[inv.name]))}
                 for n, k in sorted(touched):
@@ -900,10 +890,10 @@ def _run_key(game: Game, step_timeout_ms: int, split_lengths: bool, exact_reals:
     """What a proof's inductive step depends on: a journal of another run is not reused.  The
     spec counts by its rules, invariants and transitions (`proof_digest`, as for a stored
     proof): a changed puzzle or example leaves a journal of hours current."""
-    from ..docs.docpages import proof_digest
+    from ..lang.digest import proof_digest
     return {"game": game.name, "spec": proof_digest(game),
             "params": sorted(game.p.param_values.items()),
-            "readings": sorted(game.checker.reading_choices.items()),
+            "readings": sorted(game.symbols.reading_choices.items()),
             "step_timeout_ms": step_timeout_ms, "split_lengths": split_lengths,
             "exact_reals": exact_reals, "split_on": list(split_on),
             **({"opaque_fix": True} if opaque_fix else {}),
@@ -1765,12 +1755,12 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
         which of its conjuncts are reflexive, and the action paths; None when no state of
         the case satisfies the invariants."""
         S, N = cases[ci], after[ci]
-        conj = {i.name: _conjuncts(_sym_inv(game, i, S)) for i in invs}
+        conj = {i.name: _conjuncts(game.holds_symbolic(i, S)) for i in invs}
         if any(z3.is_false(c) for cs in conj.values() for c in cs):
             return None
         memo: dict[int, tuple] = {}
         readers, _ = _readers(conj, memo)
-        template = {tr.name: _conjuncts(_sym_inv(game, tr, N, old=S)) for tr in trans}
+        template = {tr.name: _conjuncts(game.holds_symbolic(tr, N, old=S)) for tr in trans}
         reflexive: dict[str, set] = {}
         # The copy's leaves beside the case's, to tell which leaves a path changes.
         n_leaves = list(zip(leaves(t, N), leaves(t, S)))
@@ -1824,7 +1814,7 @@ def _transitions(game: Game, trans: list[ir.Invariant], assumed: set[str], timeo
             out = {}
             for tr in props:
                 if afresh:
-                    post = _conjuncts(_sym_inv(game, tr, b.state, old=S))
+                    post = _conjuncts(game.holds_symbolic(tr, b.state, old=S))
                 else:
                     # A conjunct that reads no leaf the path changes is the property across
                     # a step that changes nothing: true when that is (reflexive).
@@ -2044,7 +2034,7 @@ def _bmc(game: Game, invs: list[ir.Invariant], depth: int, timeout_ms: int, say)
         if inv.transition:
             bad = _transition_violation(game, inv, u)
         else:
-            bad = z3.Not(dz.lift(u.final(lambda st: _sym_inv(game, inv, st))))
+            bad = z3.Not(dz.lift(u.final(lambda st: game.holds_symbolic(inv, st))))
         solver.add(bad)
         try:
             found = check(solver)
@@ -2073,7 +2063,7 @@ def _transition_violation(game: Game, inv: ir.Invariant, u):
                 if i == len(node.branches):
                     continue
                 after = node.branches[i].state
-                holds = _sym_inv(game, inv, after, old=node.state)
+                holds = game.holds_symbolic(inv, after, old=node.state)
                 bad.append(z3.And(dz.lift(node.active), node.choice == i, z3.Not(holds)))
     return z3.Or(bad) if bad else z3.BoolVal(False)
 
@@ -2090,8 +2080,8 @@ def _replay_violation(game: Game, inv: ir.Invariant, moves: list[Move]):
             raise RulebookError(f"the solver's trace does not replay: {m.label(game)} is refused "
                                 f"by {r.rule}") from None
         trace.append(m.to_json(game))
-        if (inv.transition and not _holds(game, inv, st, old)) or \
-                (not inv.transition and not _holds(game, inv, st)):
+        if (inv.transition and not game.holds(inv, st, old)) or \
+                (not inv.transition and not game.holds(inv, st)):
             return trace, k
     raise RulebookError(f"the solver's counterexample to {inv.name} does not replay in the "
                         f"interpreter")

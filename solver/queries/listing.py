@@ -15,6 +15,7 @@ from ..lang import ir
 from ..engine.evaluate import Refused, SymCtx
 from ..engine.game import Game, Move, allows, pin_guard
 from ..engine.symbolic import Unknown, check, leaves, make_solver
+from ..lang.errors import Disagreement
 
 
 def _messages(a: ir.Action) -> dict[str, str]:
@@ -118,10 +119,8 @@ def z3_listing(game: Game, st, actions, timeout_ms: int) -> dict:
             game.apply(st, m, check_domain=True)
         except Refused as r:
             if r.rule != rule:
-                from .puzzles import Disagreement
                 raise Disagreement(f"z3 says {m.label(game)} is refused by {rule}, "
                                    f"the interpreter by {r.rule}") from None
         else:
-            from .puzzles import Disagreement
             raise Disagreement(f"z3 says {m.label(game)} is illegal, the interpreter plays it")
     return _answer(game, legal, illegal)

@@ -16,7 +16,7 @@ import z3
 from ..engine import domains as dz
 from ..lang import ir
 from ..lang.codec import from_json, to_json
-from ..lang.errors import EvalError, InputError, RulebookError
+from ..lang.errors import Disagreement, EvalError, InputError, RulebookError
 from ..engine.evaluate import Refused
 from ..engine.game import Game, Move, allows, load_game
 from ..lang.irwalk import nodes
@@ -36,10 +36,6 @@ EXACT_BUDGET = 256
 # cost z3 minutes: three golden and bench puzzles of 295, 564 and 2,104 states went from
 # minutes (or "unknown") unrolled to under 3 s listed (README).  A larger space is unrolled.
 EXPLICIT_BUDGET = 4096
-
-
-class Disagreement(RulebookError):
-    """The solver's answer did not replay in the interpreter: a bug, reported loudly."""
 
 
 @dataclass

@@ -161,8 +161,7 @@ def _example_witness(ga: Game, gb: Game, ex: ir.Example, reading: str, question:
 
 def _within_invariants(g: Game, st) -> bool:
     """Whether every state invariant of the spec holds in ``st`` (the interpreter's verdict)."""
-    from ..prover.prove import _holds
-    return all(_holds(g, i, st) for i in g.p.invariants if not i.transition)
+    return all(g.holds(i, st) for i in g.p.invariants if not i.transition)
 
 
 def _score_differs(ga: Game, gb: Game, st) -> bool:
@@ -257,8 +256,7 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
     # rules never reach, one that breaks a rule or has pieces missing from the box,
     # shows no reading at work).
     if invariants:
-        from ..prover.prove import _sym_inv
-        solver.add(*[_sym_inv(ga, i, S) for i in ga.p.invariants if not i.transition])
+        solver.add(*[ga.holds_symbolic(i, S) for i in ga.p.invariants if not i.transition])
     solver.add(dz.lift(any_case))
     # Smallest: fewest elements first, then fewest scalars away from their defaults.
     size = dz.lift(state_size(t, S)) * 1000 + _noise(t, S)
@@ -308,7 +306,7 @@ def _score_ir(g: Game, fn: str = "score"):
     from ..lang import ir as _ir
     from ..lang.syntax import parse_expr
     sc = Scope({}, Frame()).bind("p", _ir.Local(_player(g), None, "p", 0))
-    return g.checker.expr(parse_expr(f"{fn}(p)"), sc)
+    return g.symbols.expr(parse_expr(f"{fn}(p)"), sc)
 
 
 def _noise(t, S):

@@ -23,7 +23,7 @@ TUTORIAL = ROOT / "docs" / "tutorial"
 
 
 def _english(game, action, rule):
-    en = E.for_program(game.p, {f.path: f.text for f in game.checker.files})
+    en = E.for_program(game.p, {f.path: f.text for f in game.symbols.files})
     a = next(a for a in game.p.actions if a.name == action)
     r = next(s for s in a.body if isinstance(s, ir.Requires) and s.name == rule)
     return E.rule_sentence(en, a, r)
@@ -45,7 +45,7 @@ def test_english_of_rules(game2):
 
 
 def test_english_keeps_grouping_and_names(game2):
-    en = E.for_program(game2.p, {f.path: f.text for f in game2.checker.files})
+    en = E.for_program(game2.p, {f.path: f.text for f in game2.symbols.files})
     assert E.def_sentence(en, E.checked_def(game2, "penalty")) == \
         "The penalty of n is n times (n plus 1) divided by 2."
     # A param folded to its value by the checker keeps its name.
@@ -62,7 +62,7 @@ def test_english_covers_every_rule_of_every_spec():
     source text (a fallback means the generator misses a construct)."""
     for path in sorted(spec_dir().glob("*.rules")):
         g = load_game(path.stem)
-        en = E.for_program(g.p, {f.path: f.text for f in g.checker.files})
+        en = E.for_program(g.p, {f.path: f.text for f in g.symbols.files})
         sentences = [E.rule_sentence(en, a, s) for a in g.p.actions for s in a.body
                      if isinstance(s, ir.Requires)]
         sentences += [E.invariant_sentence(en, i) for i in g.p.invariants]
@@ -245,7 +245,7 @@ def test_game_page_counts_invariants_another_stored_proof_proves_inductive(tmp_p
 def test_rules_digest_ignores_checks_only(tmp_path):
     """A witness depends on the rules alone: an added invariant (and the def only it uses)
     leaves the rules digest alone, while any change to a rule changes it."""
-    from solver.docs.docpages import rules_digest, spec_digest
+    from solver.lang.digest import rules_digest, spec_digest
     from solver.engine.game import load_path
     src = (spec_dir() / "les-5-tours.rules").read_text(encoding="utf-8")
 
@@ -278,7 +278,7 @@ def test_proof_digest_ignores_examples_and_puzzles_only(tmp_path):
     """A proof depends on the rules and the invariants: a changed puzzle or example leaves the
     proof digest alone (so a stored proof stays current), a changed invariant or rule does
     not."""
-    from solver.docs.docpages import current, proof_digest, spec_digest
+    from solver.lang.digest import current, proof_digest, spec_digest
     src, game = _edited_les_5_tours(tmp_path)
     g0 = game(src)
     stored = {"spec_sha256": spec_digest(g0), "proof_sha256": proof_digest(g0)}
@@ -296,7 +296,7 @@ def test_proof_of_named_invariants_survives_an_added_invariant(tmp_path):
     """A proof made with `--invariant N --alone` read only the named invariants: another one
     added leaves it current, while a change to a named one (or to a rule) does not; a proof of
     them all is stale as soon as one is added."""
-    from solver.docs.docpages import current, proof_digest, spec_digest
+    from solver.lang.digest import current, proof_digest, spec_digest
     src, game = _edited_les_5_tours(tmp_path)
     g0 = game(src)
     named = ["empty_hand"]

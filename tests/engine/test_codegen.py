@@ -39,7 +39,7 @@ def _checked(game, text: str, bindings: dict):
         s = frame.new()
         idx.append(s + 1)
         sc = sc.bind(n, ir.Local(t, None, n, s))
-    e = game.checker.expr(parse_expr(text), sc)
+    e = game.symbols.expr(parse_expr(text), sc)
     return e, idx, frame.size + 1
 
 
@@ -75,9 +75,9 @@ def _outcome(f, st, env):
 
 
 def _def_params(game, item):
-    game.checker._enter(item)
+    game.symbols._enter(item)
     params = item.tree.children[1].children if item.tree.children[1] is not None else []
-    return [(str(p.children[0]), game.checker.type_(p.children[1])) for p in params]
+    return [(str(p.children[0]), game.symbols.type_(p.children[1])) for p in params]
 
 
 def _states(game, seed: int, depths=(0, 7, 25, 60, 140)):
@@ -158,7 +158,7 @@ def _agree(game, monkeypatch, actions=True):
 
     # Every action's verdict and outcome, through a whole game compiled each way.
     monkeypatch.setenv("RULEBOOK_CODEGEN", "0")
-    plain = Game(game.p, game.checker)
+    plain = Game(game.p, game.symbols)
     assert not plain.concrete.codegen and game.concrete.codegen
     for _, st in states:
         assert [_verdict(o) for o in game.moves(st)] == [_verdict(o) for o in plain.moves(st)]

@@ -151,14 +151,13 @@ def test_the_witnesses_are_in_states_the_invariants_allow(witnesses):
     the box and in hand (a state with pieces missing, or a column taller than its castle, is
     none the rules reach).  Without it every stored witness of every game broke one."""
     from solver.queries.embed import present
-    from solver.prover.prove import _holds
     small = {"h": 2, "players": 2, "stack": 2, "w": 3}
     for (a, b), w in witnesses.items():
         for params, wit in ((small, w), ({**small, "w": 8, "h": 8},
                                          present("torres", w, small, {**small, "w": 8, "h": 8}))):
             g = load_game("torres", (f"gate:{a}",), tuple(sorted(params.items())))
             st = _state(g, wit.state_json)
-            broken = [i.name for i in g.p.invariants if not i.transition and not _holds(g, i, st)]
+            broken = [i.name for i in g.p.invariants if not i.transition and not g.holds(i, st)]
             assert broken == [], (a, b, params["w"])
 
 
@@ -403,7 +402,7 @@ def _journal_of(name: str, w: int, h: int) -> tuple:
     (every path held every invariant) of docs/proofs/journals/<name>.jsonl, after
     checking that its header is of this very spec on a w x h board, with region facts and
     every invariant a candidate."""
-    from solver.docs.docpages import proof_digest
+    from solver.lang.digest import proof_digest
     text = (ROOT / "docs" / "proofs" / "journals" / f"{name}.jsonl").read_text("utf-8")
     lines = [json.loads(x) for x in text.splitlines() if x.strip()]
     head = lines[0]["journal"]

@@ -1,0 +1,89 @@
+"""Digests of a checked spec: which stored results (ambiguity witnesses, proofs) are still
+current.  Each reads the spec's source files through ``game.symbols.files`` (any object with a
+``symbols`` table: a compiled `engine.game.Game`), never the engine itself.
+
+`spec_digest` hashes every file; `rules_digest` only the declarations that change what a move
+does; `proof_digest` those and the invariants and transitions a proof read."""
+from __future__ import annotations
+
+def spec_digest(game) -> str:
+    """A digest of the spec files a game is made of: stored results name the spec they used."""
+    import hashlib
+    h = hashlib.sha256()
+    for f in game.symbols.files:
+        h.update(f.text.encode("utf-8"))
+    return h.hexdigest()[:16]
+
+
+# Declarations that only check the rules, never change what a move does: results that depend
+# on the rules alone (ambiguity witnesses) need not be recomputed when only these change.
+_CHECKS_ONLY = {"invariant_decl", "transition_decl", "example_decl", "puzzle_decl",
+                "extend_puzzle_decl", "rotate_decl"}
+
+
+# The declarations `rules_digest` knows by name: defs (kept when used), invariants and
+# transitions (kept when a proof named them).
+_NAMED = {"def_decl", "invariant_decl", "transition_decl"}
+
+
+def rules_digest(game, keep: frozenset = frozenset(),
+                 named: frozenset | None = None) -> str:
+    """A digest of the game's rules alone: the spec files without their invariants,
+    transitions, examples and puzzles (nor the defs only those use), so that adding an
+    auxiliary invariant leaves stored ambiguity witnesses current.  A def is kept when any
+    kept declaration names it (by identifier, a safe over-approximation).  ``keep`` names
+    declaration kinds kept all the same (see `proof_digest`); ``named``, if given, keeps of
+    those kinds only the declarations of these names."""
+    import hashlib
+    from lark import Token
+    items = []                                   # (file index, item, decl kind, name)
+    for k, f in enumerate(game.symbols.files):
+        for it in f.tree.children:
+            if getattr(it, "data", None) != "item":
+                continue
+            decl = it.children[-1]
+            name = str(decl.children[0]) if decl.data in _NAMED else None
+            items.append((k, it, decl.data, name))
+
+    def names(it) -> set[str]:
+        return {str(t) for t in it.scan_values(lambda v: isinstance(v, Token) and v.type == "NAME")}
+    kept = [x for x in items if (x[2] not in _CHECKS_ONLY
+                                 or (x[2] in keep and (named is None or x[3] in named)))
+            and x[2] != "def_decl"]
+    used: set[str] = set()
+    for x in kept:
+        used |= names(x[1])
+    defs = [x for x in items if x[2] == "def_decl"]
+    while True:
+        new = [x for x in defs if x[3] in used and x not in kept]
+        if not new:
+            break
+        for x in new:
+            kept.append(x)
+            used |= names(x[1])
+    h = hashlib.sha256()
+    for k, it, _, _ in sorted(kept, key=lambda x: (x[0], x[1].meta.start_pos)):
+        text = game.symbols.files[k].text
+        h.update(text[it.meta.start_pos:it.meta.end_pos].encode("utf-8"))
+        h.update(b"\n")
+    return h.hexdigest()[:16]
+
+
+def proof_digest(game, invariants=None) -> str:
+    """A digest of what a proof of the invariants depends on: the rules and the invariants
+    and transitions, not the examples and puzzles.  ``invariants``: the names of those a
+    proof read, when it read only them (`rulebook prove --invariant N --alone` assumes no
+    other): an invariant added since leaves it current."""
+    return rules_digest(game, frozenset({"invariant_decl", "transition_decl"}),
+                        None if invariants is None else frozenset(invariants))
+
+
+def current(game, stored: dict) -> bool:
+    """Whether stored results were made from the spec as it is, or from one that differs only
+    where they do not look (``rules_sha256``: witnesses; ``proof_sha256``: proofs)."""
+    if stored.get("spec_sha256") == spec_digest(game):
+        return True
+    return any(key in stored and stored[key] == digest(game)
+               for key, digest in (("rules_sha256", rules_digest),
+                                   ("proof_sha256", lambda g: proof_digest(
+                                       g, stored.get("proof_invariants")))))
