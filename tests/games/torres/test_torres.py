@@ -368,10 +368,10 @@ def test_stored_proof_is_current_and_proves_every_invariant():
 
 
 def test_stored_8x8_proof_proves_every_invariant():
-    """docs/proofs/torres-8x8.json is the proof on the game's own board (the README's
+    """docs/proofs/torres-8x8.json is the proof on the game's own board (docs/prover.md's
     resumable command: ``python docs/refresh.py torres --only proofs --region-facts
     --symmetry --store-as torres-8x8 --depth 1 --jobs 2 --step-timeout 20 --journal
-    docs/proofs/journals/torres-8x8.jsonl``, over three sittings): the castles read as regions
+    FILE``, over three sittings): the castles read as regions
     whose facts the prover knows, each path that is a mirror image of another or the same
     move of another player settled from it when z3 shows so.  Every invariant and the
     transition property are inductive there, the two castle properties included.  Fails
@@ -387,9 +387,9 @@ def test_stored_4x4_region_facts_proof_proves_every_invariant():
     """docs/proofs/torres-4x4.json: the 4x4 proof with the castles read as regions whose
     facts the prover knows (``python docs/refresh.py torres --only proofs --region-facts
     --store-as torres-4x4 --param w=4 --param h=4 --depth 1 --jobs 2 --step-timeout 20
-    --journal docs/proofs/journals/torres-4x4.jsonl``, over three sittings, resumed from the
-    journal): every invariant and the transition property are inductive there, the two
-    castle properties included.  Fails when a rule or an invariant changes (refresh)."""
+    --journal FILE``, over three sittings, resumed from the journal): every invariant and
+    the transition property are inductive there, the two castle properties included.  Fails
+    when a rule or an invariant changes (refresh)."""
     from conftest import stored_proof
     g, status = stored_proof("torres", "torres-4x4")
     assert (g.p.param_values["w"], g.p.param_values["h"]) == (4, 4)
@@ -397,69 +397,30 @@ def test_stored_4x4_region_facts_proof_proves_every_invariant():
     assert {n for n, s in status.items() if s != "inductive"} == set()
 
 
-def _journal_of(name: str, w: int, h: int) -> tuple:
-    """The action paths, the transition records and the cases the invariants' pass finished
-    (every path held every invariant) of docs/proofs/journals/<name>.jsonl, after
-    checking that its header is of this very spec on a w x h board, with region facts and
-    every invariant a candidate."""
+@pytest.mark.parametrize("file, w, h, options", [
+    ("torres-4x4", 4, 4, {"--region-facts"}),
+    ("torres-8x8", 8, 8, {"--region-facts", "--symmetry"}),
+])
+def test_stored_region_facts_proofs_name_their_spec_board_and_options(file, w, h, options):
+    """The 4x4 and 8x8 proofs ran in sittings, each resumed from a local journal (a cache,
+    not kept in the repository): what the journal showed path by path (no path broke a
+    candidate, every invariant a candidate) the stored proof says as a whole.  It names the
+    digest of this very spec's rules and invariants (not merely a spec that differs elsewhere),
+    the board, depth 1 and the options (the castles read as regions; on 8x8 the board's and
+    the players' symmetries too), and every invariant, the transition property among them, is
+    inductive."""
+    from conftest import stored_proof
     from solver.lang.digest import proof_digest
-    text = (ROOT / "docs" / "proofs" / "journals" / f"{name}.jsonl").read_text("utf-8")
-    lines = [json.loads(x) for x in text.splitlines() if x.strip()]
-    head = lines[0]["journal"]
-    g = load_game("torres", (), (("h", h), ("w", w)))
-    assert head["spec"] == proof_digest(g)
-    assert head["region_facts"] and dict(head["params"]) == dict(g.p.param_values)
-    assert set(head["invariants"]) == {i.name for i in g.p.invariants if not i.transition}
-    steps = [x for x in lines[1:] if x.get("kind", "step") == "step"]
-    moves = [x for x in lines[1:] if x.get("kind") == "transition"]
-    # The cases whose every path held every invariant (the invariants' pass done there).
-    done = {x["case"] for x in lines[1:] if x.get("kind") == "case"
-            and set(x["candidates"]) == set(head["invariants"])}
-    return steps, moves, done
-
-
-def test_the_4x4_region_facts_proof_journal_breaks_nothing():
-    """docs/proofs/journals/torres-4x4.jsonl, the journal the 4x4 proof above was resumed
-    from, sitting after sitting: of this very spec (its rules and invariants), with every
-    invariant a candidate, and no path it records broke one or a transition property.  Fails
-    when the spec changes (the journal is then not reused: run it again) or when a recorded
-    path broke a candidate."""
-    steps, moves, _ = _journal_of("torres-4x4", 4, 4)
-    assert len(steps) >= 1000
-    assert [x for x in steps if x["fell"]] == []
-    # The transition properties' pass, once reached: no path broke one.
-    assert [x for x in moves if any(w is not None for w in x["verdicts"].values())] == []
-
-
-def test_the_8x8_proof_journal_so_far_breaks_nothing():
-    """docs/proofs/journals/torres-8x8.jsonl, the journal of the 8x8 proof under
-    `--region-facts --symmetry` (the README's command), resumed sitting after sitting until
-    it finished: of this very spec, on 8x8, with every invariant a candidate; no path it records
-    broke a candidate or a transition property, and each path it settled by a symmetry of the
-    board names an earlier path of its case that it records as proved (by the players'
-    rotation: a path of the first case it records).  Every path of the four cases (one per
-    player to move) held every invariant: each one but the transition property is inductive
-    on 8x8 under these options."""
-    steps, moves, done = _journal_of("torres-8x8", 8, 8)
-    assert len(steps) >= STEPS_8X8
-    assert done == {0, 1, 2, 3}
-    assert [x for x in steps if x["fell"]] == []
-    proved = {(x["case"], x["path"]) for x in steps if "by" not in x}
-    settled = {(x["case"], x["path"]) for x in steps}
-    for x in steps:
-        if " of case " in x.get("by", ""):
-            # The players numbered anew: from the first case's path, settled before.
-            at0 = int(x["by"].rsplit(" ", 1)[1])
-            assert x["by"].startswith("players' rotation by ") and x["case"] > 0
-            assert (0, at0) in settled
-        elif "by" in x:
-            at0 = int(x["by"].rsplit(" ", 1)[1])
-            assert at0 < x["path"] and (x["case"], at0) in proved
-    assert [x for x in moves if any(w is not None for w in x["verdicts"].values())] == []
-
-
-# The action paths the 8x8 journal held when last committed (it only grows).
-STEPS_8X8 = 70208
+    g, status = stored_proof("torres", file)
+    stored = json.loads((ROOT / "docs" / "proofs" / f"{file}.json").read_text("utf-8"))
+    assert stored["proof_sha256"] == proof_digest(g)
+    assert stored["depth"] == 1 and (stored["params"]["w"], stored["params"]["h"]) == (w, h)
+    assert options <= set(stored["command"].split())
+    kinds = {r["invariant"]: r["kind"] for r in stored["results"]}
+    assert {n for n, k in kinds.items() if k == "transition"} == {
+        i.name for i in g.p.invariants if i.transition} == {"castles_never_merge"}
+    assert set(status) == {i.name for i in g.p.invariants}
+    assert set(status.values()) == {"inductive"}
 
 
 def _step_sampler():

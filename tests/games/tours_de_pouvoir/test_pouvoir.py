@@ -367,8 +367,8 @@ def test_a_demolition_after_the_last_card_ends_the_build():
 @pytest.mark.parametrize("game", ["les-5-tours", EXT])
 def test_stored_proof_is_current_and_every_invariant_is_inductive(game):
     """docs/proofs/<game>.json (``python docs/refresh.py GAME --only proofs --depth 2
-    --split-lengths``, 2 players; the expansion's run in sittings from its journal in
-    docs/proofs/journals/, see the README) was made from this very spec (its rules and
+    --split-lengths``, 2 players; the expansion's run in sittings from a local journal, see
+    docs/prover.md) was made from this very spec (its rules and
     invariants), and every invariant in it is inductive, the transition pile_never_shrinks
     included.  With the expansion on, that takes the adapted card counts (whole_snapshot,
     the tree cards paid counted once) and market_only_gives, without which the transition

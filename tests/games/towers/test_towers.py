@@ -202,8 +202,8 @@ def test_stored_proofs_prove_their_invariants_on_a_small_space(file, proved):
     --param reach=0 --split-on block --invariant first_layer_on_base --invariant blank_slots
     --invariant no_solo --alone --depth 1 --jobs 2``, about an hour on two cores) and
     docs/proofs/towers-blocks.json, towers-filled.json, towers-standing.json and
-    towers-cells.json (the README's resumable commands with the journals under
-    docs/proofs/journals/; 15,286 action paths each, 30,572 for standing's and the cells'
+    towers-cells.json (docs/prover.md's resumable commands, each with a local journal;
+    15,286 action paths each, 30,572 for standing's and the cells'
     split over the player too, over several sittings): on two levels with no overhang,
     the first layer stays on the base, the blocks in the reserve, in hand and in the towers
     stay the set's, every filled cell belongs to a live block, the tower stands (with the
