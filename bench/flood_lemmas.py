@@ -1,4 +1,4 @@
-"""How far z3 gets with a flood read as an unknown set and least-fixpoint facts (README,
+"""How far z3 gets with a flood read as an unknown set and least-fixpoint facts (docs/prover.md,
 Torres invariants).
 
 A flood from a seed (the squares connected to it through built squares) is the least set F

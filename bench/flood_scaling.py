@@ -1,4 +1,4 @@
-"""How an exact encoding of connected regions scales in z3 (README, Torres invariants).
+"""How an exact encoding of connected regions scales in z3 (docs/prover.md, Torres).
 
 The core of Torres' `castles_never_merge`: a block put on an empty square s beside castles
 that are all one castle never lowers the number of castles.  Each state's castles are a

@@ -1,5 +1,5 @@
 """Would the two flood properties of Torres be provable on 8 x 8 if the language knew what a
-connected region is?  The experiment that designed `rulebook prove --region-facts` (README,
+connected region is?  The experiment that designed `rulebook prove --region-facts` (docs/prover.md,
 Torres invariants), not part of `make bench`; the facts are now the prover's
 (solver/prover/regionfacts.py), read from there.
 

@@ -1,4 +1,4 @@
-"""Torres' inductive step, sampled on the 8 x 8 board (README, Torres invariants).
+"""Torres' inductive step, sampled on the 8 x 8 board (docs/prover.md, Torres).
 
 `rulebook prove` shows every invariant of Torres inductive on a 3 x 3 board, and all but two
 on 8 x 8: `height_within_area` and `castles_never_merge` need what a flood computes, which

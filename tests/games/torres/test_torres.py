@@ -14,10 +14,11 @@ from solver.lang.errors import InputError
 from solver.queries.examples import run_examples
 from solver.engine.game import load_game
 from solver.queries.puzzles import solve
+from solver.render.witness import witness_svg
 from solver.lang.types import finite
 
 GOLDEN = {name: (inp, exp) for name, inp, exp in golden("torres")}
-# best-turn searches every sequence of up to 5 actions: the search backend only (see README).
+# best-turn searches every sequence of up to 5 actions: the search backend only (docs/puzzles.md).
 Z3_GOLDEN = sorted(n for n, (inp, _) in GOLDEN.items() if inp["ask"] != "best-turn")
 
 
@@ -436,7 +437,7 @@ def test_inductive_step_sampled_on_the_8x8_board():
     """What the 8 x 8 proof leaves to bounded model checking, sampled: states that satisfy
     every invariant (random castles on mid-game positions, not only reachable ones), every
     legal move from them, every invariant and the transition property after it
-    (bench/torres_step_sample.py; the README gives a larger run).  Every action that changes
+    (bench/torres_step_sample.py; docs/prover.md gives a larger run).  Every action that changes
     a column is among the moves tried."""
     sampler = _step_sampler()
     res = sampler.sample(load_game("torres", (), (("players", 4),)), 8, 1)
