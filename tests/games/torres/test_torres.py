@@ -14,7 +14,6 @@ from solver.lang.errors import InputError
 from solver.queries.examples import run_examples
 from solver.engine.game import load_game
 from solver.queries.puzzles import solve
-from solver.render.witness import witness_svg
 from solver.lang.types import finite
 
 GOLDEN = {name: (inp, exp) for name, inp, exp in golden("torres")}
