@@ -819,10 +819,11 @@ def _unfinished(table: Table, section: str, label: str, status: str, val, wall: 
 
 
 def _prove_one(name: str, depth: int, timeout_ms: int):
+    from solver.prover.options import ProveOptions
     from solver.prover.prove import prove
     game = load_game(GAME)
     t0 = now()
-    res = prove(game, depth, timeout_ms, only=name)
+    res = prove(game, ProveOptions(bmc_depth=depth, timeout_ms=timeout_ms, only=name))
     secs = now() - t0
     return secs, [{k: v for k, v in r.as_json().items() if k not in ("trace",)} for r in res]
 
@@ -853,22 +854,24 @@ class _Built(Exception):
 
 
 def _step_one(name: str, params: tuple, invariants: tuple, split_on: tuple):
-    import solver.prover.prove as pv
+    from solver.prover import induction
+    from solver.prover.options import ProveOptions
+    from solver.prover.prove import prove
     game = load_game(name, params=params)
     paths = []
 
     def stop(game, S, work, *a, **k):
         paths.append(len(work))         # the first case's paths, all handed over at once
         raise _Built
-    real, pv._check_paths = pv._check_paths, stop
+    real, induction._check_paths = induction._check_paths, stop
     t0 = now()
     try:
-        pv.prove(game, 1, 60_000, only=invariants or None, alone=bool(invariants),
-                 split_on=split_on)
+        prove(game, ProveOptions(bmc_depth=1, timeout_ms=60_000, only=invariants or None,
+                                 alone=bool(invariants), split_on=split_on))
     except _Built:
         pass
     finally:
-        pv._check_paths = real
+        induction._check_paths = real
     return now() - t0, paths[0] if paths else "?"
 
 

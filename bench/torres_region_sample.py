@@ -33,7 +33,10 @@ import z3  # noqa: E402
 
 from solver.engine import linear
 
-from solver.prover import prove
+from solver.prover import induction, splits, tiers, transitions  # noqa: E402
+from solver.prover.journal import Journal, run_key  # noqa: E402
+from solver.prover.options import ProveOptions  # noqa: E402
+from solver.prover.orbits import Symmetric  # noqa: E402
 
 from solver.prover import regionfacts
 
@@ -60,7 +63,7 @@ def sampled_branches(per_action: int, actions: tuple[str, ...], seed: int,
     """`symbolic.branches` over symbolic states, keeping ``per_action`` random instances of
     each of ``actions`` (the same squares in every case: one seed); with ``orbits``, each
     followed by its images under the board's symmetries (`solver.prover.symmetry`)."""
-    real = prove.branches
+    real = splits.branches
 
     def images(game, a, params) -> list:
         grid, _ = symmetry.grid_of(game)
@@ -101,7 +104,7 @@ def sampled_branches(per_action: int, actions: tuple[str, ...], seed: int,
     return branches
 
 
-class TimedJournal(prove.Journal):
+class TimedJournal(Journal):
     """A journal (a scratch file) whose records carry the seconds since the previous record
     or progress message, and which hears of each query z3 gave up on."""
 
@@ -126,7 +129,7 @@ def measure(per_action: int, seed: int, n_cases: int, step_ms: int, actions, par
             raise RulebookError(f"torres has no invariant named {n!r}")
     state_invs = [i for i in g.p.invariants if not i.transition]
     trans = [i for i in g.p.invariants if i.transition and i.name in PROPERTIES]
-    real_branches, real_cases, real_step = prove.branches, prove._cases, prove._step_each
+    real_branches, real_cases, real_step = splits.branches, splits.cases, tiers.step_each
     gave_up: list[dict] = []
     journal: list[TimedJournal] = []
 
@@ -143,29 +146,29 @@ def measure(per_action: int, seed: int, n_cases: int, step_ms: int, actions, par
             journal[0].mark = time.perf_counter()   # a path's time starts after the message
         if msg.startswith("induction: not inductive"):
             raise OneRound(msg)
-    prove.branches = sampled_branches(per_action, actions, seed, orbits)
-    mirror = prove._Symmetric(g, heard) if orbits else None
-    prove._cases = lambda *a, **k: real_cases(*a, **k)[:n_cases]
-    prove._step_each = step_each
+    splits.branches = sampled_branches(per_action, actions, seed, orbits)
+    mirror = Symmetric(g, heard) if orbits else None
+    splits.cases = lambda *a, **k: real_cases(*a, **k)[:n_cases]
+    tiers.step_each = step_each
+    options = ProveOptions(step_timeout_ms=step_ms, opaque_fix=True, region_facts=True)
     fell: dict = {}
     t0 = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory() as tmp:
             regionfacts.reset()
             with linear.opaque(), linear.opaque_fixes(), regionfacts.region_facts():
-                key = prove._run_key(g, step_ms, False, False, (), state_invs, True, True)
+                key = run_key(g, options, state_invs)
                 journal.append(TimedJournal(Path(tmp) / "journal.jsonl", key, heard))
                 try:
-                    prove._houdini(g, state_invs, step_ms, heard, False, (), 1, journal[0],
-                                   mirror)
+                    induction.houdini(g, state_invs, options, heard, journal[0], mirror)
                 except OneRound as e:
                     fell["invariants"] = str(e)
                 assumed = {i.name for i in state_invs}
-                out = prove._transitions(g, trans, assumed, step_ms, heard, False, (), 1,
-                                         journal[0], mirror)
+                out = transitions.check_transitions(g, trans, assumed, options, heard,
+                                                    journal[0], mirror)
                 fell.update({n: why for n, (ok, why) in out.items() if ok is not True})
     finally:
-        prove.branches, prove._cases, prove._step_each = real_branches, real_cases, real_step
+        splits.branches, splits.cases, tiers.step_each = real_branches, real_cases, real_step
     paths = [e for e in journal[0].events if e.get("kind", "step") in ("step", "transition")]
     rows = []
     for e in paths:

@@ -35,6 +35,7 @@ sys.path.insert(0, str(HERE.parent))
 from solver.queries import embed  # noqa: E402
 from solver.lang.digest import proof_digest, rules_digest, spec_digest  # noqa: E402
 from solver.engine.game import load_game  # noqa: E402
+from solver.prover.options import ProveOptions  # noqa: E402
 from solver.prover.prove import prove  # noqa: E402
 from solver.queries.readings import find_ambiguities  # noqa: E402
 from solver.lang.resources import spec_dir  # noqa: E402
@@ -135,11 +136,12 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
     params = params if params else _stored_params(path)
     g = load_game(game, (), tuple(sorted(params.items())))
     t0 = time.perf_counter()
-    res = prove(g, depth, int(timeout_s * 1000), only or None,
-                lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True),
-                int(step_timeout_s * 1000), split_lengths, split_on=split_on, jobs=jobs,
-                journal=journal, opaque_fix=opaque_fix, alone=alone, region_facts=region_facts,
-                symmetric=symmetric)
+    options = ProveOptions(
+        bmc_depth=depth, timeout_ms=int(timeout_s * 1000), only=only or None,
+        step_timeout_ms=int(step_timeout_s * 1000), split_lengths=split_lengths,
+        split_on=split_on, jobs=jobs, journal=journal, opaque_fix=opaque_fix, alone=alone,
+        region_facts=region_facts, symmetric=symmetric)
+    res = prove(g, options, lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True))
     step = f" --step-timeout {step_timeout_s:g}" if step_timeout_s != 5.0 else ""
     step += " --split-lengths" if split_lengths else ""
     step += "".join(f" --split-on {f}" for f in split_on)

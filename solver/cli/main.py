@@ -387,15 +387,18 @@ def cmd_solve(args) -> int:
 
 
 def cmd_prove(args) -> int:
+    from ..prover.options import ProveOptions
     from ..prover.prove import prove
     g = _load(args)
     t0 = time.perf_counter()
     only = tuple(args.invariant) if args.invariant else None
-    res = prove(g, args.depth, int(args.timeout * 1000), only,
-                None if args.json else _progress, int(args.step_timeout * 1000),
-                args.split_lengths, args.exact_reals, tuple(args.split_on), args.jobs,
-                args.journal, args.opaque_fix, args.alone, args.region_facts,
-                args.symmetry)
+    options = ProveOptions(
+        bmc_depth=args.depth, timeout_ms=int(args.timeout * 1000), only=only,
+        step_timeout_ms=int(args.step_timeout * 1000), split_lengths=args.split_lengths,
+        exact_reals=args.exact_reals, split_on=tuple(args.split_on), jobs=args.jobs,
+        journal=args.journal, opaque_fix=args.opaque_fix, alone=args.alone,
+        region_facts=args.region_facts, symmetric=args.symmetry)
+    res = prove(g, options, None if args.json else _progress)
     if args.json:
         print(json.dumps({"game": g.name, "seconds": round(time.perf_counter() - t0, 2),
                           "results": [r.as_json() for r in res]}))

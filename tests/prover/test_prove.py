@@ -8,6 +8,8 @@ import pytest
 from conftest import FIXTURES, GAME, holds
 from solver.engine.game import Move, load_game, load_path
 from solver.lang.errors import RulebookError
+from solver.prover import induction, nearby, pool, sameterms, splits, terms, tiers
+from solver.prover.options import ProveOptions
 from solver.prover.prove import prove
 
 BMC_DEPTH = 5
@@ -26,7 +28,7 @@ def _results(toy) -> dict:
     """prove() on the toy, run once and shared; called inside each test rather than in a
     fixture, so that a crash of the prover shows as a failure of each test that needs it."""
     if "toy" not in _RESULTS:
-        _RESULTS["toy"] = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS)}
+        _RESULTS["toy"] = {r.name: r for r in prove(toy, ProveOptions(BMC_DEPTH, TIMEOUT_MS))}
     return _RESULTS["toy"]
 
 
@@ -118,14 +120,14 @@ def test_a_strict_transition_is_not_assumed_of_a_step_that_changes_nothing():
     it proved it inductive although `wait` leaves n as it is.  It is refuted, with a trace
     ending in that move."""
     game = load_path(FIXTURES / "strict.rules")
-    r = {r.name: r for r in prove(game, 2, TIMEOUT_MS)}["n_rises"]
+    r = {r.name: r for r in prove(game, ProveOptions(2, TIMEOUT_MS))}["n_rises"]
     assert r.status == "refuted", r.summary
     assert r.trace[-1] == ["wait"]
 
 
 def test_invariant_false_at_the_start_is_refuted_at_depth_0():
     game = load_path(FIXTURES / "toy_base.rules")
-    res = {r.name: r for r in prove(game, 3, TIMEOUT_MS)}
+    res = {r.name: r for r in prove(game, ProveOptions(3, TIMEOUT_MS))}
     assert res["started"].status == "refuted"
     assert res["started"].depth == 0
     assert res["started"].trace == []
@@ -134,7 +136,7 @@ def test_invariant_false_at_the_start_is_refuted_at_depth_0():
 
 def test_prove_only_one_invariant():
     game = load_path(FIXTURES / "toy_base.rules")
-    res = prove(game, 3, TIMEOUT_MS, only="bounded")
+    res = prove(game, ProveOptions(3, TIMEOUT_MS, only="bounded"))
     assert [(r.name, r.status) for r in res] == [("bounded", "inductive")]
 
 
@@ -144,11 +146,11 @@ def test_prove_named_invariants_with_and_without_the_others():
     then not inductive (its step is refuted from k = 11, n = 0, which `same` rules out) and
     is left to bounded model checking; named with its auxiliary, it is inductive again."""
     game = load_path(FIXTURES / "aux.rules")
-    with_aux = prove(game, 3, TIMEOUT_MS, only=("bounded",))
+    with_aux = prove(game, ProveOptions(3, TIMEOUT_MS, only=("bounded",)))
     assert [(r.name, r.status) for r in with_aux] == [("bounded", "inductive")]
-    alone = prove(game, 3, TIMEOUT_MS, only=("bounded",), alone=True)
+    alone = prove(game, ProveOptions(3, TIMEOUT_MS, only=("bounded",), alone=True))
     assert [(r.name, r.status, r.depth) for r in alone] == [("bounded", "holds", 3)]
-    both = prove(game, 3, TIMEOUT_MS, only=("bounded", "same"), alone=True)
+    both = prove(game, ProveOptions(3, TIMEOUT_MS, only=("bounded", "same"), alone=True))
     assert [(r.name, r.status) for r in both] == [("bounded", "inductive"),
                                                   ("same", "inductive")]
 
@@ -156,9 +158,9 @@ def test_prove_named_invariants_with_and_without_the_others():
 def test_prove_alone_needs_names_and_known_ones():
     game = load_path(FIXTURES / "aux.rules")
     with pytest.raises(RulebookError, match="needs the invariants named"):
-        prove(game, 1, TIMEOUT_MS, alone=True)
+        prove(game, ProveOptions(1, TIMEOUT_MS, alone=True))
     with pytest.raises(RulebookError, match="no invariant named 'nope'"):
-        prove(game, 1, TIMEOUT_MS, only=("bounded", "nope"))
+        prove(game, ProveOptions(1, TIMEOUT_MS, only=("bounded", "nope")))
 
 
 def test_a_path_the_candidates_rule_out_is_not_checked_invariant_by_invariant(monkeypatch):
@@ -166,20 +168,19 @@ def test_a_path_the_candidates_rule_out_is_not_checked_invariant_by_invariant(mo
     the small conjuncts its guard reads, and the invariants it changes (n, mode) are not
     checked on it one by one.  Turned off, each is checked (and proved, from every
     assumption): the same verdicts, more work."""
-    import solver.prover.prove as P
     game = load_path(FIXTURES / "vacuous.rules")
     calls = []
-    real = P._step_each
+    real = tiers.step_each
 
     def counting(local, guard, goal, conj, name, *rest):
         calls.append(name)
         return real(local, guard, goal, conj, name, *rest)
-    monkeypatch.setattr(P, "_step_each", counting)
-    on = {r.name: r.status for r in prove(game, 2, TIMEOUT_MS)}
+    monkeypatch.setattr(tiers, "step_each", counting)
+    on = {r.name: r.status for r in prove(game, ProveOptions(2, TIMEOUT_MS))}
     with_check = len(calls)
     calls.clear()
-    monkeypatch.setattr(P, "VACUITY_VARS", -1)
-    off = {r.name: r.status for r in prove(game, 2, TIMEOUT_MS)}
+    monkeypatch.setattr(induction, "VACUITY_VARS", -1)
+    off = {r.name: r.status for r in prove(game, ProveOptions(2, TIMEOUT_MS))}
     assert on == off == {"calm": "inductive", "bounded": "inductive"}
     assert len(calls) == with_check + 2, (with_check, calls)
 
@@ -187,19 +188,18 @@ def test_a_path_the_candidates_rule_out_is_not_checked_invariant_by_invariant(mo
 def test_an_action_whose_paths_are_possible_is_not_asked_about_vacuity_for_long(monkeypatch):
     """`pick` has six paths, all possible: after VACUITY_MISSES of them the others are not
     checked for vacuity (one query each, wasted); `wild`'s one path still is."""
-    import solver.prover.prove as P
     game = load_path(FIXTURES / "vacuous.rules")
     asked = []
-    real = P._vacuous
+    real = induction._vacuous
 
     def counting(local, guard, *rest):
         asked.append(str(guard))
         return real(local, guard, *rest)
-    monkeypatch.setattr(P, "_vacuous", counting)
-    res = {r.name: r.status for r in prove(game, 2, TIMEOUT_MS)}
+    monkeypatch.setattr(induction, "_vacuous", counting)
+    res = {r.name: r.status for r in prove(game, ProveOptions(2, TIMEOUT_MS))}
     assert res == {"calm": "inductive", "bounded": "inductive"}
     assert sum("2 ==" in g or "== 2" in g for g in asked) == 1, asked     # wild's
-    assert len(asked) <= 1 + P.VACUITY_MISSES + 1, asked                  # inc's, pick's
+    assert len(asked) <= 1 + induction.VACUITY_MISSES + 1, asked                  # inc's, pick's
 
 
 def test_toy_example_is_confirmed(toy):
@@ -244,10 +244,9 @@ def test_a_card_of_a_known_style_touches_only_its_styles_slots():
     inductive step sees the other styles' conservation conjuncts unchanged (and the
     interpreter and z3 still agree: tests/test_differential.py)."""
     from solver.engine import domains as dz
-    from solver.prover.prove import _cases
     from solver.engine.symbolic import branches
     g = load_game(GAME)
-    st = _cases(g, dz.Fresh("s_"), "s")[0]           # the prover's case: player 0 to move
+    st = splits.cases(g, dz.Fresh("s_"), "s")[0]           # the prover's case: player 0 to move
     pile_i = [f for f, _ in g.state_type.fields].index("pile")
     b = next(b for b in branches(g, st, ("demolish",)) if b.params == (0,))
     before, after = st[pile_i], b.state[pile_i]
@@ -262,15 +261,14 @@ def test_free_variable_memo_is_not_fooled_by_a_reused_z3_id():
     counterexamples to induction (Clock Towers' roof_on_clock)."""
     import z3
 
-    from solver.prover.prove import _free_vars
     x, y = z3.Ints("x y")
     memo: dict = {}
     for k in range(20):
         a = x + k * 7 + 1000
-        assert _free_vars(a, memo) == frozenset({x.get_id()})
+        assert terms.free_vars(a, memo) == frozenset({x.get_id()})
         del a
         b = y * (k + 2000)
-        assert _free_vars(b, memo) == frozenset({y.get_id()})
+        assert terms.free_vars(b, memo) == frozenset({y.get_id()})
 
 
 def test_count_over_a_push_at_a_symbolic_length_is_proved_by_splitting_the_length():
@@ -278,7 +276,9 @@ def test_count_over_a_push_at_a_symbolic_length_is_proved_by_splitting_the_lengt
     symbolic length: z3 gives up on `conserved` as one query, and proves it once the step is
     split over that length (the outer one only, for the list of stacks)."""
     game = load_path(FIXTURES / "stacks.rules")
-    res = {r.name: r for r in prove(game, 1, TIMEOUT_MS, None, None, 5_000, True)}
+    res = {r.name: r for r in prove(game,
+                                    ProveOptions(1, TIMEOUT_MS, step_timeout_ms=5_000,
+                                                 split_lengths=True))}
     assert res["conserved"].status == "inductive", res["conserved"].detail
     # A transition over the same counts is checked the same way, path by path.
     assert res["never_lost"].kind == "transition"
@@ -290,17 +290,16 @@ def test_the_inductive_step_is_checked_by_z3s_general_solver(monkeypatch):
     beside linear integer arithmetic: z3's general solver took half the time of the one for
     linear integer arithmetic on Towers' `place` paths (47 s against 97 s) and the same on
     Les 5 Tours'.  The step's solver is the general one, and its verdicts are the step's."""
-    import solver.prover.prove as P
     from solver.engine.symbolic import make_solver
     made = []
 
     def recording(*a, **k):
         made.append(k.get("general", False))
         return make_solver(*a, **k)
-    monkeypatch.setattr(P, "make_solver", recording)
+    monkeypatch.setattr(induction, "make_solver", recording)
     game = load_path(FIXTURES / "stacks.rules")
     # The step's limit is the module's (not 5 s): under load z3 took longer and gave up.
-    res = {r.name: r for r in prove(game, 1, TIMEOUT_MS, None, None, TIMEOUT_MS)}
+    res = {r.name: r for r in prove(game, ProveOptions(1, TIMEOUT_MS, step_timeout_ms=TIMEOUT_MS))}
     assert res["conserved"].status == "inductive", res["conserved"].detail
     assert made[0] is True          # Houdini's solver, made before any path is checked
 
@@ -312,12 +311,11 @@ def test_a_step_z3_gives_up_on_is_retried_one_conjunct_at_a_time(monkeypatch):
     conjunct is "unknown".)"""
     import z3
 
-    import solver.prover.prove as P
     from solver.engine.symbolic import Unknown, make_solver
     x = [z3.Int(f"x{i}") for i in range(3)]
     conj = {"inv": [v >= 0 for v in x]}
     readers = {v.get_id(): [("inv", i)] for i, v in enumerate(x)}
-    real = P._step
+    real = tiers.step
     calls = []
 
     def flaky(local, guard, goal, conj, name, items, *rest):
@@ -325,13 +323,13 @@ def test_a_step_z3_gives_up_on_is_retried_one_conjunct_at_a_time(monkeypatch):
         if len(items) > 1:
             raise Unknown("simulated")
         return real(local, guard, goal, conj, name, items, *rest)
-    monkeypatch.setattr(P, "_step", flaky)
+    monkeypatch.setattr(tiers, "step", flaky)
 
     def step(new):
         items = list(enumerate(new))
         goal = z3.Not(z3.And(new))
-        return P._step_each(make_solver(5_000), z3.BoolVal(True), goal, conj, "inv", items,
-                            readers, ["inv"], {}, False, 5_000)
+        return tiers.step_each(make_solver(5_000), z3.BoolVal(True), goal, conj, "inv", items,
+                               readers, ["inv"], {}, False, 5_000)
     # x' = x + 1 keeps every x non-negative: proved conjunct by conjunct.
     assert step([v + 1 >= 0 for v in x]) is None
     assert calls == [3, 1, 1, 1]
@@ -339,33 +337,31 @@ def test_a_step_z3_gives_up_on_is_retried_one_conjunct_at_a_time(monkeypatch):
     model = step([x[0] + 1 >= 0, x[1] - 1 >= 0, x[2] >= 0])
     assert model is not None and model.eval(x[1]).as_long() == 0
     # z3 giving up on a lone conjunct is not a proof.
-    monkeypatch.setattr(P, "_step", lambda *a: (_ for _ in ()).throw(Unknown("simulated")))
+    monkeypatch.setattr(tiers, "step", lambda *a: (_ for _ in ()).throw(Unknown("simulated")))
     with pytest.raises(Unknown):
         step([x[0] + 1 >= 0])
 
 
 def _readers(conj: dict) -> dict:
     """Each variable -> the (invariant, conjunct index) pairs that read it, as prove builds."""
-    import solver.prover.prove as P
     readers: dict = {}
     for name, cs in conj.items():
         for k, c in enumerate(cs):
-            for v in P._free_vars(c, {}):
+            for v in terms.free_vars(c, {}):
                 readers.setdefault(v, []).append((name, k))
     return readers
 
 
 def _only_small_checks(monkeypatch):
     """z3 simulated as giving up on more than ten assumptions: (the real check, the patched)."""
-    import solver.prover.prove as P
     from solver.engine.symbolic import Unknown
-    real = P._check_assume
+    real = terms.check_assume
 
     def small_only(solver, goal):
         if len(goal.children()) > 10:
             raise Unknown("simulated")
         return real(solver, goal)
-    monkeypatch.setattr(P, "_check_assume", small_only)
+    monkeypatch.setattr(terms, "check_assume", small_only)
     return real, small_only
 
 
@@ -377,7 +373,6 @@ def test_the_conjuncts_near_the_changed_ones_are_tried_before_those_near_the_gua
     "unknown")."""
     import z3
 
-    import solver.prover.prove as P
     from solver.engine.symbolic import Unknown, make_solver
     x, y, g = z3.Ints("x y g")
     zs = [z3.Int(f"z{i}") for i in range(50)]
@@ -387,12 +382,12 @@ def test_the_conjuncts_near_the_changed_ones_are_tried_before_those_near_the_gua
     c2 = x + 2 * y >= 0
     args = (make_solver(5_000), g >= 0, z3.Not(c2), conj, "inv", [(0, c2)], readers,
             list(conj), {}, None, 5_000)
-    assert P._tiers(*args) is None
+    assert tiers.tiers(*args) is None
     # The tiers around it: the changed conjunct alone has a counterexample (y < 0), and the
     # conjuncts near the guard and goal are more than z3 takes.
     guard, goal = g >= 0, z3.Not(c2)
     assert real(make_solver(5_000), z3.And(guard, goal, conj["inv"][0])) is not None
-    near = P._near(z3.And(guard, goal), conj, readers, list(conj), {})
+    near = nearby.near(z3.And(guard, goal), conj, readers, list(conj), {})
     with pytest.raises(Unknown):
         small_only(make_solver(5_000), z3.And(guard, goal, *near))
 
@@ -404,26 +399,25 @@ def test_a_quick_tier_that_proves_nothing_is_no_longer_asked(monkeypatch):
     (x >= 0 alone) is asked on every one."""
     import z3
 
-    import solver.prover.prove as P
     from solver.engine.symbolic import make_solver
     x, y, n = z3.Ints("x y n")
     lengths = {n.get_id(): (n, 60, 0)}
     asked = []
-    real = P._unsat
+    real = terms.unsat
 
     def counted(solver, goal):
         asked.append(1)
         return real(solver, goal)
-    monkeypatch.setattr(P, "_unsat", counted)
+    monkeypatch.setattr(terms, "unsat", counted)
 
     def split(conj, c2):
         asked.clear()
-        verdict = P._split_tiers(make_solver(5_000), n >= 0, conj, "inv", [(0, c2)],
-                                 _readers(conj), list(conj), {}, lengths, {n.get_id()}, {},
-                                 ("act", "inv"))
+        verdict = splits.split_tiers(make_solver(5_000), n >= 0, conj, "inv", [(0, c2)],
+                                     _readers(conj), list(conj), {}, lengths, {n.get_id()}, {},
+                                     ("act", "inv"))
         return verdict, len(asked)
     needs_y = {"inv": [x + y >= 0], "zero": [y == 0]}
-    assert split(needs_y, x + 2 * y >= -n * n) == (None, 2 * P.TIER_SKIP_AFTER)
+    assert split(needs_y, x + 2 * y >= -n * n) == (None, 2 * splits.TIER_SKIP_AFTER)
     assert split({"inv": [x >= 0]}, x >= -n * n) == (None, 61)
 
 
@@ -437,7 +431,6 @@ def test_the_conjuncts_about_the_same_few_things_are_tried_first(monkeypatch):
     conjuncts needed."""
     import z3
 
-    import solver.prover.prove as P
     from solver.engine.symbolic import Unknown, make_solver
     n = 20
     shelf = [z3.Int(f"shelf{i}") for i in range(n)]
@@ -455,20 +448,20 @@ def test_the_conjuncts_about_the_same_few_things_are_tried_first(monkeypatch):
     i = 7
     c2 = shelf[i] + s == 3          # the snapshot taken after the carts went to the shelves
     goal = z3.Not(c2)
-    picked = P._rare(z3.And(goal, conj["snapshot"][i]), conj, readers, list(conj), {})
+    picked = nearby.rare(z3.And(goal, conj["snapshot"][i]), conj, readers, list(conj), {})
     assert {c.get_id() for c in picked} == {conj["total"][i].get_id(),
                                             conj["snapshot"][i].get_id(),
                                             conj["paid_empty"][0].get_id()}
     local = make_solver(5_000)
     local.add(*[c >= 0 for c in cart])       # the types' bounds, as for a fresh state
-    assert P._tiers(local, paid, goal, conj, "snapshot", [(i, c2)], readers,
-                    list(conj), {}, None, 5_000) is None
+    assert tiers.tiers(local, paid, goal, conj, "snapshot", [(i, c2)], readers,
+                       list(conj), {}, None, 5_000) is None
     # Without the rare tier, the conjuncts near the goal are too many for z3 (and lack the
     # bound): no proof.
-    monkeypatch.setattr(P, "_rare", lambda *a: [])
+    monkeypatch.setattr(nearby, "rare", lambda *a: [])
     with pytest.raises(Unknown):
-        P._tiers(local, paid, goal, conj, "snapshot", [(i, c2)], readers, list(conj), {},
-                 None, 5_000)
+        tiers.tiers(local, paid, goal, conj, "snapshot", [(i, c2)], readers, list(conj), {},
+                    None, 5_000)
 
 
 # ---- `exists real` in the step: an uninterpreted predicate, or decided exactly -----------------
@@ -479,7 +472,7 @@ def opaque():
 
 
 def test_an_invariant_that_holds_for_any_predicate_is_proved_without_real_arithmetic(opaque):
-    res = {r.name: r for r in prove(opaque, 3, TIMEOUT_MS)}
+    res = {r.name: r for r in prove(opaque, ProveOptions(3, TIMEOUT_MS))}
     assert res["borne"].status == "inductive"
     # `light` needs what `bears` means: with an uninterpreted `bears`, a load of 3 might be
     # borne, so the step is not proved, and bounded model checking says what it can.
@@ -488,7 +481,7 @@ def test_an_invariant_that_holds_for_any_predicate_is_proved_without_real_arithm
 
 
 def test_exact_reals_prove_what_depends_on_the_statics(opaque):
-    res = {r.name: r for r in prove(opaque, 3, TIMEOUT_MS, exact_reals=True)}
+    res = {r.name: r for r in prove(opaque, ProveOptions(3, TIMEOUT_MS, exact_reals=True))}
     assert res["borne"].status == "inductive" and res["light"].status == "inductive"
 
 
@@ -497,8 +490,9 @@ def test_the_step_split_on_a_field_reads_it_as_a_number(opaque, jobs):
     # With `tries` a number in each case, `bears(tries)` has concrete inputs and is decided
     # exactly, and the predicate at that number is tied to the answer: `light` is proved.
     # With two workers, the parent builds each next case while they check the one before.
-    res = {r.name: r.status for r in prove(opaque, 3, TIMEOUT_MS, split_on=("tries",),
-                                           jobs=jobs)}
+    res = {r.name: r.status for r in prove(opaque,
+                                           ProveOptions(3, TIMEOUT_MS, split_on=("tries",),
+                                                        jobs=jobs))}
     assert res == {"borne": "inductive", "light": "inductive"}
 
 
@@ -507,7 +501,7 @@ def test_a_split_field_set_to_a_term_is_a_number_after_the_move_too(opaque):
     # w can take after it, so `bears(w)` after it is decided exactly at that number, and the
     # guard's `bears(tries)`, with tries equal to it, gets the same answer from the predicate's
     # facts at numbers.  Without either, `light` is left to bounded model checking.
-    res = {r.name: r.status for r in prove(opaque, 3, TIMEOUT_MS, split_on=("w",))}
+    res = {r.name: r.status for r in prove(opaque, ProveOptions(3, TIMEOUT_MS, split_on=("w",)))}
     assert res == {"borne": "inductive", "light": "inductive"}
 
 
@@ -523,11 +517,11 @@ def test_opaque_fixpoints_prove_what_does_not_depend_on_the_flood(walls):
     floods does not matter to) is still proved; the law over areas needs what the flood
     computes, so it is left to bounded model checking, which floods for real.  Unrolled, both
     are proved."""
-    res = {r.name: r for r in prove(walls, 3, TIMEOUT_MS, opaque_fix=True)}
+    res = {r.name: r for r in prove(walls, ProveOptions(3, TIMEOUT_MS, opaque_fix=True))}
     assert res["kept"].status == "inductive"
     assert res["low"].status == "holds" and res["low"].depth == 3
     assert "uninterpreted" in res["low"].detail
-    plain = {r.name: r.status for r in prove(walls, 3, TIMEOUT_MS)}
+    plain = {r.name: r.status for r in prove(walls, ProveOptions(3, TIMEOUT_MS))}
     assert plain == {"kept": "inductive", "low": "inductive"}
 
 
@@ -540,8 +534,7 @@ def test_an_opaque_def_is_one_function_of_its_arguments_at_every_call_site(walls
 
     from solver.engine import domains as dz
     from solver.engine import linear
-    from solver.prover.prove import _cases
-    S = _cases(walls, dz.Fresh("t_"), "t", [])[0]
+    S = splits.cases(walls, dz.Fresh("t_"), "t", [])[0]
     with linear.opaque_fixes():
         f1, _ = walls.expr("area(s)", {"s": walls.p.types["Sq"]}, symbolic=True)
         f2, _ = walls.expr("area(Sq(t.y, t.x))", {"t": walls.p.types["Sq"]}, symbolic=True)
@@ -554,7 +547,7 @@ def test_an_opaque_def_is_one_function_of_its_arguments_at_every_call_site(walls
 def test_split_on_names_a_scalar_state_field(opaque):
     from solver.lang.errors import RulebookError
     with pytest.raises(RulebookError, match="no state field named 'x'.*w, tries"):
-        prove(opaque, 1, TIMEOUT_MS, split_on=("x",))
+        prove(opaque, ProveOptions(1, TIMEOUT_MS, split_on=("x",)))
 
 
 # ---- the split fields are numbers after the move as well -----------------------------------------
@@ -562,16 +555,15 @@ def test_split_on_names_a_scalar_state_field(opaque):
 def test_a_move_that_sets_the_actor_to_a_term_is_one_path_per_value_of_it():
     import z3
     from solver.engine import domains as dz
-    from solver.prover import prove as P
     from solver.engine.symbolic import branches
     g = load_path(FIXTURES / "handover.rules")
-    fields = P._split_fields(g)
+    fields = splits.split_fields(g)
     turn, held = g.field_index["turn"], g.field_index["held"]
     assert fields == [turn]
-    S = P._cases(g, dz.Fresh("s_"), "s", fields)[0]        # turn is 0
+    S = splits.cases(g, dz.Fresh("s_"), "s", fields)[0]        # turn is 0
     b, = [b for b in branches(g, S) if b.action == "hand_over"]
     assert dz.is_sym(b.state[turn])                          # next_up, a term
-    split = P._split_after(g, b, fields)
+    split = splits.split_after(g, b, fields)
     assert sorted(b2.state[turn] for b2 in split) == [0, 1, 2]
     for b2 in split:
         v = b2.state[turn]
@@ -595,7 +587,6 @@ def test_without_length_splitting_an_action_that_needs_one_conjunct_at_a_time_ge
     whole time-out on every path).  z3 giving up is simulated on more than ten assumptions."""
     import z3
 
-    import solver.prover.prove as P
     from solver.engine.symbolic import make_solver
     x = [z3.Int(f"x{i}") for i in range(12)]
     conj = {"inv": [v >= 0 for v in x]}
@@ -606,16 +597,16 @@ def test_without_length_splitting_an_action_that_needs_one_conjunct_at_a_time_ge
     def counted(solver, goal):
         sizes.append(len(goal.children()))
         return small_only(solver, goal)
-    monkeypatch.setattr(P, "_check_assume", counted)
+    monkeypatch.setattr(terms, "check_assume", counted)
     learned: set = set()
     new = [v + 1 >= 0 for v in x]
     items = list(enumerate(new))
 
     def step():
         sizes.clear()
-        return P._step_each(make_solver(5_000), z3.BoolVal(True), z3.Not(z3.And(new)), conj,
-                            "inv", items, readers, ["inv"], {},
-                            (None, set(), {}, learned, ("act", "inv")), 5_000)
+        return tiers.step_each(make_solver(5_000), z3.BoolVal(True), z3.Not(z3.And(new)), conj,
+                               "inv", items, readers, ["inv"], {},
+                               (None, set(), {}, learned, ("act", "inv")), 5_000)
     assert step() is None
     assert learned == {("act", "inv")} and max(sizes) > 10     # tried together, gave up
     assert step() is None
@@ -633,7 +624,6 @@ def test_terms_of_a_sum_that_equal_their_old_versions_whatever_the_values_are_pu
     slot at the old length differs, and nothing is put back."""
     import z3
 
-    import solver.prover.prove as P
     n, h = z3.Ints("n h")
     s = [z3.Int(f"s{i}") for i in range(6)]
 
@@ -644,21 +634,20 @@ def test_terms_of_a_sum_that_equal_their_old_versions_whatever_the_values_are_pu
 
     def pushed(v):
         return law(n + 1, [z3.If(n == i, v, s[i]) for i in range(6)], h - 1)
-    assert P._same_terms(old, pushed(7)).eq(law(n, s, h - 1))
-    assert P._same_terms(old, pushed(3)).eq(pushed(3))
+    assert sameterms.same_terms(old, pushed(7)).eq(law(n, s, h - 1))
+    assert sameterms.same_terms(old, pushed(3)).eq(pushed(3))
 
 
 def test_a_reduction_that_found_nothing_on_an_action_is_tried_only_when_the_step_needs_it(
         monkeypatch):
-    """Once `_same_terms` found nothing on SAME_TERM_MISSES paths of an action, a later path's
-    conjunct is checked as it is first, and reduced only when z3 gives up on that: then a
+    """Once `sameterms.same_terms` found nothing on SAME_TERM_MISSES paths of an action, a later
+    path's conjunct is checked as it is first, and reduced only when z3 gives up on that: then a
     reduction that makes it its old version (true by assumption) still proves it.  An action
     where z3 gave up on most such checks is reduced first again, and so is one where the
     reduction has not yet found nothing three times."""
     import z3
 
-    import solver.prover.prove as P
-    from solver.engine.symbolic import make_solver
+    from solver.engine.symbolic import Unknown, make_solver
     n, h = z3.Ints("n h")
     s = [z3.Int(f"s{i}") for i in range(6)]
 
@@ -669,33 +658,33 @@ def test_a_reduction_that_found_nothing_on_an_action_is_tried_only_when_the_step
     conj = {"inv": [old]}
     readers = _readers(conj)
     reduced, asked = [], []
-    real_same, real_tiers = P._same_terms, P._tiers
+    real_same, real_tiers = sameterms.same_terms, tiers.tiers
 
     def same(c1, c2):
         reduced.append(c2)
         return real_same(c1, c2)
 
-    def tiers(local, guard, goal, *rest):
+    def tiered(local, guard, goal, *rest):
         asked.append(goal)
         if any(z3.Not(x).eq(goal) for x in fails):
-            raise P.Unknown("simulated")
+            raise Unknown("simulated")
         return real_tiers(local, guard, goal, *rest)
-    monkeypatch.setattr(P, "_same_terms", same)
-    monkeypatch.setattr(P, "_tiers", tiers)
+    monkeypatch.setattr(sameterms, "same_terms", same)
+    monkeypatch.setattr(tiers, "tiers", tiered)
     memo: dict = {}
     fails: list = []
 
     def step(c2, action="act"):
         reduced.clear()
         asked.clear()
-        return P._step(make_solver(5_000), z3.BoolVal(True), z3.Not(c2), conj, "inv",
-                       [(0, c2)], readers, ["inv"], memo,
-                       (None, set(), {}, set(), (action, "inv")), 5_000)
+        return tiers.step(make_solver(5_000), z3.BoolVal(True), z3.Not(c2), conj, "inv",
+                          [(0, c2)], readers, ["inv"], memo,
+                          (None, set(), {}, set(), (action, "inv")), 5_000)
     # Slot m rewritten with its own value: one term differs, which is no reduction (a lone
     # differing term is the change itself); the law holds as it is.
     renamed = [law(n, [z3.If(n == m, s[m], s[i]) if i == m else s[i] for i in range(6)])
                for m in range(5)]
-    for c2 in renamed[:P.SAME_TERM_MISSES]:
+    for c2 in renamed[:tiers.SAME_TERM_MISSES]:
         assert step(c2) is None and len(reduced) == 1      # reduced first, nothing found
     assert step(renamed[3]) is None and not reduced and len(asked) == 1
     # A pushed card of another value: only the reduction (to the old law) settles it here.
@@ -715,36 +704,34 @@ def test_a_reduction_that_found_nothing_on_an_action_is_tried_only_when_the_step
 
 
 def test_pairs_an_assignment_tells_apart_are_no_identities_and_need_no_solver(monkeypatch):
-    """`_untold` keeps only the pairs of terms that no seeded assignment tells apart: the
-    counts of two squares differ when one holds the counted piece, while a slot rewritten
-    only past a length is the same term.  When every pair is told apart, `_same_terms` asks
+    """`sameterms.untold` keeps only the pairs of terms that no seeded assignment tells apart: the
+    counts of two squares differ when one holds the counted piece, while a slot rewritten only
+    past a length is the same term.  When every pair is told apart, `sameterms.same_terms` asks
     no solver at all."""
     import z3
 
-    import solver.prover.prove as P
     a, b, n, s0 = z3.Ints("a b n s0")
     told = (z3.If(a == 1, 1, 0), z3.If(b == 1, 1, 0))
     same = (z3.If(z3.And(0 < n, s0 == 3), 1, 0),
             z3.If(z3.And(0 < n + 1, z3.If(n == 0, 7, s0) == 3), 1, 0))
-    rest = P._untold([told, same])
+    rest = sameterms.untold([told, same])
     assert len(rest) == 1 and rest[0][0].eq(same[0]) and rest[0][1].eq(same[1])
 
     def no_solver():
         raise AssertionError("the solver was asked")
-    monkeypatch.setattr(P, "_same_solver", no_solver)
+    monkeypatch.setattr(sameterms, "same_solver", no_solver)
     c = [z3.Int(f"c{i}") for i in range(3)]
     old = z3.Sum([z3.If(x == 1, 1, 0) for x in c]) == 1
     moved = z3.Sum([z3.If(x == 1, 1, 0) for x in (c[1], c[0], c[2])]) == 1
-    assert P._same_terms(old, moved).eq(moved)
+    assert sameterms.same_terms(old, moved).eq(moved)
 
 
 def test_a_predicate_asked_of_arguments_the_path_leaves_equal_is_proved_argument_by_argument():
-    """`_congruent`: the new conjunct is the old predicate asked of new arguments; it holds when
-    the path's guard makes each argument equal to the old one, and nothing is concluded when
-    one may differ or the conjuncts are not one predicate."""
+    """`tiers._congruent`: the new conjunct is the old predicate asked of new arguments; it holds
+    when the path's guard makes each argument equal to the old one, and nothing is concluded
+    when one may differ or the conjuncts are not one predicate."""
     import z3
 
-    import solver.prover.prove as P
     from solver.engine.symbolic import make_solver
     a, a2, b, c = z3.Ints("a a2 b c")
     stands = z3.Function("stands", z3.IntSort(), z3.IntSort(), z3.BoolSort())
@@ -752,7 +739,7 @@ def test_a_predicate_asked_of_arguments_the_path_leaves_equal_is_proved_argument
     old, new = stands(a, b), stands(z3.If(c > 0, a2, a), b + 0 * c)
 
     def congruent(guard, o=old, n=new):
-        return P._congruent(local, guard, o, n, {}, {}, [], {}, 5_000)
+        return tiers._congruent(local, guard, o, n, {}, {}, [], {}, 5_000)
     assert congruent(a2 == a)
     assert congruent(c <= 0)
     assert not congruent(z3.BoolVal(True))          # a2 may differ from a
@@ -761,25 +748,24 @@ def test_a_predicate_asked_of_arguments_the_path_leaves_equal_is_proved_argument
 
 
 def test_pairs_told_apart_through_an_uninterpreted_function():
-    """`_untold` reads an uninterpreted predicate (an `exists real`, an opaque fixpoint) as a
-    constant function: a count of what stands after a collapse differs from the count before
-    when the predicate holds and the block is another, and is kept only when the terms agree
-    under every interpretation it draws."""
+    """`sameterms.untold` reads an uninterpreted predicate (an `exists real`, an opaque fixpoint)
+    as a constant function: a count of what stands after a collapse differs from the count
+    before when the predicate holds and the block is another, and is kept only when the terms
+    agree under every interpretation it draws."""
     import z3
 
-    import solver.prover.prove as P
     a, b = z3.Ints("a b")
     stands = z3.Function("stands", z3.IntSort(), z3.BoolSort())
     told = (z3.If(stands(a), 1, 0), z3.If(z3.And(stands(a), b == 7), 1, 0))
     same = (z3.If(stands(a), 1, 0), z3.If(stands(a + 0 * b), 1, 0))
-    rest = P._untold([told, same])
+    rest = sameterms.untold([told, same])
     assert len(rest) == 1 and rest[0][0].eq(same[0]) and rest[0][1].eq(same[1])
     # The solver, in a context of its own, finds the identity the assignments keep.
     c = z3.Ints("c0 c1")
     old = z3.Sum([z3.If(stands(x), 1, 0) for x in c] + [a]) == 1
     new = z3.Sum([z3.If(stands(c[0] + 0 * b), 1, 0), z3.If(z3.And(stands(c[1]), b == 7), 1, 0),
                   a + 1]) == 1
-    reduced = P._same_terms(old, new)
+    reduced = sameterms.same_terms(old, new)
     assert reduced.eq(z3.Sum([z3.If(stands(c[0]), 1, 0),
                               z3.If(z3.And(stands(c[1]), b == 7), 1, 0), a + 1]) == 1)
 
@@ -790,7 +776,6 @@ def test_identities_z3_gives_up_on_are_not_asked_one_by_one_for_long(monkeypatch
     asked about each (a count over a collapsed tower's slots, 7.5 s a conjunct)."""
     import z3
 
-    import solver.prover.prove as P
     asked = []
 
     class GivingUp:
@@ -805,22 +790,21 @@ def test_identities_z3_gives_up_on_are_not_asked_one_by_one_for_long(monkeypatch
         def check(self):
             asked.append(1)
             return z3.unknown
-    monkeypatch.setattr(P, "_same_solver", GivingUp)
-    monkeypatch.setattr(P, "_untold", lambda pairs: pairs)
+    monkeypatch.setattr(sameterms, "same_solver", GivingUp)
+    monkeypatch.setattr(sameterms, "untold", lambda pairs: pairs)
     c = z3.Ints("c0 c1 c2 c3 c4 c5")
     old = z3.Sum([z3.If(x == 1, 1, 0) for x in c]) == 1
     new = z3.Sum([z3.If(x == 2, 1, 0) for x in c]) == 1
-    assert P._same_terms(old, new).eq(new)
-    assert len(asked) == 1 + P.SAME_TERM_GIVE_UPS
+    assert sameterms.same_terms(old, new).eq(new)
+    assert len(asked) == 1 + sameterms.SAME_TERM_GIVE_UPS
 
 
 def test_forked_workers_draw_each_path_once_whichever_is_slow():
-    """`_pulled` shares the paths out as the workers ask for them: each item is drawn by
+    """`pool.pulled` shares the paths out as the workers ask for them: each item is drawn by
     exactly one worker, and a worker slowed down on its first item leaves the rest to the
     other (dealt by turns it kept half of them)."""
     import time
 
-    import solver.prover.prove as P
 
     def work(share, say=None):
         got = []
@@ -830,7 +814,7 @@ def test_forked_workers_draw_each_path_once_whichever_is_slow():
             got.append(x)
         return got
     items = list(range(40))
-    parts = P._forked(work, P._pulled(items, 2), lambda m: None)
+    parts = pool.forked(work, pool.pulled(items, 2), lambda m: None)
     assert sorted(x for part in parts for x in part) == items
     slow = next(part for part in parts if 0 in part)
     assert len(slow) < 10
@@ -838,7 +822,7 @@ def test_forked_workers_draw_each_path_once_whichever_is_slow():
 
 def test_the_step_shared_out_among_processes_gives_the_same_verdicts(toy):
     one = _results(toy)
-    two = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, jobs=2)}
+    two = {r.name: r for r in prove(toy, ProveOptions(BMC_DEPTH, TIMEOUT_MS, jobs=2))}
 
     def verdicts(res):
         # A refutation's depth is that of the model z3 finds, not always the least.
@@ -853,54 +837,52 @@ def test_the_step_shared_out_among_processes_gives_the_same_verdicts(toy):
 def test_forked_shares_run_in_other_processes_and_their_failures_are_errors():
     import os
     from solver.lang.errors import RulebookError
-    from solver.prover.prove import _forked
-    out = _forked(lambda share, say=None: (os.getpid(), sum(share)), [[1, 2], [3], []],
-                  lambda m: None)
+    out = pool.forked(lambda share, say=None: (os.getpid(), sum(share)), [[1, 2], [3], []],
+                      lambda m: None)
     assert [s for _, s in out] == [3, 3, 0]
     assert os.getpid() not in {p for p, _ in out} and len({p for p, _ in out}) == 3
 
     def boom(share, say=None):
         raise ValueError("no")
     with pytest.raises(RulebookError, match="ValueError: no"):
-        _forked(boom, [[1]], lambda m: None)
+        pool.forked(boom, [[1]], lambda m: None)
 
 
 def test_the_parent_builds_the_next_case_while_the_workers_check_this_one():
-    """`_forked`'s ``meanwhile`` runs in the parent before it waits for the children: a
+    """`pool.forked`'s ``meanwhile`` runs in the parent before it waits for the children: a
     worker that waits for it (10 s at most) sees it done; run after the children, it would
     not be."""
     import multiprocessing as mp
 
-    import solver.prover.prove as P
     built = mp.get_context("fork").Event()
 
     def work(share, say=None):
         return built.wait(10.0)
-    assert P._forked(work, [[1], [2]], lambda m: None, meanwhile=built.set) == [True, True]
+    assert pool.forked(work, [[1], [2]], lambda m: None, meanwhile=built.set) == [True, True]
 
 
 def test_the_transition_pass_builds_its_next_case_while_the_workers_check_this_one(
         toy, monkeypatch):
-    """With ``jobs`` over 1 the transition pass, as Houdini does, hands `_forked` what builds
+    """With ``jobs`` over 1 the transition pass, as Houdini does, hands `pool.forked` what builds
     its next case, to run in the parent while the workers check this one.  Split over n's
     eleven values, toy's pass checks eleven cases: each is built once (as many builds as one
     process makes), every case but the last comes with the next one's build, and the verdicts
     are one process's, n_grows failing on dec with m_grows checked on to the end."""
-    import solver.prover.prove as P
     run = dict(only=("even", "m_grows", "n_grows"), alone=True, split_on=("n",))
     built = _builds(monkeypatch)
-    one = {r.name: (r.status, r.detail) for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, **run)}
+    one = {r.name: (r.status, r.detail) for r in prove(toy,
+                                                       ProveOptions(BMC_DEPTH, TIMEOUT_MS, **run))}
     alone = len(built)
-    real, handed = P._forked, []
+    real, handed = pool.forked, []
 
     def spy(fn, shares, say, meanwhile=None):
         if fn.__name__ == "check_share":
             handed.append(meanwhile is not None)
         return real(fn, shares, say, meanwhile)
-    monkeypatch.setattr(P, "_forked", spy)
+    monkeypatch.setattr(pool, "forked", spy)
     built.clear()
     two = {r.name: (r.status, r.detail)
-           for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, jobs=2, **run)}
+           for r in prove(toy, ProveOptions(BMC_DEPTH, TIMEOUT_MS, jobs=2, **run))}
     assert two == one and one["n_grows"][0] == "refuted" and one["m_grows"][0] == "inductive"
     assert len(built) == alone
     assert handed == [True] * 10 + [False]
@@ -909,9 +891,8 @@ def test_the_transition_pass_builds_its_next_case_while_the_workers_check_this_o
 def _paths_checked(monkeypatch, by_round=False) -> list:
     """The action paths the inductive step checks from now on (not those a journal gave):
     one flat list, or with `by_round` the actions each call checks, a list a call."""
-    import solver.prover.prove as pv
     checked: list = []
-    real = pv._check_paths
+    real = induction._check_paths
 
     def spy(game, S, work, *a, **k):
         if by_round:
@@ -919,29 +900,30 @@ def _paths_checked(monkeypatch, by_round=False) -> list:
         else:
             checked.extend(work)
         return real(game, S, work, *a, **k)
-    monkeypatch.setattr(pv, "_check_paths", spy)
+    monkeypatch.setattr(induction, "_check_paths", spy)
     return checked
 
 
 def _builds(monkeypatch) -> list:
     """One entry for each time the prover builds a case's action paths from now on."""
-    import solver.prover.prove as pv
     built: list = []
-    real = pv.branches
-    monkeypatch.setattr(pv, "branches", lambda *a, **k: built.append(1) or real(*a, **k))
+    real = splits.branches
+    monkeypatch.setattr(splits, "branches", lambda *a, **k: built.append(1) or real(*a, **k))
     return built
 
 
 def test_a_journal_lets_a_second_run_skip_the_paths_the_first_checked(toy, tmp_path,
                                                                       monkeypatch):
     journal = tmp_path / "toy.journal"
-    first = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    first = {r.name: r for r in prove(toy,
+                                      ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal)))}
     lines = journal.read_text().splitlines()
     assert len(lines) > 1 and '"journal"' in lines[0]
     checked = _paths_checked(monkeypatch)
     said = []
-    again = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append,
-                                      journal=str(journal))}
+    again = {r.name: r for r in prove(toy,
+                                      ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal)),
+                                      progress=said.append)}
     assert checked == []                                # every path came from the journal
     assert any("checked by a previous run" in m for m in said)
     assert {n: (r.status, r.detail) for n, r in again.items()} == \
@@ -952,7 +934,8 @@ def test_a_journal_lets_a_second_run_skip_the_paths_the_first_checked(toy, tmp_p
     # (A run stopped part-way has not marked the case done either.)
     steps = [x for x in lines if '"transition' not in x and '"kind": "case"' not in x]
     journal.write_text("\n".join(steps[:-2]) + "\n")
-    resumed = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    resumed = {r.name: r for r in prove(toy,
+                                        ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal)))}
     assert len(checked) == 2
     assert {n: (r.status, r.detail) for n, r in resumed.items()} == \
         {n: (r.status, r.detail) for n, r in first.items()}
@@ -966,8 +949,9 @@ def test_a_journal_lets_a_resumed_run_skip_building_a_case_whose_paths_all_held(
     import json
     journal = tmp_path / "toy.journal"
     alone = {r.name: (r.status, r.detail)
-             for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, only=("even",), alone=True,
-                            journal=str(journal))}
+             for r in prove(toy,
+                            ProveOptions(BMC_DEPTH, TIMEOUT_MS, only=("even",), alone=True,
+                                         journal=str(journal)))}
     assert alone["even"][0] == "inductive"
     cases = [json.loads(x) for x in journal.read_text().splitlines()[1:]
              if '"kind": "case"' in x]
@@ -976,35 +960,39 @@ def test_a_journal_lets_a_resumed_run_skip_building_a_case_whose_paths_all_held(
     built = _builds(monkeypatch)
     said = []
     again = {r.name: (r.status, r.detail)
-             for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, only=("even",), alone=True,
-                            progress=said.append, journal=str(journal))}
+             for r in prove(toy,
+                            ProveOptions(BMC_DEPTH, TIMEOUT_MS, only=("even",), alone=True,
+                                         journal=str(journal)), progress=said.append)}
     assert again == alone and built == []
     assert any("every path checked by a previous run" in m for m in said)
     # not_eight falls in the first round of the whole set: that round's case is built.
     journal2 = tmp_path / "all.journal"
     first = {r.name: (r.status, r.detail)
-             for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal2))}
+             for r in prove(toy, ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal2)))}
     marks = [json.loads(x)["candidates"] for x in journal2.read_text().splitlines()[1:]
              if '"kind": "case"' in x]
     assert marks and all("not_eight" not in c for c in marks)
     resumed = {r.name: (r.status, r.detail)
-               for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal2))}
+               for r in prove(toy, ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal2)))}
     assert resumed == first and built
 
 
 def test_a_journal_of_another_run_is_not_used(toy, tmp_path, monkeypatch):
     journal = tmp_path / "toy.journal"
-    prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))
+    prove(toy, ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal)))
     # A line cut short by a kill is skipped; the others still count.
     with open(journal, "a") as f:
         f.write('{"case": 0, "pa')
     said = []
-    prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append, journal=str(journal))
+    prove(toy, ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal)), progress=said.append)
     assert not any("another run" in m for m in said)
     checked = _paths_checked(monkeypatch)
     said.clear()
-    res = {r.name: r.status for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append,
-                                           step_timeout_ms=4_000, journal=str(journal))}
+    res = {r.name: r.status for r in prove(toy,
+                                           ProveOptions(BMC_DEPTH, TIMEOUT_MS,
+                                                        step_timeout_ms=4_000,
+                                                        journal=str(journal)),
+                                           progress=said.append)}
     assert any("is of another run" in m for m in said)
     assert checked                                      # checked afresh
     assert res["even"] == "inductive" and res["not_eight"] == "holds"
@@ -1017,40 +1005,43 @@ def test_a_journal_outlives_a_changed_example_but_not_a_changed_rule(tmp_path, m
     text = (FIXTURES / "toy.rules").read_text("utf-8")
     journal = tmp_path / "toy.journal"
     (tmp_path / "a.rules").write_text(text, "utf-8")
-    first = {r.name: r.status for r in prove(load_path(tmp_path / "a.rules"), BMC_DEPTH,
-                                            TIMEOUT_MS, journal=str(journal))}
+    first = {r.name: r.status for r in prove(load_path(tmp_path / "a.rules"),
+                                             ProveOptions(BMC_DEPTH, TIMEOUT_MS,
+                                                          journal=str(journal)))}
     (tmp_path / "b.rules").write_text(text.replace("expect n == 3;", "expect n != 4;"), "utf-8")
     checked = _paths_checked(monkeypatch)
     said: list = []
-    again = {r.name: r.status for r in prove(load_path(tmp_path / "b.rules"), BMC_DEPTH,
-                                            TIMEOUT_MS, progress=said.append,
-                                            journal=str(journal))}
+    again = {r.name: r.status for r in prove(load_path(tmp_path / "b.rules"),
+                                             ProveOptions(BMC_DEPTH, TIMEOUT_MS,
+                                                          journal=str(journal)),
+                                             progress=said.append)}
     assert again == first and checked == []
     assert not any("another run" in m for m in said)
     (tmp_path / "c.rules").write_text(text.replace("m <= 8", "m <= 7"), "utf-8")
-    prove(load_path(tmp_path / "c.rules"), BMC_DEPTH, TIMEOUT_MS, progress=said.append,
-          journal=str(journal))
+    prove(load_path(tmp_path / "c.rules"),
+          ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal)), progress=said.append)
     assert any("is of another run" in m for m in said) and checked
 
 
 def test_a_journal_keeps_no_time_out(toy, tmp_path, monkeypatch):
     """A path z3 timed out on is not recorded, nor does a later path that therefore left a
     candidate out count: the next run checks them again, and decides."""
-    import solver.prover.prove as pv
     from solver.engine.symbolic import Unknown
     journal = tmp_path / "toy.journal"
-    real_step = pv._step_each
+    real_step = tiers.step_each
 
     def slow(local, guard, goal, conj, name, *a, **k):
         if name == "not_eight":
             raise Unknown("time-out")
         return real_step(local, guard, goal, conj, name, *a, **k)
-    monkeypatch.setattr(pv, "_step_each", slow)
-    loaded = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    monkeypatch.setattr(tiers, "step_each", slow)
+    loaded = {r.name: r for r in prove(toy,
+                                       ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal)))}
     assert "z3 gave up" in loaded["not_eight"].detail
-    monkeypatch.setattr(pv, "_step_each", real_step)
+    monkeypatch.setattr(tiers, "step_each", real_step)
     checked = _paths_checked(monkeypatch)
-    calm = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    calm = {r.name: r for r in prove(toy,
+                                     ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal)))}
     assert "where dec() breaks it" in calm["not_eight"].detail
     assert checked                          # the time-out's path and those after it, again
     assert calm["even"].status == "inductive"
@@ -1064,10 +1055,9 @@ def test_with_a_journal_a_timed_out_candidate_is_still_checked_on_later_paths(
     breaking not_eight, as a run without the time-out does.  (A record that left a candidate
     out is tested on a journal below.)"""
     import json
-    import solver.prover.prove as pv
     from solver.engine.symbolic import Unknown
     journal = tmp_path / "toy.journal"
-    real_step = pv._step_each
+    real_step = tiers.step_each
     asked = []
 
     def flaky(local, guard, goal, conj, name, *a, **k):
@@ -1076,17 +1066,19 @@ def test_with_a_journal_a_timed_out_candidate_is_still_checked_on_later_paths(
             if len(asked) == 2:
                 raise Unknown("time-out")
         return real_step(local, guard, goal, conj, name, *a, **k)
-    monkeypatch.setattr(pv, "_step_each", flaky)
-    loaded = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    monkeypatch.setattr(tiers, "step_each", flaky)
+    loaded = {r.name: r for r in prove(toy,
+                                       ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal)))}
     assert "z3 gave up" in loaded["not_eight"].detail
     first = {r["action"]: r for r in map(json.loads, journal.read_text().splitlines()[1:])
              if r.get("kind", "step") == "step" and "not_eight" in r["candidates"]}
     # The time-out's path is not recorded; the later ones were checked for not_eight.
     assert sorted(first) == ["climb", "inc", "jump"] and "small" in first["inc"]["fell"]
     assert first["climb"]["skipped"] == first["jump"]["skipped"] == ["small"]
-    monkeypatch.setattr(pv, "_step_each", real_step)
+    monkeypatch.setattr(tiers, "step_each", real_step)
     rounds = _paths_checked(monkeypatch, by_round=True)
-    calm = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    calm = {r.name: r for r in prove(toy,
+                                     ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal)))}
     assert rounds[0] == ["dec"]
     assert calm["not_eight"].status == "holds"
     assert "where dec() breaks it" in calm["not_eight"].detail
@@ -1094,7 +1086,7 @@ def test_with_a_journal_a_timed_out_candidate_is_still_checked_on_later_paths(
 
 
 def test_a_journalled_path_that_left_out_a_candidate_counts_only_if_that_one_falls(tmp_path):
-    from solver.prover.prove import Journal
+    from solver.prover.journal import Journal
     path = tmp_path / "j"
     key = {"run": 1, "params": [("players", 2)]}    # a tuple reads back as a list
     j = Journal(path, key, lambda m: None)
@@ -1126,20 +1118,21 @@ def _transition_lines(journal) -> list:
 def test_a_journal_keeps_the_transition_verdicts_too(toy, tmp_path, monkeypatch):
     """The transition properties' paths are journalled like the invariants': a second run
     asks z3 nothing in the inductive step, and gives the same verdicts."""
-    import solver.prover.prove as pv
     journal = tmp_path / "toy.journal"
-    first = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, journal=str(journal))}
+    first = {r.name: r for r in prove(toy,
+                                      ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal)))}
     trans = _transition_lines(journal)
     assert trans and all(set(r["verdicts"]) <= {"m_grows", "n_grows"} for r in trans)
     assert {r["action"] for r in trans if r["verdicts"].get("n_grows")} == {"dec"}
 
     def no_z3(*a, **k):
         raise AssertionError("the journal had this path")
-    monkeypatch.setattr(pv, "_check_assume", no_z3)
-    monkeypatch.setattr(pv, "_step_each", no_z3)
+    monkeypatch.setattr(terms, "check_assume", no_z3)
+    monkeypatch.setattr(tiers, "step_each", no_z3)
     said = []
-    again = {r.name: r for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append,
-                                      journal=str(journal))}
+    again = {r.name: r for r in prove(toy,
+                                      ProveOptions(BMC_DEPTH, TIMEOUT_MS, journal=str(journal)),
+                                      progress=said.append)}
     assert any("decided by a previous run" in m for m in said)
     assert {n: (r.status, r.detail) for n, r in again.items()} == \
         {n: (r.status, r.detail) for n, r in first.items()}
@@ -1153,7 +1146,9 @@ def test_a_journal_lets_a_resumed_run_skip_building_a_case_whose_transitions_all
     import json
     journal = tmp_path / "toy.journal"
     run = dict(only=("even", "m_grows"), alone=True, journal=str(journal))
-    first = {r.name: (r.status, r.detail) for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, **run)}
+    first = {r.name: (r.status, r.detail) for r in prove(toy,
+                                                         ProveOptions(BMC_DEPTH, TIMEOUT_MS,
+                                                                      **run))}
     assert first["m_grows"][0] == "inductive"
     marks = [json.loads(x) for x in journal.read_text().splitlines()[1:]
              if '"transition-case"' in x]
@@ -1162,39 +1157,40 @@ def test_a_journal_lets_a_resumed_run_skip_building_a_case_whose_transitions_all
     built = _builds(monkeypatch)
     said = []
     again = {r.name: (r.status, r.detail)
-             for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, progress=said.append, **run)}
+             for r in prove(toy, ProveOptions(BMC_DEPTH, TIMEOUT_MS, **run), progress=said.append)}
     assert again == first and built == []
     assert any("every path held in a previous run" in m for m in said)
     # n_grows fails on dec: nothing marks its case, which the next run builds again.
     journal2 = tmp_path / "fails.journal"
     run2 = dict(only=("even", "n_grows"), alone=True, journal=str(journal2))
-    failed = {r.name: (r.status, r.detail) for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, **run2)}
+    failed = {r.name: (r.status, r.detail) for r in prove(toy,
+                                                          ProveOptions(BMC_DEPTH, TIMEOUT_MS,
+                                                                       **run2))}
     assert failed["n_grows"][0] != "inductive"
     assert '"transition-case"' not in journal2.read_text()
     built.clear()
     assert {r.name: (r.status, r.detail)
-            for r in prove(toy, BMC_DEPTH, TIMEOUT_MS, **run2)} == failed
+            for r in prove(toy, ProveOptions(BMC_DEPTH, TIMEOUT_MS, **run2))} == failed
     assert built
 
 
 def test_a_journal_keeps_no_transition_time_out(tmp_path, monkeypatch):
     """A transition path z3 gave up on is not recorded: the next run checks it again, and
     proves the property (stacks.rules' never_lost, a count over a pushed stack)."""
-    import solver.prover.prove as pv
     from solver.engine.symbolic import Unknown
     game = load_path(FIXTURES / "stacks.rules")
     journal = tmp_path / "stacks.journal"
     run = dict(split_lengths=True, journal=str(journal))
-    prove(game, 1, TIMEOUT_MS, **run)
+    prove(game, ProveOptions(1, TIMEOUT_MS, **run))
     lines = journal.read_text().splitlines()
     journal.write_text("\n".join(x for x in lines if '"transition' not in x) + "\n")
 
     def gives_up(*a, **k):
         raise Unknown("time-out")
-    real = pv._check_assume
-    monkeypatch.setattr(pv, "_check_assume", gives_up)
-    monkeypatch.setattr(pv, "_step_each", gives_up)
-    loaded = {r.name: r for r in prove(game, 1, TIMEOUT_MS, **run)}
+    real = terms.check_assume
+    monkeypatch.setattr(terms, "check_assume", gives_up)
+    monkeypatch.setattr(tiers, "step_each", gives_up)
+    loaded = {r.name: r for r in prove(game, ProveOptions(1, TIMEOUT_MS, **run))}
     assert "z3 gave up" in loaded["never_lost"].detail
     # Only the paths z3 was not asked about (no conjunct left to check) are recorded.
     kept = _transition_lines(journal)
@@ -1205,8 +1201,8 @@ def test_a_journal_keeps_no_transition_time_out(tmp_path, monkeypatch):
         asked.append(1)
         return real(*a, **k)
     monkeypatch.undo()
-    monkeypatch.setattr(pv, "_check_assume", spy)
-    calm = {r.name: r for r in prove(game, 1, TIMEOUT_MS, **run)}
+    monkeypatch.setattr(terms, "check_assume", spy)
+    calm = {r.name: r for r in prove(game, ProveOptions(1, TIMEOUT_MS, **run))}
     assert calm["never_lost"].status == "inductive", calm["never_lost"].detail
     assert asked and len(_transition_lines(journal)) > len(kept)
 
@@ -1216,15 +1212,14 @@ def test_with_a_journal_a_transition_z3_gave_up_on_is_still_checked_on_later_pat
     """z3 gives up on the first path of stacks.rules' never_lost it is asked about: the
     property is not proved, but the later paths are still checked and journalled, so that
     the next run asks z3 about that one path only, and proves it."""
-    import solver.prover.prove as pv
     from solver.engine.symbolic import Unknown
     game = load_path(FIXTURES / "stacks.rules")
     journal = tmp_path / "stacks.journal"
     run = dict(split_lengths=True, journal=str(journal))
-    prove(game, 1, TIMEOUT_MS, **run)           # Houdini's paths, journalled
+    prove(game, ProveOptions(1, TIMEOUT_MS, **run))           # Houdini's paths, journalled
     lines = journal.read_text().splitlines()
     journal.write_text("\n".join(x for x in lines if '"transition' not in x) + "\n")
-    real_check, real_step = pv._check_assume, pv._step_each
+    real_check, real_step = terms.check_assume, tiers.step_each
     calls = {"check": 0, "step": 0}
 
     def check(*a, **k):
@@ -1239,21 +1234,21 @@ def test_with_a_journal_a_transition_z3_gave_up_on_is_still_checked_on_later_pat
         if calls["step"] == 1:
             raise Unknown("time-out")
         return real_step(*a, **k)
-    monkeypatch.setattr(pv, "_check_assume", check)
-    monkeypatch.setattr(pv, "_step_each", step)
-    loaded = {r.name: r for r in prove(game, 1, TIMEOUT_MS, **run)}
+    monkeypatch.setattr(terms, "check_assume", check)
+    monkeypatch.setattr(tiers, "step_each", step)
+    loaded = {r.name: r for r in prove(game, ProveOptions(1, TIMEOUT_MS, **run))}
     assert "z3 gave up" in loaded["never_lost"].detail
     decided = [r for r in _transition_lines(journal) if "never_lost" in r["verdicts"]]
     assert decided and calls["step"] > 1            # paths after the time-out's were checked
     monkeypatch.undo()
     before = len(_transition_lines(journal))
-    calm = {r.name: r for r in prove(game, 1, TIMEOUT_MS, **run)}
+    calm = {r.name: r for r in prove(game, ProveOptions(1, TIMEOUT_MS, **run))}
     assert calm["never_lost"].status == "inductive", calm["never_lost"].detail
     assert len(_transition_lines(journal)) == before + 1      # that one path, now decided
 
 
 def test_journalled_transition_verdicts_count_for_the_same_assumptions_only(tmp_path):
-    from solver.prover.prove import Journal
+    from solver.prover.journal import Journal
     path = tmp_path / "j"
     j = Journal(path, {"run": 1}, lambda m: None)
     j.record_transition(0, 0, "x", ["b", "a"], {"p": None})

@@ -14,6 +14,7 @@ from conftest import FIXTURES
 from test_regions import _decls
 from solver.prover import regionfacts
 from solver.engine.game import load_path
+from solver.prover.options import ProveOptions
 from solver.prover.prove import prove
 from solver.engine.regions import labels
 
@@ -80,7 +81,7 @@ def castles():
 
 
 def _status(game, **kw) -> dict:
-    return {r.name: r.status for r in prove(game, 1, TIMEOUT_MS, **kw)}
+    return {r.name: r.status for r in prove(game, ProveOptions(1, TIMEOUT_MS, **kw))}
 
 
 def test_region_facts_prove_what_uninterpreted_functions_cannot(castles):
@@ -195,7 +196,8 @@ def test_the_folds_facts_prove_nothing_false():
     """With a slack of one block over the cap the invariant is false after four raises: the
     step is not proved under region facts (the facts do not say more than the fold is)."""
     game = load_path(FIXTURES / "folds.rules", (), (("slack", 1),))
-    got = {r.name: (r.status, r.depth) for r in prove(game, 4, TIMEOUT_MS, region_facts=True)}
+    got = {r.name: (r.status, r.depth)
+           for r in prove(game, ProveOptions(4, TIMEOUT_MS, region_facts=True))}
     assert got == {"capped": ("refuted", 4)}
 
 
@@ -243,9 +245,9 @@ def test_slicing_decides_the_castle_steps_with_the_same_verdicts(castles, monkey
     """The castle fixture's step, each conjunct on its own (as on a large board, where z3
     gives up on them together): sliced queries prove conjuncts, and the verdicts are those
     with no slicing at all; the merging spec is still refuted with it (above)."""
-    from solver.prover import prove as pv
+    from solver.prover import tiers as pv
     from solver.engine.symbolic import Unknown
-    real, real_step = pv._sliced_proof, pv._step
+    real, real_step = pv._sliced_proof, pv.step
     proved = []
 
     def counting(*a, **k):
@@ -257,7 +259,7 @@ def test_slicing_decides_the_castle_steps_with_the_same_verdicts(castles, monkey
         if len(items) > 1:
             raise Unknown("one at a time")
         return real_step(local, guard, goal, conj, name, items, *a, **k)
-    monkeypatch.setattr(pv, "_step", alone)
+    monkeypatch.setattr(pv, "step", alone)
     monkeypatch.setattr(pv, "_sliced_proof", counting)
     assert _status(castles, region_facts=True) == {"low": "inductive", "apart": "inductive"}
     assert sum(proved) >= 5

@@ -8,6 +8,7 @@ import pytest
 from conftest import FIXTURES
 from solver.engine import regions
 from solver.engine.game import load_path
+from solver.prover.options import ProveOptions
 from solver.prover.prove import prove
 from solver.prover.symmetry import grid_of, permutations
 
@@ -18,13 +19,14 @@ TIMEOUT_MS = 60_000
 def mirror_cheap_paths(monkeypatch):
     """The fixture's paths are proved in milliseconds, which the prover would rather prove
     than mirror (MIRROR_MIN_S): here every image is mirrored."""
-    import solver.prover.prove
-    monkeypatch.setattr(solver.prover.prove, "MIRROR_MIN_S", 0.0)
+    from solver.prover import orbits
+    monkeypatch.setattr(orbits, "MIRROR_MIN_S", 0.0)
 
 
 def _run(game, **kw):
     said: list[str] = []
-    got = {r.name: r.status for r in prove(game, 1, TIMEOUT_MS, progress=said.append, **kw)}
+    got = {r.name: r.status for r in prove(game, ProveOptions(1, TIMEOUT_MS, **kw),
+                                           progress=said.append)}
     return got, said
 
 
@@ -109,8 +111,8 @@ def test_forgetting_the_images_changes_nothing(monkeypatch):
 def test_an_action_proved_in_milliseconds_is_not_mirrored(monkeypatch):
     """Below MIRROR_MIN_S a path's orbit-first, its images are proved as well: a symmetry
     check would cost more.  The transition pass (no such timing) still mirrors."""
-    import solver.prover.prove
-    monkeypatch.setattr(solver.prover.prove, "MIRROR_MIN_S", 60.0)
+    from solver.prover import orbits
+    monkeypatch.setattr(orbits, "MIRROR_MIN_S", 60.0)
     got, said = _run(load_path(FIXTURES / "regions.rules"), region_facts=True, symmetric=True)
     assert got == {"low": "inductive", "apart": "inductive"}
     assert _followed([m for m in said if m.startswith("induction")]) == 0
@@ -297,7 +299,7 @@ def test_an_action_whose_checks_cost_more_than_its_proofs_is_proved():
     from types import SimpleNamespace
 
     import z3
-    from solver.prover.prove import MIRROR_MISSES, _mirrored
+    from solver.prover.orbits import MIRROR_MISSES, mirrored as _mirrored
     calls: list[str] = []
 
     followed = [1]          # how many first images follow; the others do not

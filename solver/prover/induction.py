@@ -1,0 +1,346 @@
+"""The inductive step of the state invariants, by Houdini's fixpoint: every candidate assumed
+of a symbolic state, each action path from it checked (`tiers`), the candidates a path breaks
+dropped, until the rest is inductive together."""
+from __future__ import annotations
+
+import time
+
+import z3
+
+from ..engine import domains as dz
+from ..engine.game import Game
+from ..engine.symbolic import Unknown, make_solver, substitution
+from ..lang import ir
+from . import nearby, orbits, pool, splits, terms, tiers
+from .options import PROGRESS_S, ProveOptions
+
+# A path's guard is first checked against the candidates' conjuncts that read no more than
+# this many variables (a phase that no reachable state is in) ...
+VACUITY_VARS = 8
+# ... within this long (ms); giving up decides nothing.  An action none of whose first
+# VACUITY_MISSES paths was vacuous is not asked about again (most actions are possible).
+VACUITY_MS = 500
+VACUITY_MISSES = 3
+
+
+def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, journal=None,
+            symmetric=None):
+    """Houdini: assume every candidate, check each action path, drop the candidates that a
+    path breaks, and repeat until none is dropped; the survivors are inductive together.
+    Return their names and, for each candidate that fell, why.
+
+    A path changes few leaves, so after substitution most conjuncts are the very same term as
+    before (and hold by assumption).  Only changed conjuncts are checked: first from their own
+    previous versions alone, then, if that is not enough, from every assumption.  With
+    ``options.jobs`` over 1, each round's paths are shared out among that many forked
+    processes.  A `journal.Journal` records each path once checked, and gives back those a
+    previous run checked; ``symmetric`` (an `orbits.Symmetric`): the paths that follow by a
+    symmetry from others are not proved again."""
+    timeout_ms, split, jobs = options.step_timeout_ms, options.split_lengths, options.jobs
+    t = game.state_type
+    fresh = dz.Fresh("s_")
+    cases = []
+    fields = splits.split_fields(game, options.split_on)
+    reads_actor = {i.name: any(splits.reads_field(i.expr, f) for f in fields) for i in invs}
+    all_cases = splits.cases(game, fresh, "s", fields)
+    for ci, S in enumerate(all_cases):
+        lengths = splits.seq_lengths(S)
+        conj = {i.name: terms.conjuncts(game.holds_symbolic(i, S)) for i in invs}
+        # A case whose split fields already falsify a candidate (a phase no move enters) is
+        # assumed away while that candidate stands: its paths are built only if it falls.
+        falsified = {n for n, cs in conj.items() if any(z3.is_false(c) for c in cs)}
+        memo: dict[int, tuple] = {}
+        readers, reads = nearby.conjunct_readers(conj, memo)
+        small = [nk for nk, fv in reads.items() if len(fv) <= VACUITY_VARS]
+        once: list = []         # this case's marker: built already (even if it has no path)
+
+        def build(S=S, conj=conj, readers=readers, reads=reads, lengths=lengths, ci=ci,
+                  built=once):
+            # Once (a case of no path is not built again): the paths, put in the case's list.
+            if built:
+                return []
+            built.append(True)
+            bs = splits.paths(game, S, fields)
+            say(f"induction: {len(bs)} action paths, {len(invs)} candidate invariants"
+                + (f" (case {ci + 1} of {len(all_cases)})" if len(all_cases) > 1 else ""))
+            work = []
+            for b in bs:
+                subst = substitution(t, S, b.state)
+                pairs = {a.get_id(): (a, v) for a, v in subst if dz.is_sym(a)}
+                touched = {nk for i in pairs for nk in readers.get(i, ())}
+                changed = []
+                moved = any(not dz.is_sym(a) for a, _ in subst)
+                if moved:
+                    # A split field (the actor) changed: an invariant that reads it is
+                    # evaluated afresh.
+                    for inv in invs:
+                        if reads_actor[inv.name]:
+                            new = terms.conjuncts(game.holds_symbolic(inv, b.state))
+                            changed.extend((inv.name, k, c2) for k, c2 in enumerate(new))
+                            touched -= {(inv.name, k) for k in range(len(conj[inv.name]))}
+                for n, k in sorted(touched):
+                    c = conj[n][k]
+                    mine = [pairs[i] for i in reads[(n, k)] if i in pairs]
+                    c2 = terms.substitute(c, mine)
+                    if not c2.eq(c):
+                        changed.append((n, k, c2))
+                work.append((b, changed, {i for i in pairs if i in lengths}))
+            return work
+        cases.append((S, conj, [], readers, lengths, falsified, build, small))
+    candidates = [i.name for i in invs]
+    ctis: dict[str, str] = {}
+    # z3's general solver: the queries hold the `exists real` predicates (uninterpreted)
+    # beside linear integer arithmetic, and on paths that read many of them it took half the
+    # time of the linear-integer solver (47 s against 97 s for two paths), the same elsewhere.
+    local = make_solver(timeout_ms, general=True)
+    local.add(*fresh.constraints)
+    split_memo: dict = {}
+    learned: set = set()      # (action, invariant) whose steps needed splitting
+    while True:
+        dropped: set[str] = set()
+        timing: dict = {}
+        for ci, (S, conj, work, readers_of, lengths, falsified, build, small) \
+                in enumerate(cases):
+            if falsified & set(candidates):
+                continue
+            if not work and journal is not None and journal.case_done(ci, candidates):
+                # Every path of this case was checked under these candidates and none broke
+                # one: the case is not even built (building a large one takes minutes).
+                say(f"induction: case {ci + 1} of {len(cases)}: every path checked by a "
+                    f"previous run (journal {journal.path})")
+                continue
+            if not work:
+                work.extend(build())
+
+            def check_paths(paths, say=say, S=S, conj=conj, readers_of=readers_of,
+                            lengths=lengths, ci=ci, small=small):
+                note = None if journal is None else \
+                    (lambda at, b, why, skipped, took: journal.record(
+                        ci, at, b.action, candidates, why, skipped, seconds=took))
+                return _check_paths(game, S, paths, local, conj, readers_of, candidates,
+                                    lengths, (split_memo, learned, split), timeout_ms, say,
+                                    note, small)
+            paths = list(enumerate(work))
+            results = []
+            if journal is not None:
+                # Paths a previous run checked under these very candidates: their verdicts.
+                done = journal.checked(ci, [b.action for b, _, _ in work], candidates)
+                if done:
+                    say(f"induction: {len(done)} of {len(paths)} paths checked by a previous "
+                        f"run (journal {journal.path})")
+                    why: dict[str, tuple] = {}
+                    for at, fell in done.items():
+                        for n, w in fell.items():
+                            why[n] = min(why.get(n, (at, w)), (at, w))
+                    results.append((set(why), why, {}, set()))
+                    paths = [(at, x) for at, x in paths if at not in done]
+            if symmetric is not None and ci > 0 and paths \
+                    and not cases[0][5] & set(candidates):
+                # The players numbered from this case's actor: most paths follow from the
+                # first case's, all of them settled by now (this round or a previous run).
+                fell_here = set().union(*(d for d, *_ in results))
+                paths = _rotated(symmetric, cases, ci, fields, work, paths, candidates,
+                                 dropped | fell_here, fresh.constraints, journal, jobs, say,
+                                 timing)
+            later: list = []
+            if symmetric is not None:
+                # The images of earlier paths under the board's symmetries wait: once the
+                # first of each orbit is proved, most follow from it (`orbits.mirrored`).
+                orbs = symmetric.orbits(("induction", ci), S, [b for b, _, _ in work])
+                later = [(at, x) for at, x in paths if at in orbs]
+                paths = [(at, x) for at, x in paths if at not in orbs]
+
+            def run(paths, ci=ci):
+                if jobs > 1:
+                    results.extend(pool.forked(check_paths, pool.pulled(paths, jobs), say,
+                                           _build_next(cases, ci, candidates, journal)))
+                else:
+                    results.append(check_paths(paths))
+            run(paths)
+            if later:
+                fell = set().union(*(d for d, *_ in results))
+                targets = [n for n in candidates if n not in fell]
+                # What each action's proofs cost: this run's, and a previous run's (the
+                # paths it proved are not proved again).
+                costs = orbits.proof_costs(journal, ci, work, candidates,
+                               [tm for _, _, tm, _ in results])
+
+                def goal_of(x, targets=targets):
+                    return (x[0], [c2 for n, _, c2 in x[1] if n in targets])
+
+                def note(at, b, sym, at0, ci=ci, fell=fell):
+                    if journal is not None:
+                        journal.record(ci, at, b.action, candidates, {}, sorted(fell),
+                                       f"{sym.name} of path {at0}")
+                goals = orbits.Goals(work, goal_of)
+                rest = orbits.mirror_all(symmetric, ("induction", ci), goals,
+                                   [(at, goals[at]) for at, _ in later], orbs,
+                                   [c for n in candidates for c in conj[n]],
+                                   fresh.constraints, note, say, jobs, costs)
+                if rest:
+                    run([(at, work[at]) for at in rest])
+            # Why a candidate fell: on the first path that breaks it, as one process would say.
+            first: dict[str, tuple] = {}
+            for d, c, tm, lr in results:
+                dropped |= d
+                for n, at in c.items():
+                    first[n] = min(first.get(n, at), at)
+                for a, (x, s_) in tm.items():
+                    t_ = timing.setdefault(a, [0, 0.0])
+                    t_[0] += x
+                    t_[1] += s_
+                learned |= lr
+            for n, (_, why) in sorted(first.items()):
+                ctis.setdefault(n, why)
+            if journal is not None and not any(d for d, *_ in results):
+                journal.record_case(ci, candidates, len(work))
+        say("induction: checked " + ", ".join(f"{a} ({n} paths, {s_:.1f} s)"
+                                                for a, (n, s_) in timing.items()))
+        if not dropped:
+            return set(candidates), ctis
+        say(f"induction: not inductive: {', '.join(sorted(dropped))}; retrying the rest")
+        candidates = [n for n in candidates if n not in dropped]
+
+
+def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: list,
+             candidates: list, fell: set, bounds: list, journal, jobs: int, say,
+             timing: dict) -> list:
+    """``paths`` (of case ``ci``) but those that follow from the first case's path of the
+    same action and parameters with the players numbered from this case's actor (the spec's
+    `rotate`, `symmetry.Rotation`); ``fell``: the candidates fallen so far this round (left
+    out of the goals)."""
+    S0, conj0, w0, *_ = cases[0]
+    build0 = cases[0][6]
+    S, conj = cases[ci][0], cases[ci][1]
+    if symmetric.rotation(ci, fields, S0, S, [c for n in candidates for c in conj0[n]]) \
+            is None:
+        return paths
+    if not w0:
+        w0.extend(build0())
+    targets = [n for n in candidates if n not in fell]
+
+    def goal_of(x, targets=targets):
+        return (x[0], [c2 for n, _, c2 in x[1] if n in targets])
+
+    def note(at, b, sym, at0):
+        if journal is not None:
+            journal.record(ci, at, b.action, candidates, {}, sorted(fell),
+                           f"{sym.name} of case 1 path {at0}")
+    # What each action's proofs cost (the first case's, as this run and the journal say).
+    costs = orbits.proof_costs(journal, 0, w0, candidates, [timing])
+    return orbits.rotate_from_first(
+        symmetric, "induction", ci, fields, (S0, [b for b, _, _ in w0], orbits.Goals(w0, goal_of)),
+        (S, [b for b, _, _ in work], orbits.Goals(work, goal_of)), paths,
+        ([c for n in candidates for c in conj0[n]], [c for n in candidates for c in conj[n]]),
+        bounds, note, say, jobs, costs)
+
+
+def _build_next(cases: list, ci: int, candidates, journal):
+    """What builds the paths of the next case after ``ci`` that this round will check (not
+    assumed away, not built yet, not done by a previous run), in place; None when there is
+    none."""
+    def skip(cj):
+        _, _, work, _, _, falsified, _, _ = cases[cj]
+        return bool(falsified & set(candidates) or work or (
+            journal is not None and journal.case_done(cj, candidates)))
+    cj = pool.next_case(len(cases), ci, skip)
+    if cj is None:
+        return None
+    _, _, work, _, _, _, build, _ = cases[cj]
+    return lambda: work.extend(build())
+
+
+def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, split, timeout_ms,
+                 say, note=None, small=()):
+    """One Houdini round over some action paths of one case: the candidates a path breaks
+    (or z3 gives up on), why, the time per action, and the (action, invariant) pairs that
+    needed length splitting (or, without it, taking one conjunct at a time).  ``work`` holds
+    (index, path) pairs; each reason comes with the index of the path that gave it.
+    ``split`` is (split_memo, learned, whether to split lengths).  ``note(at,
+    path, fell, skipped)``, if given, hears of each path z3 decided (no time-out), with the
+    candidates it broke and why, and those it did not check (fallen on an earlier path).
+    With ``note``, a candidate z3 gave up on is still checked on the later paths: a time-out
+    depends on the machine's load, and a run that resumes from the journal then retries that
+    path alone, not every path after it.
+    ``small``: the (name, index) of the conjuncts that `_vacuous` tries a guard against."""
+    dropped: set[str] = set()
+    unsure: set[str] = set()          # z3 gave up on them (still checked, with a journal)
+    ctis: dict[str, str] = {}
+    timing: dict = {}
+    memo: dict = {}
+    learned = split[1]
+    vacuity: dict = {}      # action -> [paths found vacuous, paths not]
+    # The candidates are those of this round for every path: their small conjuncts, once.
+    small_now = [conj[n][k] for n, k in small if n in candidates]
+    said = time.perf_counter()
+    for at, (b, changed, moved_lengths) in work:
+        t_b = time.perf_counter()
+        skipped = sorted(dropped)         # fallen already: not checked on this path
+        gave_up = False
+        by_inv: dict[str, list] = {}
+        for n, k, c2 in changed:
+            if n in candidates and n not in dropped:
+                by_inv.setdefault(n, []).append((k, c2))
+        guard = dz.lift(b.guard)
+        hits = vacuity.setdefault(b.action, [0, 0])
+        if by_inv and (hits[0] or hits[1] < VACUITY_MISSES):
+            if _vacuous(local, guard, small_now, timeout_ms):
+                hits[0] += 1
+                by_inv = {}
+            else:
+                hits[1] += 1
+        for n, items in by_inv.items():
+            goal = z3.Not(z3.And([c2 for _, c2 in items]))
+            try:
+                # Every candidate at once is too much for z3 on real specs: what the two
+                # local tiers cannot prove goes to bounded model checking.
+                verdict = tiers.step_each(local, guard, goal, conj, n, items, readers_of,
+                                     candidates, memo,
+                                     (lengths if split[2] else None, moved_lengths,
+                                      split[0], learned, (b.action, n)),
+                                     timeout_ms)
+            except Unknown:
+                (unsure if note is not None else dropped).add(n)
+                gave_up = True
+                ctis.setdefault(n, (at, f"z3 gave up on the inductive step (a path of "
+                                        f"{b.action}, {timeout_ms / 1000:g} s per query)"))
+                continue
+            if verdict is not None:
+                dropped.add(n)
+                # Over a time-out on an earlier path (with a journal): this path's record
+                # must say that it breaks the candidate.
+                ctis[n] = (at, "not provable from the invariants it shares variables "
+                               "with: " + terms.describe_cti(game, b, verdict, S))
+        tm = timing.setdefault(b.action, [0, 0.0])
+        tm[0] += 1
+        tm[1] += time.perf_counter() - t_b
+        if note is not None and not gave_up:
+            # A time-out depends on the machine's load: such a path is checked again.
+            note(at, b, {n: why for n, (a2, why) in ctis.items() if a2 == at}, skipped,
+                 time.perf_counter() - t_b)
+        done = sum(x for x, _ in timing.values())
+        if done % 100 == 0 or time.perf_counter() - said > PROGRESS_S:
+            said = time.perf_counter()
+            say(f"induction: {done} paths checked ("
+                + ", ".join(f"{a} {x}: {s_:.0f} s" for a, (x, s_) in timing.items()) + ")")
+    return dropped | unsure, ctis, timing, set(learned)
+
+
+def _vacuous(local, guard, small: list, timeout_ms: int) -> bool:
+    """Whether no state where the candidates hold takes the path of ``guard``: the guard
+    contradicts the candidates' ``small`` conjuncts.  Every candidate is assumed of the state
+    before the step, so then each conjunct after it holds, and none need be checked; else (or
+    when z3 gives up within VACUITY_MS) nothing is decided.  A path of an action that a state
+    invariant rules out (a puzzle's own action, in a phase no move enters) otherwise costs
+    the full tiers for each invariant it changes.  The small conjuncts are all asked, not only
+    those that read what the guard reads: the guard's variables would be gathered per path,
+    and those of a large guard cost more to gather and keep than z3 takes to ignore a few
+    hundred small assertions.  ``timeout_ms``: the time limit ``local`` is set back to."""
+    if not small:
+        return False
+    try:
+        with terms.time_limit(local, VACUITY_MS, timeout_ms):
+            return terms.unsat(local, z3.And(guard, *small))
+    except Unknown:
+        return False
+

@@ -1,0 +1,77 @@
+"""What a proof is asked to do: one frozen `ProveOptions` handed from `prove` down to each
+pass, so that no pass reads a mode from anywhere else and a run is named by one value."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+# Long work says how far it is at least this often (s), and every 100 paths.
+PROGRESS_S = 60.0
+
+
+@dataclass(frozen=True)
+class ProveOptions:
+    """The options of `prove` (``rulebook prove``'s flags).  None of them changes a verdict
+    but ``only``/``alone`` (which invariants), the time limits and the abstractions of the
+    step (``exact_reals``, ``opaque_fix``, ``region_facts``), which decide what the step can
+    prove; the others change only the time."""
+
+    bmc_depth: int = 4
+    """Bounded model checking's depth: the states reachable in at most that many moves."""
+    timeout_ms: int = 120_000
+    """The time limit of each bounded-model-checking query."""
+    only: tuple[str, ...] | None = None
+    """The invariants (a name or names) to prove and report, with the others as auxiliaries
+    of the induction; None: all of them."""
+    step_timeout_ms: int = 5_000
+    """The time limit of each query of the inductive step: a query that times out leaves its
+    invariant to bounded model checking, never "proved"."""
+    split_lengths: bool = False
+    """A step query z3 gives up on is checked again case by case over the lengths of the
+    sequences the step changes (a count over a sequence an item was pushed onto): slower,
+    and it proves more."""
+    exact_reals: bool = False
+    """The step decides each `exists real` exactly instead of reading it as an
+    uninterpreted predicate of its inputs (see `linear.opaque`)."""
+    split_on: tuple[str, ...] = ()
+    """State fields (bool, integer or enum) whose every value is a case of the step, that
+    field concrete: a step that reads a constant table at such a field (a record's kind)
+    then reads numbers."""
+    jobs: int = 1
+    """Processes that check the inductive step's paths at once (forked; 1 on a platform
+    without fork).  The verdicts do not depend on it, only the time."""
+    journal: str | None = None
+    """A file where each action path of the inductive step is recorded once checked; a run
+    with the same spec, parameters and options skips the paths recorded there (see
+    `journal.Journal`)."""
+    opaque_fix: bool = False
+    """The step reads each expression that computes a `fix` over symbolic inputs as
+    uninterpreted functions of what it reads (see `linear.opaque_fixes`): a step that floods
+    a large board then builds, and what does not depend on the floods is proved; what does
+    is left to bounded model checking, which computes the fixpoints."""
+    alone: bool = False
+    """With ``only``: the named invariants without the others, which must be inductive
+    together, the step checking their conjuncts only (a step too costly for the whole set
+    may not be for a part of it)."""
+    region_facts: bool = False
+    """The region builtins are unknowns with the facts of connected regions
+    (solver/prover/regionfacts.py), the other fixpoints uninterpreted as with
+    ``opaque_fix``."""
+    symmetric: bool = False
+    """A path that is the image of an earlier one under a symmetry of the board is not
+    proved when z3 shows that it follows from that one mirrored (see
+    solver/prover/symmetry.py); the verdicts are the same, only the time changes."""
+
+    def __post_init__(self):
+        # A name alone is the one invariant; a list (argparse's) is read as a tuple, so that
+        # the options stay hashable and compare equal however they were written.
+        if isinstance(self.only, str):
+            object.__setattr__(self, "only", (self.only,))
+        elif self.only is not None:
+            object.__setattr__(self, "only", tuple(self.only))
+        object.__setattr__(self, "split_on", tuple(self.split_on))
+
+    @property
+    def opaque_fixpoints(self) -> bool:
+        """Whether the step reads fixpoints as uninterpreted functions: asked for, or with
+        the region facts (which read only the region builtins otherwise)."""
+        return self.opaque_fix or self.region_facts

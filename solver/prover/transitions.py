@@ -1,0 +1,334 @@
+"""The transition properties' step: each property on every action path, from the invariants
+proved inductive, checked as Houdini checks a path (`tiers`), with the same case splits,
+journal, symmetries and fork pool."""
+from __future__ import annotations
+
+import z3
+
+from ..engine import domains as dz
+from ..engine.game import Game
+from ..engine.symbolic import Unknown, leaves, make_solver, substitution
+from ..lang import ir
+from . import nearby, orbits, pool, splits, terms, tiers
+from .options import ProveOptions
+
+
+def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
+                      options: ProveOptions, say, journal=None, symmetric=None) -> dict:
+    """Each transition property on every action path, from the invariants proved inductive
+    (``assumed``): name -> (True, "") or (False, why).  A path is checked as Houdini checks
+    one (`tiers.step_each`): the post-state conjuncts the path does not make trivially true,
+    all at once, then one at a time, each from the invariants' conjuncts near it, and with
+    ``options.split_lengths`` case by case over the sequence lengths the step changes.
+    Before that, every invariant at once is asked briefly (tiers.QUICK_MS), until it gives up
+    on a path of that action; what the tiers do not prove is asked from every invariant at once again, with
+    the whole time-out (a model there is a counterexample to induction).  The "previous
+    version" of a transition's conjunct is the conjunct over a step that changes nothing, a
+    tautology.  With ``options.jobs`` over 1 the paths are shared out among forked processes; why a
+    property fails is said of the first path that breaks it.  A `journal.Journal` records each
+    path's decided verdicts, and gives back those a previous run decided under the same
+    assumed invariants; a case where every path held every property is recorded whole, and
+    a resumed run does not build it again."""
+    timeout_ms, split, jobs = options.step_timeout_ms, options.split_lengths, options.jobs
+    t = game.state_type
+    fresh = dz.Fresh("t_")
+    fields = splits.split_fields(game, options.split_on)
+    invs = [i for i in game.p.invariants if not i.transition and i.name in assumed]
+    names = [i.name for i in invs]
+    out = {tr.name: (True, "") for tr in trans}
+    # One case per value of the split fields (the actor's), before and after the move, as
+    # for the invariants: a move then writes only the actor's part of the state.
+    cases = splits.cases(game, fresh, "s", fields)
+    # A copy of each case stands for the state after the move: each property is evaluated
+    # once over (case, copy), and a path's post-state conjuncts are that template with the
+    # copy's leaves replaced by the path's successor.  Evaluating a property afresh on each
+    # path was most of the time of some checks (a count per key over nested sequences).
+    after = splits.cases(game, dz.Fresh("n_"), "n", fields)
+    # The solver for linear integer arithmetic, not the general one Houdini's step uses:
+    # measured on two games' transition properties (every path, the invariants assumed),
+    # the general one took 10 % more CPU time (99 s against 90 s; 593 s against 533 s).
+    local = make_solver(timeout_ms)
+    local.add(*fresh.constraints)       # the state's bounds, made with the cases
+    split_memo: dict = {}
+    learned: set = set()
+    hard: set = set()       # (action, property) that every invariant at once did not settle
+    def prepare(ci: int):
+        """Case ``ci``'s invariant conjuncts, each property's template over (case, copy) and
+        which of its conjuncts are reflexive, and the action paths; None when no state of
+        the case satisfies the invariants."""
+        S, N = cases[ci], after[ci]
+        conj = {i.name: terms.conjuncts(game.holds_symbolic(i, S)) for i in invs}
+        if any(z3.is_false(c) for cs in conj.values() for c in cs):
+            return None
+        memo: dict[int, tuple] = {}
+        readers, _ = nearby.conjunct_readers(conj, memo)
+        template = {tr.name: terms.conjuncts(game.holds_symbolic(tr, N, old=S)) for tr in trans}
+        reflexive: dict[str, set] = {}
+        # The copy's leaves beside the case's, to tell which leaves a path changes.
+        n_leaves = list(zip(leaves(t, N), leaves(t, S)))
+        to_s = {a.get_id(): (a, dz.lift(s_)) for a, s_ in n_leaves if dz.is_sym(a)}
+        for tr in trans:
+            # The property across a step that changes nothing (old(x) <= x with x as it
+            # is): true of itself, so harmless to assume, it tells the step's splitting which
+            # of the lengths the path reads it changes, and its terms stand for the old
+            # versions the new ones may equal.  Only where it is true of itself: a strict
+            # property (old(x) < x) is false there, and assuming it would prove anything;
+            # such a conjunct is left as `true`, and checked on every path.
+            # (The template over the case itself, so that its conjuncts are the template's,
+            # one for one.)
+            ident = [terms.substitute(c, [to_s[i] for i in terms.free_vars(c, memo) if i in to_s])
+                     for c in template[tr.name]]
+            reflexive[tr.name] = {k for k, c in enumerate(ident)
+                                  if _valid(c, fresh.constraints)}
+            conj[tr.name] = [c if k in reflexive[tr.name] else z3.BoolVal(True)
+                             for k, c in enumerate(ident)]
+        bs = splits.paths(game, S, fields)
+        return conj, memo, readers, template, reflexive, n_leaves, bs
+
+    def done_before(ci: int, live: list) -> bool:
+        return journal is not None and journal.transition_case_done(
+            ci, names, [tr.name for tr in live])
+
+    def prepare_next(ci: int, live: list):
+        """What prepares, in `ready`, the next case after ``ci`` the pass will check (one a
+        previous run did not finish); None when there is none.  Run in the parent while the
+        workers check case ``ci``: building a large case's paths takes one core minutes,
+        with the other cores idle."""
+        cj = pool.next_case(len(cases), ci, lambda cj: done_before(cj, live))
+        return None if cj is None else lambda: ready.setdefault(cj, prepare(cj))
+
+    def posts_of(ci: int, prepared: tuple):
+        """What gives, on a path of case ``ci`` (`prepare`), each property's post-state
+        conjuncts."""
+        S, N = cases[ci], after[ci]
+        _, memo, _, template, reflexive, n_leaves, _ = prepared
+
+        def post_of(b, props) -> dict[str, list]:
+            """Each property's post-state conjuncts on path ``b`` that are not trivially true,
+            as (index, conjunct)."""
+            onto = substitution(t, N, b.state)
+            # A split field the move sets to another value: the template, made for the old
+            # value, does not apply; the property is evaluated afresh.
+            afresh = any(not dz.is_sym(a) for a, _ in onto)
+            onto_by_id = {a.get_id(): (a, v) for a, v in onto if dz.is_sym(a)}
+            changed = {a.get_id() for (a, s_), x in zip(n_leaves, leaves(t, b.state))
+                       if dz.is_sym(a) and not (x is s_ or (dz.is_sym(x) and x.eq(s_)))}
+            out = {}
+            for tr in props:
+                if afresh:
+                    post = terms.conjuncts(game.holds_symbolic(tr, b.state, old=S))
+                else:
+                    # A conjunct that reads no leaf the path changes is the property across
+                    # a step that changes nothing: true when that is (reflexive).
+                    post = [None if k in reflexive[tr.name]
+                            and not (terms.free_vars(c, memo) & changed) else
+                            terms.substitute(c, [onto_by_id[i] for i in terms.free_vars(c, memo)
+                                            if i in onto_by_id])
+                            for k, c in enumerate(template[tr.name])]
+                out[tr.name] = [(k, c) for k, c in enumerate(post)
+                                if c is not None and not z3.is_true(z3.simplify(c))]
+            return out
+
+        return post_of
+
+    first_case: list = []       # the first case's (prepared, post_of), once made
+
+    def rotated(ci: int, prepared: tuple, post_of, paths: list, live: list, done: dict):
+        """``paths`` of case ``ci`` but those that follow from the first case's path of the
+        same action and parameters, the players numbered anew (`orbits.rotate_from_first`); a
+        path a previous run decided is left to `check_share`, which reads its verdicts."""
+        if not first_case:
+            p0 = prepare(0)
+            first_case.append(None if p0 is None else (p0, posts_of(0, p0)))
+        if first_case[0] is None:
+            return paths
+        p0, post0 = first_case[0]
+        decided = {at for at, _ in paths if all(tr.name in done.get(at, {}) for tr in live)}
+
+        def goals(prep, post):
+            return orbits.Goals(prep[6], lambda b: (b, [c for cs in post(b, live).values()
+                                                  for _, c in cs]))
+
+        def note(at, b, sym, at0):
+            if journal is not None:
+                journal.record_transition(ci, at, b.action, names,
+                                          {tr.name: None for tr in live},
+                                          f"{sym.name} of case 1 path {at0}")
+        rest = orbits.rotate_from_first(
+            symmetric, "transitions", ci, fields, (cases[0], p0[6], goals(p0, post0)),
+            (cases[ci], prepared[6], goals(prepared, post_of)),
+            [(at, b) for at, b in paths if at not in decided],
+            ([c for n in names for c in p0[0][n]], [c for n in names for c in prepared[0][n]]),
+            fresh.constraints, note, say, jobs)
+        kept = {at for at, _ in rest}
+        return [(at, b) for at, b in paths if at in decided or at in kept]
+
+    ready: dict[int, tuple | None] = {}
+    for ci, (S, N) in enumerate(zip(cases, after)):
+        live = [tr for tr in trans if out[tr.name][0] is True]
+        if not live:
+            break
+        if done_before(ci, live):
+            say(f"transitions: case {ci + 1} of {len(cases)}: every path held in a previous "
+                f"run (journal {journal.path})")
+            continue
+        prepared = ready.pop(ci) if ci in ready else prepare(ci)
+        if prepared is None:
+            continue        # no state of this case satisfies the invariants
+        conj, memo, readers, template, reflexive, n_leaves, bs = prepared
+        lengths = splits.seq_lengths(S)
+        say(f"transitions: {len(bs)} action paths, {len(live)} properties"
+            + (f" (case {ci + 1} of {len(cases)})" if len(cases) > 1 else ""))
+        done = {} if journal is None else \
+            journal.transitions_checked(ci, [b.action for b in bs], names)
+        if done:
+            say(f"transitions: {len(done)} of {len(bs)} paths decided by a previous run "
+                f"(journal {journal.path})")
+
+        post_of = posts_of(ci, prepared)
+        if ci == 0:
+            first_case[:] = [(prepared, post_of)]
+
+        def check_share(share, say=say, S=S, N=N, conj=conj, readers=readers, memo=memo,
+                        lengths=lengths, live=live, done=done, ci=ci):
+            failed: dict[str, tuple] = {}
+            # With a journal, a property z3 gave up on is still checked on the later paths:
+            # their verdicts are recorded for the next run, which then asks z3 again only
+            # about the paths given up on.
+            gave_up: dict[str, tuple] = {}
+            whole = make_solver(timeout_ms)
+            whole.add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
+            for count, (at, b) in enumerate(share, 1):
+                if count % 100 == 0:
+                    say(f"transitions: {count} paths checked")
+                # What a previous run decided on this path; a path decided whole is skipped.
+                prior = {tr.name: done[at][tr.name] for tr in live
+                         if tr.name in done.get(at, {})}
+                for n, why in prior.items():
+                    if why is not None:
+                        failed.setdefault(n, (at, why))
+                if all(tr.name in failed or tr.name in prior for tr in live):
+                    continue
+                decided: dict[str, str | None] = {}     # held (None) or why it fails
+                guard = dz.lift(b.guard)
+                moved = {a.get_id() for a, _ in substitution(t, S, b.state)
+                         if dz.is_sym(a)} & lengths.keys()
+                posts = post_of(b, [tr for tr in live
+                                    if tr.name not in failed and tr.name not in prior])
+                for tr in live:
+                    if tr.name in failed:
+                        continue
+                    if tr.name in prior:
+                        continue
+                    decided[tr.name] = None         # until shown otherwise
+                    items = posts[tr.name]
+                    if not items:
+                        continue
+                    goal = z3.Not(z3.And([c for _, c in items]))
+                    if (b.action, tr.name) not in hard:
+                        # Every invariant at once, briefly: often enough (the base game's
+                        # piles), and a model there is a counterexample to induction.
+                        try:
+                            with terms.time_limit(whole, min(tiers.QUICK_MS, timeout_ms),
+                                                  timeout_ms):
+                                model = terms.check_assume(whole, z3.And(guard, goal))
+                            if model is not None:
+                                failed[tr.name] = (at, terms.describe_cti(game, b, model, S))
+                                decided[tr.name] = failed[tr.name][1]
+                            continue
+                        except Unknown:
+                            hard.add((b.action, tr.name))   # its other paths: tiers first
+                    try:
+                        if tiers.step_each(local, guard, goal, conj, tr.name, items, readers,
+                                      names, memo,
+                                      (lengths if split else None, moved, split_memo,
+                                       learned, (b.action, tr.name)),
+                                      timeout_ms) is None:
+                            continue
+                    except Unknown:
+                        pass
+                    # Not proved from the nearby conjuncts: every invariant at once, with the
+                    # whole time-out.
+                    try:
+                        model = terms.check_assume(whole, z3.And(guard, goal))
+                    except Unknown:
+                        # A time-out depends on the machine's load: not journalled.
+                        del decided[tr.name]
+                        why = (at, f"z3 gave up on the inductive step (a path of "
+                                   f"{b.action}, {timeout_ms / 1000:g} s per query)")
+                        if journal is None:
+                            failed[tr.name] = why
+                        else:
+                            gave_up.setdefault(tr.name, why)
+                        continue
+                    if model is not None:
+                        failed[tr.name] = (at, terms.describe_cti(game, b, model, S))
+                        decided[tr.name] = failed[tr.name][1]
+                if journal is not None and decided:
+                    journal.record_transition(ci, at, b.action, names, decided)
+            # A counterexample (rank 0) says more than a time-out (rank 1).
+            return {**{n: (1, *w) for n, w in gave_up.items()},
+                    **{n: (0, *w) for n, w in failed.items()}}
+        paths = list(enumerate(bs))
+        if symmetric is not None and ci > 0:
+            # As for the invariants: most paths follow from the first case's, the players
+            # numbered from this case's actor.
+            paths = rotated(ci, prepared, post_of, paths, live, done)
+        later: list = []
+        if symmetric is not None:
+            # As for the invariants: the images of earlier paths wait for their orbit's first.
+            orbs = symmetric.orbits(("transitions", ci), S, bs)
+            # A path a previous run decided is left to `check_share`, which reads its
+            # verdicts (a failure among them included).
+            later = [(at, b) for at, b in paths if at in orbs and
+                     not all(tr.name in done.get(at, {}) for tr in live)]
+            waiting = {at for at, _ in later}
+            paths = [(at, b) for at, b in paths if at not in waiting]
+        parts: list = []
+
+        def run(paths, ci=ci, live=live):
+            if jobs > 1:
+                parts.extend(pool.forked(check_share, pool.pulled(paths, jobs), say,
+                                     prepare_next(ci, live)))
+            else:
+                parts.append(check_share(paths))
+        run(paths)
+        if later:
+            fell = {n for part in parts for n in part}
+            held = [tr for tr in live if tr.name not in fell]
+
+            def goal_of(b, held=held, post_of=post_of):
+                return (b, [c for cs in post_of(b, held).values() for _, c in cs])
+
+            def note(at, b, sym, at0, ci=ci, held=held):
+                if journal is not None and held:
+                    journal.record_transition(ci, at, b.action, names,
+                                              {tr.name: None for tr in held},
+                                              f"{sym.name} of path {at0}")
+            goals = orbits.Goals(bs, goal_of)
+            rest = orbits.mirror_all(symmetric, ("transitions", ci), goals,
+                               [(at, goals[at]) for at, _ in later], orbs,
+                               [c for n in names for c in conj[n]], fresh.constraints,
+                               note, say, jobs)
+            if rest:
+                run([(at, bs[at]) for at in rest])
+        first: dict[str, tuple] = {}
+        for part in parts:
+            for n, w in part.items():
+                first[n] = min(first.get(n, w), w)
+        for n, (_, _, why) in first.items():
+            out[n] = (False, why)
+        if journal is not None and not first:
+            journal.record_transition_case(ci, names, [tr.name for tr in live], len(bs))
+    return out
+
+
+def _valid(formula, bounds) -> bool:
+    """Whether z3 proves ``formula`` true under the state's ``bounds`` alone within tiers.QUICK_MS
+    (giving up counts as not proved)."""
+    if z3.is_true(z3.simplify(formula)):
+        return True
+    solver = make_solver(tiers.QUICK_MS)
+    solver.add(*bounds, z3.Not(formula))
+    return solver.check() == z3.unsat
+
