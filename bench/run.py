@@ -46,7 +46,9 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from solver.lang.check import Checker, load_files, read_source  # noqa: E402
+from solver.engine.evaluate import const_value  # noqa: E402
+from solver.lang.check import check_program  # noqa: E402
+from solver.lang.sources import load_files, read_source  # noqa: E402
 from solver.lang.codec import to_json  # noqa: E402
 from solver.engine.game import Game, load_game  # noqa: E402
 from solver.lang.resources import spec_dir  # noqa: E402
@@ -296,10 +298,9 @@ def fresh_compile(name: str, variants: tuple, params: dict | None = None):
     t0 = now()
     files, readings = load_files(name, variants)
     t1 = now()
-    checker = Checker(files, dict(params or {}), readings)
-    program = checker.program()
+    program, symbols = check_program(files, dict(params or {}), readings, const_value)
     t2 = now()
-    game = Game(program, checker)
+    game = Game(program, symbols)
     t3 = now()
     return game, (t1 - t0, t2 - t1, t3 - t2)
 
@@ -347,12 +348,13 @@ def trajectory(game: Game, rng: random.Random, max_steps: int = 100_000) -> list
 _COLD = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
-from solver.lang.check import Checker, load_files
+from solver.engine.evaluate import const_value
 from solver.engine.game import Game
+from solver.lang.check import check_program
+from solver.lang.sources import load_files
 t = time.perf_counter()
 files, readings = load_files(sys.argv[2], tuple(json.loads(sys.argv[3])))
-c = Checker(files, {}, readings)
-Game(c.program(), c)
+Game(*check_program(files, {}, readings, const_value))
 print(json.dumps(time.perf_counter() - t))
 """
 

@@ -309,7 +309,7 @@ def cmd_check(args) -> int:
 
 
 def _is_base(path: Path) -> bool:
-    from ..lang.check import read_source
+    from ..lang.sources import read_source
     try:
         return read_source(path).base is None
     except RulebookError:

@@ -112,7 +112,7 @@ def _span_text(sources: dict, span) -> str:
 
 def _repo_path(path: str) -> str:
     """A spec's path as the reader knows it (``spec/x.rules``), wherever the build runs."""
-    from ..lang.check import find_spec
+    from ..lang.sources import find_spec
     try:
         p = find_spec(Path(path).stem).resolve()
     except RulebookError:
@@ -165,7 +165,7 @@ def page_game(name: str) -> Game:
 
 def game_page(name: str, witness_dir: Path, proof_dir: Path) -> Page:
     """The page of one game: set-up, turn structure, rules, examples, readings, invariants."""
-    from ..lang.check import find_spec
+    from ..lang.sources import find_spec
     from ..queries.examples import run_examples
     from ..render.render import render_svg
     g = page_game(name)

@@ -358,28 +358,15 @@ def invariant_sentence(en: English, inv: ir.Invariant) -> str:
 def checked_def(game, name: str) -> ir.Call | None:
     """The checked IR of a `def`, called on its own parameters (defs are checked per call
     site, so there is no standalone IR); None for a proc or when it does not check alone."""
-    from ..lang.check import Frame, Scope
     from ..lang.errors import RulebookError
-    from ..lang.syntax import parse_expr
-    ck = game.symbols
-    it = ck.items.get(("def", name))
-    if it is None:
+    sym = game.symbols
+    if ("def", name) not in sym.items:
         return None
-    params = it.tree.children[1].children if it.tree.children[1] is not None else []
-    saved = ck._cur()
     try:
-        ck._enter(it)
-        ptypes = [(str(p.children[0]), ck.type_(p.children[1])) for p in params]
-        ck._file, ck._text = saved
-        frame = Frame()
-        sc = Scope({}, frame)
-        for pn, pt in ptypes:
-            sc = sc.bind(pn, ir.Local(pt, None, pn, frame.new()))
-        return ck.expr(parse_expr(f"{name}({', '.join(pn for pn, _ in ptypes)})"), sc)
+        params = sym.def_params(name)
+        return sym.call(name, [ir.Local(pt, None, pn, i) for i, (pn, pt) in enumerate(params)])
     except (RulebookError, AttributeError, IndexError):
         return None
-    finally:
-        ck._file, ck._text = saved
 
 
 def def_sentence(en: English, call: ir.Call) -> str:

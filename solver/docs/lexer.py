@@ -38,7 +38,7 @@ def grammar_keywords() -> list[str]:
 
 def _builtins() -> tuple[str, ...]:
     try:
-        from ..lang.check import BUILTINS
+        from ..lang.builtins import BUILTINS
         return tuple(sorted(BUILTINS))
     except ImportError:  # pragma: no cover - the lexer must load without the checker
         return _BUILTINS

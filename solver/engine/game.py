@@ -9,12 +9,12 @@ from itertools import compress, repeat
 
 from . import domains as dz
 from ..lang import ir
-from ..lang.check import Checker, Frame, Scope, gc_paused, load_files
+from ..lang.check import Symbols, check_expression, check_program
 from ..lang.codec import to_json
 from ..lang.errors import EvalError, InputError
-from .evaluate import Compiler, Refused, SymCtx
+from .evaluate import Compiler, Refused, SymCtx, const_value
 from ..lang.irwalk import nodes
-from ..lang.syntax import parse_expr
+from ..lang.sources import gc_paused, load_files, load_path as load_path_files
 from ..lang.types import BagT, SeqT, SetT, Type, default, finite
 
 
@@ -299,9 +299,9 @@ class Game:
     """One game under chosen parameters and readings."""
 
     @gc_paused()
-    def __init__(self, program: ir.Program, checker: Checker):
+    def __init__(self, program: ir.Program, symbols: Symbols):
         self.p = program
-        self.symbols = checker   # the symbol table (for now the checker itself)
+        self.symbols = symbols   # what checking left: declarations, files, readings chosen
         self.name = program.name
         self.state_type = program.state_type
         self.concrete = Compiler(False, self.state_type)
@@ -395,18 +395,11 @@ class Game:
         key = (text, tuple(sorted((bindings or {}).items(), key=lambda kv: kv[0])), symbolic)
         if key in self._exprs:
             return self._exprs[key]
-        frame = Frame()
-        sc = Scope({}, frame)
-        names = []
-        for n, t in (bindings or {}).items():
-            slot = frame.new()
-            names.append(slot + 1)
-            sc = sc.bind(n, ir.Local(t, None, n, slot))
-        tree = parse_expr(text)
-        e = self.symbols.expr(tree, sc)
+        e, slots, frame = check_expression(self.symbols, text, bindings)
+        names = [s + 1 for s in slots]
         comp = self.symbolic if symbolic else self.concrete
         f = comp.expr(e)
-        size = frame.size + 1
+        size = frame + 1
 
         def call(st, *args):
             env = [None] * size
@@ -761,24 +754,16 @@ def locals_used(node) -> set[int]:
 def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
     """Compile a game from spec/ (cached per variants and parameters)."""
     files, readings = load_files(name, tuple(variants))
-    checker = Checker(files, dict(params), readings)
-    return Game(checker.program(), checker)
+    return Game(*check_program(files, dict(params), readings, const_value))
 
 
 def load_path(path, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
     """Compile a spec file given by path (its `extends` base is looked up in spec/)."""
-    from pathlib import Path
-
-    from ..lang.check import find_spec, read_source
-    src = read_source(Path(path))
-    files = [src]
-    while files[0].base is not None:
-        files.insert(0, read_source(find_spec(files[0].base)))
+    files = load_path_files(path)
     readings = {}
     for v in variants:
         if ":" not in v:
             raise InputError(f"load_path takes readings (name:option) as variants, not {v!r}")
         r, _, o = v.partition(":")
         readings[r] = o
-    checker = Checker(files, dict(params), readings)
-    return Game(checker.program(), checker)
+    return Game(*check_program(files, dict(params), readings, const_value))

@@ -33,45 +33,10 @@ from . import domains as dz
 from ..prover import regionfacts
 from . import fixinc
 from ..lang import ir
-from ..lang.irwalk import nodes
-from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RealT, RecordT, SetT, finite
+from ..lang.irwalk import has_real, nodes
+from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SetT, finite
 
 Fn = Callable
-
-# ---- which IR reads real unknowns ---------------------------------------------------------
-
-_MEMO: dict = {}
-
-
-def has_real(e) -> bool:
-    """Whether ``e`` contains a real term (a nested `exists real` is a plain bool)."""
-    key = id(e)
-    hit = _MEMO.get(key)
-    if hit is not None and hit[0] is e:
-        return hit[1]
-    if isinstance(e, ir.RealVar) or isinstance(getattr(e, "type", None), RealT):
-        r = True
-    elif isinstance(e, (ir.RealExists, ir.Call, ir.Const, ir.Text, ir.StateRef)):
-        r = False
-    else:
-        r = any(has_real(c) for c in _children(e))
-    _MEMO[key] = (e, r)
-    return r
-
-
-def _children(e):
-    for f in e.__dataclass_fields__:
-        if f in ("type", "span"):
-            continue
-        v = getattr(e, f)
-        if isinstance(v, tuple):
-            for x in v:
-                if isinstance(x, tuple):
-                    yield from (y for y in x if hasattr(y, "__dataclass_fields__"))
-                elif hasattr(x, "__dataclass_fields__"):
-                    yield x
-        elif hasattr(v, "__dataclass_fields__"):
-            yield v
 
 
 # ---- the two term domains ---------------------------------------------------------------------

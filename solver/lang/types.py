@@ -159,6 +159,7 @@ class Finite:
         self.size = len(self.values)
 
 
+# A cache of `finite` per type (types are frozen values, so an entry never goes stale).
 _FINITE: dict[Type, Finite] = {}
 
 
@@ -240,3 +241,73 @@ def leaf_count(t: Type) -> int:
         case SetT(elem=e):
             return finite(e).size
     raise TypeError(t)
+
+
+def is_grid(t: Type) -> bool:
+    """A record of two integer fields (the squares of `component` and `components`)."""
+    return (isinstance(t, RecordT) and len(t.fields) == 2
+            and all(isinstance(ft, IntT) for _, ft in t.fields))
+
+
+def is_grid_region(t: Type) -> bool:
+    return isinstance(t, MapT) and is_grid(t.key) and t.val == BOOL
+
+
+# ---- type relations (what the checker allows where) -------------------------------------------
+
+def elem_type(t: Type) -> Type | None:
+    """The element type of a seq, bag or set; None for any other type."""
+    match t:
+        case SeqT(elem=e) | BagT(elem=e) | SetT(elem=e):
+            return e
+    return None
+
+
+def comparable(a: Type, b: Type) -> bool:
+    if isinstance(a, IntT) and isinstance(b, IntT):
+        return True
+    if isinstance(a, SeqT) and isinstance(b, SeqT):
+        return comparable(a.elem, b.elem)
+    if isinstance(a, BagT) and isinstance(b, BagT):
+        return a.elem == b.elem
+    if isinstance(a, MapT) and isinstance(b, MapT):
+        return a.key == b.key and comparable(a.val, b.val)
+    return a == b
+
+
+def assignable(src: Type, dst: Type) -> bool:
+    match (src, dst):
+        case (IntT(), IntT()):
+            return True
+        case (SeqT(), SeqT()):
+            return assignable(src.elem, dst.elem)
+        case (BagT(), BagT()):
+            return src.elem == dst.elem
+        case (MapT(), BagT()):
+            return src.key == dst.elem and isinstance(src.val, IntT)
+        case (MapT(), MapT()):
+            return src.key == dst.key and assignable(src.val, dst.val)
+    return src == dst
+
+
+def needs_bounds(src: Type, dst: Type) -> bool:
+    """Whether a runtime bounds check is needed to store a ``src`` value into ``dst``."""
+    match (src, dst):
+        case (IntT(), IntT()):
+            return src.lo < dst.lo or src.hi > dst.hi
+        case (SeqT(), SeqT()):
+            return src.cap > dst.cap or needs_bounds(src.elem, dst.elem)
+        case (BagT(), BagT()):
+            return src.most > dst.most
+        case (MapT(), BagT()):
+            return src.val.lo < 0 or src.val.hi > dst.most
+        case (MapT(), MapT()):
+            return needs_bounds(src.val, dst.val)
+    return False
+
+
+def param_fits(value, t: Type) -> bool:
+    """Whether a parameter's value lies in its declared type (only ranges restrict one)."""
+    if isinstance(t, IntT):
+        return isinstance(value, int) and t.lo <= value <= t.hi
+    return True

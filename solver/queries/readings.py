@@ -302,11 +302,7 @@ OUTCOME_DEFS = ("score", "winner")
 
 def _score_ir(g: Game, fn: str = "score"):
     """The checked IR of `score(p)` or `winner(p)` (for comparing two readings' outcomes)."""
-    from ..lang.check import Frame, Scope
-    from ..lang import ir as _ir
-    from ..lang.syntax import parse_expr
-    sc = Scope({}, Frame()).bind("p", _ir.Local(_player(g), None, "p", 0))
-    return g.symbols.expr(parse_expr(f"{fn}(p)"), sc)
+    return g.symbols.call(fn, [ir.Local(_player(g), None, "p", 0)])
 
 
 def _noise(t, S):

@@ -12,11 +12,12 @@ import pytest
 from conftest import FIXTURES, walk
 from solver.engine import codegen
 from solver.lang import ir
-from solver.lang.check import Frame, Scope, read_source, spec_dir
+from solver.lang.check import check_expression
+from solver.lang.resources import spec_dir
+from solver.lang.sources import read_source
 from solver.lang.errors import EvalError
 from solver.engine.evaluate import Compiler, Refused
 from solver.engine.game import Game, load_game
-from solver.lang.syntax import parse_expr
 from solver.lang.types import (BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, default,
                           finite)
 
@@ -32,15 +33,8 @@ def _specs():
 
 def _checked(game, text: str, bindings: dict):
     """The IR of ``text`` with locals ``bindings``, its locals' env indices, its frame size."""
-    frame = Frame()
-    sc = Scope({}, frame)
-    idx = []
-    for n, t in bindings.items():
-        s = frame.new()
-        idx.append(s + 1)
-        sc = sc.bind(n, ir.Local(t, None, n, s))
-    e = game.symbols.expr(parse_expr(text), sc)
-    return e, idx, frame.size + 1
+    e, slots, size = check_expression(game.symbols, text, bindings)
+    return e, [s + 1 for s in slots], size + 1
 
 
 def _random(t, rng: random.Random):
@@ -75,9 +69,7 @@ def _outcome(f, st, env):
 
 
 def _def_params(game, item):
-    game.symbols._enter(item)
-    params = item.tree.children[1].children if item.tree.children[1] is not None else []
-    return [(str(p.children[0]), game.symbols.type_(p.children[1])) for p in params]
+    return game.symbols.def_params(item.name)
 
 
 def _states(game, seed: int, depths=(0, 7, 25, 60, 140)):

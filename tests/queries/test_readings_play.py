@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from conftest import ROOT, holds, walk
-from solver.lang.check import read_source
+from solver.lang.sources import read_source
 from solver.engine.game import load_game
 
 # Games per option and moves per game at most (the dead end found came after 42 moves); the

@@ -10,7 +10,7 @@ two terms (non-linear), `/ %`, and any way for a real to escape (a def argument,
 from __future__ import annotations
 
 from . import ir
-from ..engine.linear import has_real
+from .irwalk import has_real
 from .types import BOOL, IntT, RealFamilyT, RealT
 
 REAL = RealT()
@@ -22,7 +22,7 @@ class RealChecks:
     def real_exists(self, t, sc) -> ir.RealExists:
         name_t, binder, where_t, body_t = t.children
         name = str(name_t)
-        sp = self._span(t)
+        sp = self.span(t)
         if self.real_depth:
             raise self.err(t, "`exists real` cannot be nested in the body of another one")
         var = str(binder.children[0])
@@ -31,7 +31,7 @@ class RealChecks:
             raise self.err(binder.children[1], "the unknowns of `exists real` are indexed by a "
                            "finite type (write `where` to keep some of its values)")
         slot = sc.frame.new()
-        inner = sc.bind(var, ir.Local(dom.elem, self._span(binder), var, slot))
+        inner = sc.bind(var, ir.Local(dom.elem, self.span(binder), var, slot))
         where = self.bool_expr(where_t, inner) if where_t is not None else None
         fam = sc.frame.new()
         body_sc = sc.bind(name, ir.Local(RealFamilyT(dom.elem), sp, name, fam))
@@ -52,7 +52,7 @@ class RealChecks:
             return None
         kt = loc.type.key
         key = self.coerce(self.expr(t.children[1], sc, kt), kt, t.children[1])
-        return ir.RealVar(REAL, self._span(t), loc.slot, key, loc.name)
+        return ir.RealVar(REAL, self.span(t), loc.slot, key, loc.name)
 
     def has_real(self, e) -> bool:
         return self.real_depth > 0 and has_real(e)
@@ -62,7 +62,7 @@ class RealChecks:
             raise self.err(node, what)
 
     def real_arith(self, t, op: str, a, b) -> ir.Expr:
-        sp = self._span(t)
+        sp = self.span(t)
         for x, node in ((a, t.children[0]), (b, t.children[2])):
             if not isinstance(x.type, (IntT, RealT)):
                 raise self.err(node, f"expected a number, found {x.type}")
@@ -83,4 +83,4 @@ class RealChecks:
         for x, node in ((a, t.children[0]), (b, t.children[2])):
             if not isinstance(x.type, (IntT, RealT)):
                 raise self.err(node, f"cannot compare a real term with {x.type}")
-        return ir.Binary(BOOL, self._span(t), op, a, b)
+        return ir.Binary(BOOL, self.span(t), op, a, b)
