@@ -70,6 +70,7 @@ class Region:
         self._size = [z3.Int(f"{tag}.size{a}") for a in range(len(ok))]
         self.tallest = [z3.Int(f"{tag}.top{a}") for a in range(len(ok))]
         self.count = z3.Int(f"{tag}.count")
+        self.rows: dict = {}        # the square each fact is about (regionfacts' `_row`)
 
     def size(self, a: int):
         return self._size[a]

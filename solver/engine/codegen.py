@@ -12,7 +12,8 @@ two kinds of code mix freely, and both read and write locals in ``env`` the same
 Semantics are the closure interpreter's, exactly: the same values, the same `EvalError`s with
 the same spans, in the same order (an operand is evaluated before the next one; `and`, `or`
 and the quantifiers stop where the closures stop), and the same memos, shared with the
-closures (a def's `_DefMemo`) or of the same shape (per call site, per quantifier).
+closures (a def's `memo.DefMemo`) or of the same shape (per call site, per quantifier).
+The loops (fixpoints, calls, quantifiers) are written by the mixin of codegen_loops.py.
 
 Locals: a local bound in the generated function lives in a Python variable; it is also
 written to ``env[slot + 1]`` when code called from here reads it (a def body behind a memo
@@ -25,14 +26,14 @@ from __future__ import annotations
 import linecache
 import re
 from contextlib import contextmanager
-from itertools import compress
 from types import CodeType, FunctionType
 from typing import assert_never
 
 from . import fixinc
+from .codegen_loops import STATS, LoopGen, tuple_source
 from ..lang import ir
 from ..lang.errors import EvalError
-from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, SeqT, SetT, default, finite
+from ..lang.types import BagT, EnumT, IntT, MapT, SeqT, SetT, finite
 
 # Python refuses more than 20 nested loops or `try`s in one function, and deep indentation:
 # a subtree nested deeper is compiled apart (its own generated function).
@@ -49,9 +50,6 @@ _EXTERNAL = (ir.RealExists, ir.RealVar, ir.Largest)
 # Write each function's source at its first call (False: when it is compiled, for a test that
 # changes how the Compiler decides, around the compilation only).
 LAZY = True
-
-# The statistics of what was generated (read by the tests: codegen must keep applying).
-STATS = {"functions": 0, "compiled": 0, "external": 0, "fallback_roots": 0}
 
 # Generated code by source text: the same def inlined at many call sites gives the same text
 # (its locals and env indices are named in order of appearance), compiled once.
@@ -109,44 +107,8 @@ _ATOMIC = re.compile(r"(_t\d+|v\d+|f\d+|[A-Z]+\d+|st|True|False|None|\(?-?\d+\)?
                      r"|'[^']*'|\"[^\"]*\")$")
 
 
-def _tuple(xs: list[str]) -> str:
-    return f"({', '.join(xs)},)" if xs else "()"
-
-
 def _seq_index_error(i, s, span):
     return EvalError(f"index {i} is outside a seq of length {len(s)}", span)
-
-
-def _returned_error(name, v, chk, span):
-    return EvalError(f"{name} returned {v!r}, outside its declared type {chk}", span)
-
-
-def _changed(nxt, r, n):
-    return [i for i in range(n) if nxt[i] != r[i]]
-
-
-def _readers_of(changed, readers):
-    """The keys that read an entry that changed, in order (stale readers only cost a
-    needless evaluation, as in fixinc)."""
-    return sorted({i for j in changed for i in readers[j]})
-
-
-_HELD: dict = {}
-HELD_SIZE = 4096
-
-
-def _held_keys(m, keys):
-    """The keys a map to bool holds true, in order: remembered per map value (by identity,
-    the value kept alive with them, so that an id is not reused while remembered).  A region
-    flooded once per state is asked for its keys by every def that walks it."""
-    hit = _HELD.get(id(m))
-    if hit is not None and hit[0] is m:
-        return hit[1]
-    if len(_HELD) >= HELD_SIZE:
-        _HELD.clear()
-    ks = tuple(compress(keys, m))
-    _HELD[id(m)] = (m, ks)
-    return ks
 
 
 def _bag_add(a, b):
@@ -161,7 +123,7 @@ def _bag_le(a, b):
     return all(x <= y for x, y in zip(a, b))
 
 
-class _Gen:
+class _Gen(LoopGen):
     """The source of one function, built by a walk of its IR subtree."""
 
     def __init__(self, comp):
@@ -182,8 +144,6 @@ class _Gen:
     # ---- the function ----------------------------------------------------------------
 
     def function(self, e: ir.Expr):
-        from . import evaluate as ev
-        self.ev = ev
         body: list[str] = []
         x = self.gen(e, body)
         lines = []
@@ -200,7 +160,7 @@ class _Gen:
                     lines.append(f"{pad}env[{self.envix(s)}] = {self.var(s)}")
                 elif what == "PROXY":       # a fixpoint's values, reads recorded (fixinc)
                     proxy, r = names
-                    lines.append(f"{pad}{proxy} = {self.const(fixinc._Reads, 'H')}({r})")
+                    lines.append(f"{pad}{proxy} = {self.const(fixinc.Reads, 'H')}({r})")
                     lines.append(f"{pad}env[{self.envix(s)}] = {proxy}")
                 elif what == "SEEN":
                     proxy, seen, r = names
@@ -410,7 +370,7 @@ class _Gen:
             case ir.Member():
                 return self.member(e, out)
             case ir.RecordLit(items=items) | ir.SeqLit(items=items):
-                return _tuple(self.seq(items, out))
+                return tuple_source(self.seq(items, out))
             case ir.BagLit(type=t, items=items):
                 return self.baglit(t, items, out)
             case ir.With(record=rec, updates=ups):
@@ -566,288 +526,3 @@ class _Gen:
             out.append(f"{b}[{k}] = True" if is_set else f"{b}[{k}] += 1")
         out.append(f"{b} = tuple({b})")
         return b
-
-    # ---- fixpoints -------------------------------------------------------------------
-
-    def fix_plain(self, e: ir.Fix, out: list) -> str:
-        """``fix`` iterated whole, as `Compiler._fix` does when fixinc does not apply."""
-        r = self.temp()
-        out.append(f"{r} = {self.gen(e.seed, out)}")
-        body: list[str] = []
-        with self.deeper(loop=True):
-            self.bind(e.slot, r, body)
-            lines, x = self.here(e.step)
-        x = self.atom(x, lines)
-        body += lines + [f"if {x} == {r}:", "    break", f"{r} = {x}"]
-        self.nested(out, f"for {self.temp()} in range({e.bound}):", body)
-        return r
-
-    def fix_incremental(self, e: ir.Fix, out: list) -> str:
-        """``fix`` whose step is a table over the map's keys, evaluated as
-        `fixinc.compile_fix` does: each key's body again only when an entry it read changed;
-        the same result and the same count of steps against `within`."""
-        step = e.step
-        keys = self.const(finite(step.domain.elem).values)
-        n = finite(step.domain.elem).size
-        r = self.temp()
-        out.append(f"{r} = list({self.gen(e.seed, out)})")
-        if e.bound <= 0:
-            return f"tuple({r})"
-        readers, nxt, todo, steps, seen, i, j, chg, proxy = (self.temp() for _ in range(9))
-        out += [f"{readers} = [[] for _ in range({n})]", f"{nxt} = [None] * {n}",
-                f"{todo} = range({n})", f"{steps} = 0", f"#PROXY {e.slot} {proxy} {r}"]
-        body = [f"{seen} = set()", f"#SEEN {e.slot} {proxy} {seen} {r}"]
-        # Code called from the step (compiled apart) reads r through the proxy, recorded.
-        self.comp._recorded.add(e.slot + 1)
-        self.fixes[e.slot] = (r, seen)
-        try:
-            with self.deeper(2, loop=True):
-                self.bind(step.slot, f"{keys}[{i}]", body)
-                if step.where is None:
-                    lines, x = self.here(step.body)
-                    body += lines + [f"{nxt}[{i}] = {x}"]
-                else:
-                    wl, w = self.here(step.where)
-                    with self.deeper():
-                        lines, x = self.here(step.body)
-                    body += wl
-                    self.nested(body, f"if {w}:", lines + [f"{nxt}[{i}] = {x}"])
-                    body += ["else:", f"    {nxt}[{i}] = {self.literal(default(step.type.val))}"]
-        finally:
-            del self.fixes[e.slot]
-            self.comp._recorded.discard(e.slot + 1)
-        body += [f"for {j} in {seen}:", f"    {readers}[{j}].append({i})"]
-        loop = [f"for {i} in {todo}:"] + ["    " + ln for ln in body]
-        loop += [f"{steps} += 1",
-                 f"{chg} = {self.const(_changed, 'H')}({nxt}, {r}, {n})",
-                 f"if not {chg}:", "    break",
-                 f"{r} = {nxt}",
-                 f"if {steps} >= {e.bound}:", "    break",
-                 f"{todo} = {self.const(_readers_of, 'H')}({chg}, {readers})",
-                 f"{nxt} = list({r})"]
-        self.nested(out, "while True:", loop)
-        return f"tuple({r})"
-
-    # ---- calls -----------------------------------------------------------------------
-
-    def call(self, e: ir.Call, out: list) -> str:
-        comp = self.comp
-        kind, shared = comp._call_memo(e)
-        # All arguments first: an argument may read a slot another one sets.
-        xs = [self.atom(x, out) for x in self.seq(e.args, out)]
-        slots = e.slots
-        if kind == "inline":
-            for s, x in zip(slots, xs):
-                self.bind(s, x, out)
-            v = self.gen(e.body, out)
-        else:
-            fb = self.const(comp.expr(e.body), "F")
-            reads, bound, _, _, _ = fixinc.summary(e.body, comp._summaries)
-            self.needed |= reads - bound - set(slots)
-            STATS["external"] += 1
-            v = self.temp()
-            key = self.temp()
-            put = [f"env[{self.envix(s)}] = {x}" for s, x in zip(slots, xs)]
-            if kind == "remembered" and len(xs) == 1:
-                out.append(f"{key} = {xs[0]}")
-            else:
-                out.append(f"{key} = {_tuple(xs)}")
-            if kind == "remembered":
-                # fixinc.remembered: one memo per call site, kept for the game's life; the
-                # arguments are put in env only when the body runs.
-                m = self.const({}, "M")
-                out.append(f"{v} = {m}.get({key}, {m})")
-                self.nested(out, f"if {v} is {m}:", put + [f"{v} = {m}[{key}] = {fb}(st, env)"])
-            else:
-                # The arguments are put in env before the lookup by the closures; only the
-                # body reads them there, so here they are put only when it runs.
-                if kind == "pure":
-                    # evaluate._memoised_pure: per call site, across states, bounded.
-                    m, size = self.const({}, "M"), self.ev.PURE_MEMO_SIZE
-                else:
-                    # evaluate._memoised: the def's memo (shared with its closure call sites),
-                    # for the state's value of the fields the def reads.
-                    d = self.const(shared, "D")
-                    m, size = self.temp(), self.ev.MEMO_CALLS
-                    out.append(f"{m} = {d}.memo if st is {d}.last else {d}.switch(st)")
-                out.append(f"{v} = {m}.get({key}, {m})")
-                self.nested(out, f"if {v} is {m}:", put + [
-                    f"if len({m}) >= {size}:", f"    {m}.clear()",
-                    f"{v} = {m}[{key}] = {fb}(st, env)"])
-        chk = e.check
-        if chk is None:
-            return v
-        v = self.atom(v, out)
-        err = f"{self.const(_returned_error, 'H')}({e.name!r}, {v}, {self.const(chk)}, " \
-              f"{self.const(e.span, 'S')})"
-        if isinstance(chk, IntT):
-            self.raise_(out, f"not {chk.lo} <= {v} <= {chk.hi}", err)
-        else:
-            self.raise_(out, f"not {self.const(self.ev.fits, 'H')}({self.const(chk)}, {v})",
-                        err)
-        return v
-
-    # ---- quantifiers -----------------------------------------------------------------
-
-    def domain(self, d: ir.Domain, out: list) -> str:
-        """An iterable of the domain's values (evaluated here, before the loop)."""
-        match d:
-            case ir.TypeDomain(elem=t):
-                return self.const(finite(t).values)
-            case ir.RangeDomain(lo=lo, hi=hi):
-                a, b = self.seq((lo, hi), out)
-                return f"range({a}, {b} + 1)"
-            case ir.CollDomain(coll=c):
-                x = self.gen(c, out)
-                if isinstance(c.type, SeqT):
-                    return x
-                values = self.const(finite(c.type.elem).values)
-                return f"{self.const(compress, 'H')}({values}, {x})"
-            case ir.SubbagDomain():
-                raise AssertionError("subbags are enumerated by the query runner")
-        assert_never(d)
-
-    def quant(self, e: ir.Quant, out: list) -> str:
-        comp = self.comp
-        reads, bound, _, old, _ = fixinc.summary(e, comp._summaries)
-        if not old and reads <= bound:
-            # evaluate._remembered_value: an expression of the state alone, once per state.
-            d = self.const(self.ev._DefMemo(fixinc.state_fields(e, comp._fields_read)), "D")
-            m, v = self.temp(), self.temp()
-            out.append(f"{m} = {d}.memo if st is {d}.last else {d}.switch(st)")
-            out.append(f"{v} = {m}.get((), {m})")
-            lines: list[str] = []
-            with self.deeper():
-                x = self.loop(e, self.domain(e.domain, lines), e.where, lines)
-            self.nested(out, f"if {v} is {m}:", lines + [f"{v} = {m}[()] = {x}"])
-            return v
-        held = self.held_map(e)
-        if held is not None:
-            # `where m[t] and ...` (or `count t in K: m[t]`), m a map to bool read from a
-            # local: only the keys m holds true are walked, the same values in the same order.
-            it = self.temp()
-            keys = self.const(finite(e.domain.elem).values)
-            out.append(f"{it} = {self.const(_held_keys, 'H')}({self.gen(held, out)}, {keys})")
-            if e.where is None:
-                return f"len({it})"
-            return self.loop(e, it, e.where, out)
-        memo = comp._filter_memo(e)
-        if memo is None:
-            return self.loop(e, self.domain(e.domain, out), e.where, out)
-        # evaluate._remembered_filter: the values that pass the `where`, per state and value
-        # of the outer locals it reads.  A filter that fails on some value is remembered as
-        # failing (_FAILS), and the loop then asks it value by value, as the closures do: it
-        # may stop before the failure.
-        shared, outer = memo
-        d = self.const(shared, "D")
-        fails = self.const(self.ev._FAILS, "K")
-        m, k, vals = self.temp(), self.temp(), self.temp()
-        out.append(f"{m} = {d}.memo if st is {d}.last else {d}.switch(st)")
-        keys = [self.local(i - 1) for i in outer]
-        out.append(f"{k} = {_tuple(keys)}")
-        out.append(f"{vals} = {m}.get({k})")
-        tried: list[str] = []
-        with self.deeper(2, loop=True):
-            dom = self.domain(e.domain, tried)
-            body: list[str] = []
-            with self.deeper(loop=True):
-                self.bind_loop(e.slot, body)
-                wl, w = self.here(e.where)
-            body += wl + [f"if {w}:", f"    {vals}.append({self.var(e.slot)})"]
-            self.nested(tried, f"for {self.var(e.slot)} in {dom}:", body)
-        fill = [f"{vals} = []", "try:"] + ["    " + ln for ln in tried]
-        fill += [f"except {self.const(EvalError, 'H')}:", f"    {vals} = {fails}",
-                 f"if len({m}) >= {self.ev.MEMO_CALLS}:", f"    {m}.clear()",
-                 f"{m}[{k}] = {vals}"]
-        self.nested(out, f"if {vals} is None:", fill)
-        lazy = self.temp()
-        out.append(f"{lazy} = {vals} is {fails}")
-        again: list[str] = []
-        with self.deeper():
-            dom2 = self.domain(e.domain, again)
-        if again:
-            self.nested(out, f"if {lazy}:", again)
-        it = self.temp()
-        out.append(f"{it} = {dom2} if {lazy} else {vals}")
-        return self.loop(e, it, e.where, out, lazy=lazy)
-
-    def held_map(self, e: ir.Quant) -> "ir.Local | None":
-        """The local m when e walks a type's values t under `where m[t] and ...` (its first
-        conjunct), or is `count t in K: m[t]`, and m maps that type to bool."""
-        if e.kind == "table" or not isinstance(e.domain, ir.TypeDomain):
-            return None
-        if e.where is None:
-            first = e.body if e.kind == "count" else None
-        else:
-            first = e.where
-            while isinstance(first, ir.Binary) and first.op == "and":
-                first = first.left
-        if not (isinstance(first, ir.Index) and isinstance(first.key, ir.Local)
-                and first.key.slot == e.slot and isinstance(first.coll, ir.Local)
-                and first.coll.slot != e.slot):
-            return None
-        t = first.coll.type
-        if not (isinstance(t, MapT) and t.key == e.domain.elem and isinstance(t.val, BoolT)):
-            return None
-        return first.coll
-
-    def here(self, e: ir.Expr) -> tuple[list, str]:
-        """Generate ``e`` into lines of its own, at the current depth."""
-        lines: list[str] = []
-        x = self.gen(e, lines)
-        return lines, x
-
-    def loop(self, e: ir.Quant, it: str, where, out: list, lazy: str | None = None) -> str:
-        """The quantifier's loop over the iterable ``it``.  With ``lazy`` (a remembered
-        filter), ``it`` holds only values that pass the `where` unless that flag is true, and
-        the `where` is asked only then; as in the closures, a `table` then leaves out the
-        values that fail it."""
-        kind, s = e.kind, e.slot
-        acc = self.temp()
-        init = {"forall": "True", "exists": "False", "sum": "0", "count": "0", "table": "[]",
-                "max": "None", "min": "None"}[kind]
-        out.append(f"{acc} = {init}")
-        body: list[str] = []
-        with self.deeper(loop=True):
-            self.bind_loop(s, body)
-            skip = where is not None and (kind != "table" or lazy is not None)
-            if skip:
-                wl, w = self.here(where)
-                test = wl + [f"if not {w}:", "    continue"]
-                if lazy is None:
-                    body += test
-                else:
-                    self.nested(body, f"if {lazy}:", test)
-            if kind == "table" and where is not None and not skip:
-                dflt = self.literal(default(e.type.val))
-                wl, w = self.here(where)
-                with self.deeper():
-                    lb, b = self.here(e.body)
-                body += wl
-                self.nested(body, f"if {w}:", lb + [f"{acc}.append({b})"])
-                body += ["else:", f"    {acc}.append({dflt})"]
-            else:
-                lb, b = self.here(e.body)
-                body += lb
-                match kind:
-                    case "forall":
-                        body += [f"if not {b}:", f"    {acc} = False", "    break"]
-                    case "exists":
-                        body += [f"if {b}:", f"    {acc} = True", "    break"]
-                    case "count":
-                        body += [f"if {b}:", f"    {acc} += 1"]
-                    case "sum":
-                        body += [f"{acc} += {b}"]
-                    case "table":
-                        body += [f"{acc}.append({b})"]
-                    case "max" | "min":
-                        b = self.atom(b, body)
-                        cmp = ">" if kind == "max" else "<"
-                        body += [f"if {acc} is None or {b} {cmp} {acc}:", f"    {acc} = {b}"]
-        self.nested(out, f"for {self.var(s)} in {it}:", body)
-        if kind == "table":
-            out.append(f"{acc} = tuple({acc})")
-        elif kind in ("max", "min"):
-            out.append(f"if {acc} is None:")
-            out.append(f"    {acc} = {self.ev._empty_extreme(e.type)}")
-        return acc

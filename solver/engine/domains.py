@@ -422,3 +422,29 @@ def concretize(t: Type, v, model: z3.ModelRef):
             n = concretize(IntT(0, 0), v.length, model)
             return tuple(concretize(et, x, model) for x in v.slots[:n])
     raise TypeError(t)
+
+
+def leaf_sorts(t) -> list | None:
+    """The z3 sorts of a value of type ``t``, leaf by leaf; None for a type whose leaves are
+    not a fixed list (a seq, a text)."""
+    match t:
+        case BoolT():
+            return [z3.BoolSort()]
+        case IntT() | EnumT():
+            return [z3.IntSort()]
+        case RecordT(fields=fields):
+            out = []
+            for _, ft in fields:
+                sub = leaf_sorts(ft)
+                if sub is None:
+                    return None
+                out += sub
+            return out
+        case MapT(key=k, val=vt):
+            sub = leaf_sorts(vt)
+            return None if sub is None else sub * finite(k).size
+        case SetT(elem=et):
+            return [z3.BoolSort()] * finite(et).size
+        case BagT(elem=et):
+            return [z3.IntSort()] * finite(et).size
+    return None

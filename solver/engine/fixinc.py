@@ -22,7 +22,7 @@ from ..lang.irwalk import nodes
 from ..lang.types import BoolT, EnumT, IntT, MapT, RecordT, default, finite
 
 
-class _Reads:
+class Reads:
     """``r`` as the step reads it: the current values, and the entries read since reset."""
 
     __slots__ = ("vals", "seen")
@@ -64,7 +64,7 @@ def compile_fix(fseed, fwhere, fbody, e: ir.Fix):
         if bound <= 0:
             env[s1] = tuple(r)
             return env[s1]
-        proxy = _Reads(r)
+        proxy = Reads(r)
         env[s1] = proxy
         readers: list[list[int]] = [[] for _ in range(n)]   # entry j -> keys that read it
         nxt = [None] * n
@@ -428,6 +428,31 @@ def state_fields(node, cache: dict):
 
 
 def memoisable(body, slots, cache: dict) -> bool:
-    """The same verdict as evaluate._memoisable, from the cached summary."""
+    """Whether a def body is worth remembering per state: it loops (a quantifier or a
+    fixpoint) and reads nothing but its arguments and the current state (from the cached
+    summary)."""
     reads, bound, loops, old, _ = summary(body, cache)
     return loops and not old and reads <= (set(slots) | bound)
+
+
+# The builtins that are fixpoints too (solver/engine/regions.py: a flood, a count of floods).
+REGIONS = ("component", "components")
+
+
+def computes_fixpoint(node, cache: dict, regions: bool = True) -> bool:
+    """Whether an IR subtree computes a `fix` or (with ``regions``) a region builtin, in
+    itself or in a def it calls; ``cache`` (one per value of ``regions``) is keyed by node id
+    and keeps the node alive."""
+    if isinstance(node, tuple):
+        return any(computes_fixpoint(x, cache, regions) for x in node)
+    if not hasattr(node, "__dataclass_fields__") or isinstance(node, (ir.Const, ir.Text)):
+        return False
+    hit = cache.get(id(node))
+    if hit is not None and hit[0] is node:
+        return hit[1]
+    r = isinstance(node, ir.Fix) \
+        or (regions and isinstance(node, ir.Builtin) and node.name in REGIONS) \
+        or any(computes_fixpoint(getattr(node, f), cache, regions)
+               for f in node.__dataclass_fields__ if f not in ("type", "span"))
+    cache[id(node)] = (node, r)
+    return r

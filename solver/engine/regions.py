@@ -16,7 +16,8 @@ from __future__ import annotations
 import z3
 
 from . import domains as dz
-from ..prover import regionfacts
+from .values import identical, simplified
+from .abstraction import Abstraction
 from ..lang.types import RecordT, finite, is_grid  # noqa: F401  (is_grid: symmetry reads it here)
 
 
@@ -72,15 +73,15 @@ def count_of(t: RecordT, ok: tuple) -> int:
     return max(labels(neighbours(t), ok), default=-1) + 1
 
 
-def component(t: RecordT, seed, ok: tuple, simplified, identical) -> tuple:
-    """`component(seed, ok)`, concrete or symbolic (``simplified``/``identical``: the
-    evaluator's, so that an unrolled flood stops as a `fix` does)."""
+def component(t: RecordT, seed, ok: tuple, abstraction: Abstraction) -> tuple:
+    """`component(seed, ok)`, concrete or symbolic (the region's unknowns when
+    ``abstraction`` has them; else unrolled, stopped as a `fix` is)."""
     seed_concrete = dz.is_concrete(seed)
     if seed_concrete and dz.is_concrete(ok):
         return component_of(t, seed, tuple(bool(b) for b in ok))
     nb = neighbours(t)
-    if regionfacts.on():
-        r = regionfacts.region(ok, nb)
+    r = abstraction.region(ok, nb)
+    if r is not None:
         if seed_concrete:
             return r.component(finite(t).index[seed])
         o = dz.ordinal(t, seed)
@@ -103,17 +104,18 @@ def component(t: RecordT, seed, ok: tuple, simplified, identical) -> tuple:
     return r
 
 
-def components(t: RecordT, ok: tuple, simplified, identical):
+def components(t: RecordT, ok: tuple, abstraction: Abstraction):
     """`components(ok)`, concrete or symbolic."""
     if dz.is_concrete(ok):
         return count_of(t, tuple(bool(b) for b in ok))
-    if regionfacts.on():
-        return regionfacts.region(ok, neighbours(t)).count
+    r = abstraction.region(ok, neighbours(t))
+    if r is not None:
+        return r.count
     known, terms = 0, []
     for i, v in enumerate(finite(t).values):
         if ok[i] is False:
             continue
-        c = component(t, v, ok, simplified, identical)
+        c = component(t, v, ok, abstraction)
         first = dz.all_((ok[i], *[dz.not_(c[j]) for j in range(i)]))
         if first is True:
             known += 1

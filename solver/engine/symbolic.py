@@ -10,7 +10,8 @@ import z3
 
 from . import domains as dz
 from . import linear
-from .evaluate import seq_len, sum_terms
+from .abstraction import Abstraction
+from .values import seq_len, sum_terms
 from .game import Game, Move, pin_guard
 from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type
 
@@ -23,12 +24,15 @@ class Unknown(Exception):
 
 
 def make_solver(timeout_ms: int = DEFAULT_TIMEOUT_MS, optimize: bool = False,
-                finite: bool = False, general: bool = False):
+                finite: bool = False, general: bool = False,
+                abstraction: Abstraction | None = None):
     """A solver with fixed seeds and a time-out (wall-clock, only softly enforced by z3).
     ``finite``: z3's incremental SAT solver (QF_FD), for Boolean formulas checked under
     assumptions.  ``general``: z3's default solver, configured by what each query holds,
     instead of the one for linear integer arithmetic: for the inductive step, whose queries
-    also hold uninterpreted predicates (`linear.opaque`), up to twice as fast."""
+    also hold uninterpreted predicates (a prover's `Abstraction`), up to twice as fast.
+    ``abstraction``: what the queries' terms were abstracted by, whose side conditions
+    `check` adds (`abstraction_of`)."""
     s = z3.Optimize() if optimize else z3.Solver() if general else \
         z3.SolverFor("QF_FD" if finite else "QF_LIA")
     s.set("timeout", int(timeout_ms))
@@ -36,7 +40,14 @@ def make_solver(timeout_ms: int = DEFAULT_TIMEOUT_MS, optimize: bool = False,
         s.set("random_seed", 0)
     z3.set_param("smt.random_seed", 0)
     z3.set_param("sat.random_seed", 0)
+    if abstraction is not None:
+        s.rulebook_abstraction = abstraction
     return s
+
+
+def abstraction_of(solver) -> Abstraction | None:
+    """The abstraction a solver was made with (`make_solver`), if any."""
+    return getattr(solver, "rulebook_abstraction", None)
 
 
 def check(solver, *assumptions, deadline: float | None = None) -> bool:
@@ -48,8 +59,9 @@ def check(solver, *assumptions, deadline: float | None = None) -> bool:
         if left <= 0:
             raise Unknown("the time limit was reached")
         solver.set("timeout", max(1, int(left * 1000)))
-    # `exists real` literals are defined by side conditions, added for those the query uses.
-    side = linear.side_conditions(solver, assumptions)
+    # `exists real` literals are defined by side conditions, added for those the query uses
+    # (and an abstraction's unknowns by what it knows of them).
+    side = linear.side_conditions(solver, assumptions, abstraction_of(solver))
     if side:
         solver.add(*side)
     r = solver.check(*assumptions)

@@ -2,17 +2,18 @@
 true of every grid's connected regions (``rulebook prove --region-facts``).
 
 Unrolled, a flood over a large grid does not build; read as uninterpreted functions
-(`linear.opaque_fixes`) it says nothing a step needs.  Here each distinct set ``ok`` (its z3
-leaves, by identity) is a `Region` of unknowns: ``same(i, j)`` (square j lies in square i's
-component; symmetric by construction, ``same(i, i)`` is ``ok[i]``), ``size(i)`` (the number
-of squares of i's component) and ``count`` (the number of components).
-`component(i, ok)` is ``same(i, j)`` square by square and `components(ok)` is ``count``; a
-count over all of a component's squares is read as ``size(i)`` (`whole`; the symbolic
-evaluator's `count`), so that the area of a region is the unknown the facts speak of.
+(abstractions.py's `Opaque` with ``fixes``) it says nothing a step needs.  Here each distinct
+set ``ok`` (its z3 leaves, by identity) is a `Region` of unknowns: ``same(i, j)`` (square j
+lies in square i's component; symmetric by construction, ``same(i, i)`` is ``ok[i]``),
+``size(i)`` (the number of squares of i's component) and ``count`` (the number of
+components).  `component(i, ok)` is ``same(i, j)`` square by square and `components(ok)` is
+``count``; a count over all of a component's squares is read as ``size(i)``
+(`RegionFacts.whole`; the symbolic evaluator's `count`), so that the area of a region is the
+unknown the facts speak of.
 
-Facts, added to a query for the regions it mentions (`facts_for`, called by
-`linear.side_conditions`), instantiated only around the squares where two of those regions'
-sets differ, one square q apart (``around``: each such q and its neighbours):
+Facts, added to a query for the regions it mentions (`RegionFacts.facts_for`, through
+`RegionFacts.side_conditions`), instantiated only around the squares where two of those
+regions' sets differ, one square q apart (``around``: each such q and its neighbours):
 
 - of one region: a square outside ``ok`` has size 0, one inside 1 to n; ``same(t, d)``
   (d around) puts t and d in ``ok`` with one size, and is transitive through squares around;
@@ -25,12 +26,15 @@ sets differ, one square q apart (``around``: each such q and its neighbours):
 
 Each fact is true of the components of any set, so a step proved under them holds for the
 true components ("inductive" stays sound); they are checked on every set of a 3 x 3 board and
-on random 8 x 8 sets by bench/region_lemmas.py, and by tests/test_regionfacts.py.  Not for
+on random 8 x 8 sets by bench/region_lemmas.py, and by tests/prover/test_regionfacts.py.  Not for
 witnesses: a model may give the unknowns values no set has.
 
 Under the same option a long `max` or `min` of symbolic values is one unknown too (`fold`,
 `Fold`), with the facts that define it exactly: on an 8 x 8 grid, the largest value over a
 region as a chain of 64 `if`s was what z3 gave up on.
+
+The unknowns of one proof, their facts and what its queries mention are a `RegionFacts`
+object's, which the prover hands to the symbolic evaluator inside its `Opaque` abstraction.
 """
 from __future__ import annotations
 
@@ -41,36 +45,15 @@ import z3
 from z3.z3 import _to_expr_ref as _expr_ref
 
 from ..engine import domains as dz
+from ..engine import linear
 
-_ON = [False]
-_REGIONS: dict = {}         # (grid, ok leaf keys) -> Region
-_FAMILY_IDS: dict = {}      # a function's z3 id -> the neighbours of its grid
-_BY_APP: dict = {}          # its arguments' z3 ids -> (arguments, Region)
-_FACTS: dict = {}           # (regions' keys, around) -> their facts
-_FALSE = [z3.BoolVal(False)]
+# The z3 declarations of the unknowns, process-wide as z3's own are (by their names).
 _FUNCTIONS: dict = {}       # (grid size, what) -> z3 function
-_WHOLE: dict = {}           # a component's squares (their keys) -> its size
+_FAMILY_IDS: dict = {}      # a function's z3 id -> the neighbours of its grid
 _FOLD_KINDS: dict = {}      # a fold function's z3 id -> (kind, n, empty default)
-_FOLD_APPS: dict = {}       # its arguments' z3 ids -> (arguments, Fold)
 _SQUARES: dict = {}         # an unknown's function's z3 id -> the squares it is about
 _KINDS: dict = {}           # ... -> which unknown it is: same, size or count
-_ROW: dict = {}             # a fact's z3 id -> the one square it is about (see `_row`)
-_SLICE = [None]             # the squares a query is about, within `sliced`
-
-
-@contextmanager
-def region_facts():
-    """Within it, the symbolic region builtins of a concrete seed are `Region` unknowns."""
-    before = _ON[0]
-    _ON[0] = True
-    try:
-        yield
-    finally:
-        _ON[0] = before
-
-
-def on() -> bool:
-    return _ON[0]
+_FALSE = z3.BoolVal(False)
 
 
 def _leaf_key(b):
@@ -105,10 +88,12 @@ class Region:
     neighbours, by ordinal): functions of the set's leaves, so that two sets with equal
     leaves have the same unknowns, and a substitution into the leaves carries them along."""
 
-    def __init__(self, ok: tuple, nb, keys: tuple):
+    def __init__(self, ok: tuple, nb, keys: tuple, facts: "RegionFacts"):
         self.ok = tuple(z3.BoolVal(b) if isinstance(b, bool) else b for b in ok)
         self.keys = keys            # each leaf's `_leaf_key`: the region's name too
         self.nb = nb
+        self.rows = facts.rows      # where `_row` records the square a fact is about
+        self._wholes = facts.wholes
         self._cache: dict = {}
         self._arr = None
         self.own = None         # the facts of this region alone, once made
@@ -130,7 +115,7 @@ class Region:
         if a == b:
             return self.ok[a]
         if self.keys[a] is False or self.keys[b] is False:
-            return _FALSE[0]
+            return _FALSE
         if a > b:
             a, b = b, a
         return self._app((a, b), lambda: f"same{a}_{b}", z3.BoolSort(), (a, b))
@@ -146,34 +131,8 @@ class Region:
         c = tuple(self.same(a, j) for j in range(len(self.ok)))
         keys = tuple(_leaf_key(b) for b in c)
         if any(k is not False for k in keys):
-            _WHOLE.setdefault(keys, self.size(a))
+            self._wholes.setdefault(keys, self.size(a))
         return c
-
-
-def whole(squares) -> z3.ArithRef | None:
-    """The size of the component whose squares are exactly these (a count over all of them:
-    the evaluator's `count t in Sq: c[t]` of c = component(s, ok)), or None.  Two components
-    with the same squares, term for term, have the same number of them, so any one's size
-    will do."""
-    return _WHOLE.get(tuple(_leaf_key(b) for b in squares)) if _ON[0] else None
-
-
-def region(ok: tuple, nb) -> Region:
-    keys = tuple(_leaf_key(b) for b in ok)
-    r = _REGIONS.get((id(nb), keys))
-    if r is None:
-        r = _REGIONS[(id(nb), keys)] = Region(ok, nb, keys)
-    return r
-
-
-def reset() -> None:
-    """Forget the regions (a new symbolic step)."""
-    _REGIONS.clear()
-    _BY_APP.clear()
-    _FACTS.clear()
-    _WHOLE.clear()
-    _FOLD_APPS.clear()
-    _ROW.clear()
 
 
 # ---- max and min as unknowns ------------------------------------------------------------------
@@ -211,13 +170,13 @@ class Fold:
 
 
 def fold(kind: str, pairs, dflt: int):
-    """Under the region facts, ``kind`` (max or min) of the values whose guards hold, over
+    """``kind`` (max or min) of the values whose guards hold, over
     ``pairs`` of (guard, value), ``dflt`` when none holds: one unknown with its facts (`Fold`),
     which a query gets when it mentions it (`facts_for`).  As the evaluator's chain of `if`s,
     a bound on the fold (a square's value at most the largest over its region) is z3's to find
     through every link; as an unknown it is one implication.  None when the fold is short or
     of numbers only, or its values are not integers."""
-    if not _ON[0] or len(pairs) <= FOLD_TERMS:
+    if len(pairs) <= FOLD_TERMS:
         return None
     gs = [z3.BoolVal(g) if isinstance(g, bool) else g for g, _ in pairs]
     vs = [z3.IntVal(v) if isinstance(v, int) and not isinstance(v, bool) else v
@@ -242,31 +201,10 @@ def fold_kind(decl_id: int):
     return _FOLD_KINDS.get(decl_id)
 
 
-def fold_mentioned(arg_ids: tuple, app, kind) -> Fold:
-    """The `Fold` of an application of a fold's function (``app()``: the application, asked
-    only for one not met yet)."""
-    hit = _FOLD_APPS.get(arg_ids)
-    if hit is None:
-        a = app()
-        hit = _FOLD_APPS[arg_ids] = (a, Fold(a, *kind))
-    return hit[1]
-
-
 def family(decl_id: int):
     """The grid (its neighbours) of one of the unknowns' functions, by the z3 id of its
     declaration; None for another function."""
     return _FAMILY_IDS.get(decl_id)
-
-
-def mentioned(arg_ids: tuple, children, nb):
-    """The region of an application of one of the unknowns' functions (of grid ``nb``), by
-    its arguments' z3 ids (``children()``: the arguments, asked only for a region not met
-    yet)."""
-    hit = _BY_APP.get(arg_ids)
-    if hit is None:
-        ok = children()
-        hit = _BY_APP[arg_ids] = (ok, region(ok, nb))    # ok keeps the ids alive
-    return hit[1]
 
 
 # ---- the facts --------------------------------------------------------------------------------
@@ -280,10 +218,10 @@ def distinct(r, squares, area: bool = False):
     return z3.Sum(terms) if terms else z3.IntVal(0)
 
 
-def _row(t: int, fact):
-    """``fact``, recorded as one about square t (and the squares around the change, which
-    every query keeps): what a query `sliced` to other squares leaves out."""
-    _ROW[fact.get_id()] = t
+def _row(r, t: int, fact):
+    """``fact``, recorded (in ``r.rows``) as one about square t (and the squares around the
+    change, which every query keeps): what a query `sliced` to other squares leaves out."""
+    r.rows[fact.get_id()] = t
     return fact
 
 
@@ -294,7 +232,7 @@ def _own(r: Region) -> list:
     size instead, `whole`.)"""
     if r.own is None:
         n = len(r.ok)
-        r.own = [_row(t, z3.If(r.ok[t], z3.And(r.size(t) >= 1, r.size(t) <= n),
+        r.own = [_row(r, t, z3.If(r.ok[t], z3.And(r.size(t) >= 1, r.size(t) <= n),
                                r.size(t) == 0))
                  for t in range(n)]
     return r.own
@@ -311,11 +249,11 @@ def classes(r, around) -> list:
         for d in around:
             if d == t:
                 continue
-            out.append(_row(t, z3.Implies(r.same(t, d),
+            out.append(_row(r, t, z3.Implies(r.same(t, d),
                                           z3.And(r.ok[t], r.ok[d], r.size(t) == r.size(d)))))
             for e in around:
                 if e not in (d, t):
-                    out.append(_row(t, z3.Implies(z3.And(r.same(t, d), r.same(d, e)),
+                    out.append(_row(r, t, z3.Implies(z3.And(r.same(t, d), r.same(d, e)),
                                                   r.same(t, e))))
     return out
 
@@ -324,8 +262,8 @@ def unchanged(r, r2, around) -> list:
     """r2's set is r's: the same components."""
     out = [r2.count == r.count]
     for t in range(len(r.ok)):
-        out.append(_row(t, r2.size(t) == r.size(t)))
-        out += [_row(t, r2.same(t, d) == r.same(t, d)) for d in around if d != t]
+        out.append(_row(r, t, r2.size(t) == r.size(t)))
+        out += [_row(r, t, r2.same(t, d) == r.same(t, d)) for d in around if d != t]
     return out
 
 
@@ -345,7 +283,7 @@ def added(r, r2, q: int, around) -> list:
                                           + ([r.ok[t]] if t in near else [])))
         apart = z3.Not(z3.Or([r.same(t, d) if d != t else z3.BoolVal(True) for d in near]))
         row.append(z3.Implies(z3.And(r.ok[t], apart), r2.size(t) == r.size(t)))
-        out += [_row(t, f) for f in row]
+        out += [_row(r, t, f) for f in row]
     return out
 
 
@@ -365,7 +303,7 @@ def removed(r, r2, q: int, around) -> list:
         for d in around:
             if d != t and d != q:
                 row.append(z3.Implies(r2.same(t, d), r.same(t, d)))
-        out += [_row(t, f) for f in row]
+        out += [_row(r, t, f) for f in row]
     return out
 
 
@@ -376,60 +314,6 @@ def _apart_at(r: Region, r2: Region) -> int | None:
         return None
     diff = [i for i, (a, b) in enumerate(zip(r.keys, r2.keys)) if a != b]
     return diff[0] if len(diff) == 1 else None
-
-
-def facts_for(regions) -> list:
-    """The facts of these regions (those a query mentions), as one list of z3 Bools; a `Fold`
-    among them brings its own.  Within `sliced`, only the facts about the squares it names,
-    those around the change, and those about no one square (how the counts change, the
-    folds')."""
-    regions = set(regions)
-    folds = [f for f in regions if isinstance(f, Fold)]
-    out = [c for f in folds for c in f.defining()]
-    regions = sorted(regions.difference(folds), key=lambda r: str(r.keys))
-    if not regions:
-        return out
-    pairs = []
-    for r, r2 in itertools.combinations(regions, 2):
-        q = _apart_at(r, r2)
-        if q is not None:
-            pairs.append((r, r2, q))
-    around = tuple(sorted({x for _, _, q in pairs for x in (q, *regions[0].nb[q])}))
-    rows = _SLICE[0]
-    keep = None if rows is None else frozenset(rows).union(around)
-
-    def kept(key, facts: list) -> list:
-        if keep is None:
-            return facts
-        # The facts by square, once: a slice is then a few of its rows.
-        none, by_row = _cached(("rows", key), lambda: [_by_row(facts)])[0]
-        return none + [f for t in keep for f in by_row.get(t, ())]
-
-    for r in regions:
-        key = ("basic", r.keys, around)
-        out += kept(key, _cached(key, lambda: _basic(r, around)))
-    for r, r2, q in pairs:
-        key = ("parts", r.keys, r2.keys, around)
-        parts = _cached(key, lambda: [
-            unchanged(r, r2, around), added(r, r2, q, around), removed(r, r2, q, around)])
-        if keep is None:
-            out += _cached(("pair", r.keys, r2.keys, around), lambda: [
-                _pair(r, r2, q, parts)])
-        else:
-            out.append(_pair(r, r2, q, [kept((key, k), p) for k, p in enumerate(parts)]))
-    return out
-
-
-def _by_row(facts: list) -> tuple:
-    """The facts about no one square, and the others by the square they are about."""
-    none, by_row = [], {}
-    for f in facts:
-        t = _ROW.get(f.get_id())
-        if t is None:
-            none.append(f)
-        else:
-            by_row.setdefault(t, []).append(f)
-    return none, by_row
 
 
 def _pair(r, r2, q: int, parts: list):
@@ -446,23 +330,6 @@ def _and(facts: list):
     ctx = facts[0].ctx
     arr = (z3.Ast * len(facts))(*[f.as_ast() for f in facts])
     return z3.BoolRef(z3.Z3_mk_and(ctx.ref(), len(facts), arr), ctx)
-
-
-@contextmanager
-def sliced(squares):
-    """Within it, `facts_for` gives only the facts about ``squares`` (by ordinal) and the
-    squares around the change: a weaker set of assumptions (a query proved under it is proved
-    under all the facts), much smaller on a large grid."""
-    before = _SLICE[0]
-    _SLICE[0] = frozenset(squares)
-    try:
-        yield
-    finally:
-        _SLICE[0] = before
-
-
-def slicing() -> bool:
-    return _SLICE[0] is not None
 
 
 def unknowns_in(ref, roots: list, seen: set, into: bool = True, skip=frozenset(),
@@ -512,8 +379,197 @@ def squares_in(terms) -> frozenset:
     return frozenset(out)
 
 
-def _cached(key, make) -> list:
-    hit = _FACTS.get(key)
-    if hit is None:
-        hit = _FACTS[key] = make()
-    return hit
+class RegionFacts:
+    """The region builtins' unknowns and facts for one proof (an `Opaque` abstraction's
+    ``regions``): its regions, their facts and what the queries walked, remembered here."""
+
+    def __init__(self):
+        self._regions: dict = {}    # (grid, ok leaf keys) -> Region
+        self._by_app: dict = {}     # an unknown's arguments' z3 ids -> (arguments, Region)
+        self._facts: dict = {}      # (regions' keys, around) -> their facts
+        self.wholes: dict = {}      # a component's squares (their keys) -> its size
+        self._fold_apps: dict = {}  # a fold's arguments' z3 ids -> (arguments, Fold)
+        self.rows: dict = {}        # a fact's z3 id -> the one square it is about (`_row`)
+        self._slice = None          # the squares a query is about, within `sliced`
+        self._walked: dict = {}     # (a conjunct's z3 id, base) -> (it, its regions, base)
+        # The memo of a solver queried in a scope first, its base never walked alone: one
+        # for all such solvers (read only), so that each conjunct's walk is remembered
+        # across their queries.
+        self._no_base: tuple = ([], set(), set())
+
+    def region(self, ok: tuple, nb) -> Region:
+        keys = tuple(_leaf_key(b) for b in ok)
+        r = self._regions.get((id(nb), keys))
+        if r is None:
+            r = self._regions[(id(nb), keys)] = Region(ok, nb, keys, self)
+        return r
+
+    def whole(self, squares) -> z3.ArithRef | None:
+        """The size of the component whose squares are exactly these (a count over all of
+        them: the evaluator's `count t in Sq: c[t]` of c = component(s, ok)), or None.  Two
+        components with the same squares, term for term, have the same number of them, so
+        any one's size will do."""
+        return self.wholes.get(tuple(_leaf_key(b) for b in squares))
+
+    def fold(self, kind: str, pairs, dflt: int):
+        """`fold`, under these facts."""
+        return fold(kind, pairs, dflt)
+
+    def fold_mentioned(self, arg_ids: tuple, app, kind) -> Fold:
+        """The `Fold` of an application of a fold's function (``app()``: the application,
+        asked only for one not met yet)."""
+        hit = self._fold_apps.get(arg_ids)
+        if hit is None:
+            a = app()
+            hit = self._fold_apps[arg_ids] = (a, Fold(a, *kind))
+        return hit[1]
+
+    def mentioned(self, arg_ids: tuple, children, nb):
+        """The region of an application of one of the unknowns' functions (of grid ``nb``),
+        by its arguments' z3 ids (``children()``: the arguments, asked only for a region not
+        met yet)."""
+        hit = self._by_app.get(arg_ids)
+        if hit is None:
+            ok = children()
+            hit = self._by_app[arg_ids] = (ok, self.region(ok, nb))    # ok keeps the ids alive
+        return hit[1]
+
+    @contextmanager
+    def sliced(self, squares):
+        """Within it, `facts_for` gives only the facts about ``squares`` (by ordinal) and the
+        squares around the change: a weaker set of assumptions (a query proved under it is
+        proved under all the facts), much smaller on a large grid."""
+        before = self._slice
+        self._slice = frozenset(squares)
+        try:
+            yield
+        finally:
+            self._slice = before
+
+    def slicing(self) -> bool:
+        return self._slice is not None
+
+    def facts_for(self, regions) -> list:
+        """The facts of these regions (those a query mentions), as one list of z3 Bools; a `Fold`
+        among them brings its own.  Within `sliced`, only the facts about the squares it names,
+        those around the change, and those about no one square (how the counts change, the
+        folds')."""
+        regions = set(regions)
+        folds = [f for f in regions if isinstance(f, Fold)]
+        out = [c for f in folds for c in f.defining()]
+        regions = sorted(regions.difference(folds), key=lambda r: str(r.keys))
+        if not regions:
+            return out
+        pairs = []
+        for r, r2 in itertools.combinations(regions, 2):
+            q = _apart_at(r, r2)
+            if q is not None:
+                pairs.append((r, r2, q))
+        around = tuple(sorted({x for _, _, q in pairs for x in (q, *regions[0].nb[q])}))
+        rows = self._slice
+        keep = None if rows is None else frozenset(rows).union(around)
+
+        def kept(key, facts: list) -> list:
+            if keep is None:
+                return facts
+            # The facts by square, once: a slice is then a few of its rows.
+            none, by_row = self._cached(("rows", key), lambda: [self._by_row(facts)])[0]
+            return none + [f for t in keep for f in by_row.get(t, ())]
+
+        for r in regions:
+            key = ("basic", r.keys, around)
+            out += kept(key, self._cached(key, lambda: _basic(r, around)))
+        for r, r2, q in pairs:
+            key = ("parts", r.keys, r2.keys, around)
+            parts = self._cached(key, lambda: [
+                unchanged(r, r2, around), added(r, r2, q, around), removed(r, r2, q, around)])
+            if keep is None:
+                out += self._cached(("pair", r.keys, r2.keys, around), lambda: [
+                    _pair(r, r2, q, parts)])
+            else:
+                out.append(_pair(r, r2, q, [kept((key, k), p) for k, p in enumerate(parts)]))
+        return out
+
+    def _by_row(self, facts: list) -> tuple:
+        """The facts about no one square, and the others by the square they are about."""
+        none, by_row = [], {}
+        for f in facts:
+            t = self.rows.get(f.get_id())
+            if t is None:
+                none.append(f)
+            else:
+                by_row.setdefault(t, []).append(f)
+        return none, by_row
+
+    def side_conditions(self, solver, assumptions) -> list:
+        """The facts of the regions whose unknowns the solver's formula or the assumptions
+        mention (`facts_for`), once per solver scope and set of regions.  The walk is
+        over raw z3 ASTs (wrapping each node costs more than the rest), and what the solver's
+        first assertions mention is remembered on it: a step's queries share them."""
+        from z3 import z3core as C
+        ctx = getattr(solver, "ctx", None) or z3.main_ctx()
+        ref = ctx.ref()
+
+        def walk(asts, seen, found, base=frozenset()):
+            for a, decl, app in unknowns_in(ref, asts, seen, skip=base):
+                args = [C.Z3_get_app_arg(ref, app, k)
+                        for k in range(C.Z3_get_app_num_args(ref, app))]
+                ids = tuple(C.Z3_get_ast_id(ref, x) for x in args)
+                nb = family(decl)
+                if nb is not None:
+                    found.add(self.mentioned(
+                        ids, lambda args=args: tuple(_expr_ref(x, ctx) for x in args), nb))
+                else:
+                    found.add(self.fold_mentioned(
+                        ids, lambda a=a: _expr_ref(a, ctx), fold_kind(decl)))
+
+        held = solver.assertions()
+        ids = [held[k].get_id() for k in range(len(held))]
+        memo = getattr(solver, "_rulebook_walk", None)
+        if memo is None or memo[0] != ids[:len(memo[0])]:
+            # The first assertions (those outside any scope): walked once.
+            base = solver.num_scopes() == 0 if hasattr(solver, "num_scopes") else False
+            if base:
+                memo = (ids, set(), set())
+                walk([held[k].as_ast() for k in range(len(held))], memo[1], memo[2])
+                try:
+                    solver._rulebook_walk = memo
+                except AttributeError:
+                    pass
+            else:
+                memo = self._no_base
+        found = set(memo[2])
+        rest = [held[k] for k in range(len(memo[0]), len(held))]
+        rest += [a for a in assumptions if dz.is_sym(a)]
+        # A query's scoped part is a conjunction of the path's guard, the goal and assumptions,
+        # the same terms across the tiers of a path: each conjunct's regions are remembered.
+        parts = [c for t in rest for c in (t.children() if z3.is_and(t) else (t,))]
+        for c in parts:
+            # (What lies under the solver's first assertions is in ``found`` already, and not
+            # walked again: the memo is per set of those.)
+            key = (c.get_id(), id(memo[1]))
+            hit = self._walked.get(key)
+            if hit is None or not hit[0].eq(c) or hit[2] is not memo[1]:
+                got: set = set()
+                walk([c.as_ast()], set(), got, memo[1])
+                hit = (c, frozenset(got), memo[1])
+                if len(self._walked) > 4096:
+                    self._walked.clear()
+                self._walked[key] = hit
+            found |= hit[1]
+        if not found:
+            return []
+        key = tuple(sorted(str(r.keys) for r in found))
+        done = linear.added_to(solver, "_rulebook_regions")
+        if key in done:
+            return []
+        if (not hasattr(solver, "num_scopes") or solver.num_scopes() == 0) \
+                and not self.slicing():
+            done.add(key)       # (a sliced query's facts are not all of them)
+        return self.facts_for(found)
+
+    def _cached(self, key, make) -> list:
+        hit = self._facts.get(key)
+        if hit is None:
+            hit = self._facts[key] = make()
+        return hit

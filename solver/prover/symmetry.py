@@ -31,7 +31,8 @@ from z3 import z3core as C
 from z3.z3 import _to_expr_ref as _expr_ref
 
 from ..engine import domains as dz
-from ..engine import linear
+from ..engine.domains import leaf_sorts
+from . import abstractions
 from . import regionfacts
 from ..engine import regions
 from ..engine.symbolic import leaves, make_solver
@@ -190,6 +191,8 @@ class Symmetry:
             u, v = f(x - x0, y - y0)
             return u + x0, v + y0
         self._board(grid, perm, moved_square)
+        # The step's region facts (`Opaque.regions`): its regions' images are found there.
+        self.facts = abstractions.regions_of(game.symbolic.abstraction)
         t = game.state_type
         pairs = []
         self.fixed = True       # the concrete leaves (the split fields) are their own images
@@ -253,7 +256,7 @@ class Symmetry:
             self._args.clear()
         # (The outermost unknowns only: each one's image is made of its arguments' images.)
         apps = [self._app(a) for a in _unknowns([term], into=False,
-                                                also=linear.fix_functions())]
+                                                also=abstractions.fix_functions())]
         if apps:
             out = _substitute(term, self.pairs + apps)
         elif self.pairs:
@@ -296,8 +299,8 @@ class Symmetry:
             r = hit[2]
             if r is None:
                 moved = tuple(args[self.inverse[k]] for k in range(n))
-                r = hit[2] = regionfacts.mentioned(tuple(x.get_id() for x in moved),
-                                                   lambda: moved, nb)
+                r = hit[2] = self.facts.mentioned(tuple(x.get_id() for x in moved),
+                                                  lambda: moved, nb)
             if kind == "same":
                 return r.same(*(self.perm[s] for s in squares))
             if kind == "size":
@@ -308,7 +311,7 @@ class Symmetry:
             gs, vs = args[:n], args[n:]
             return d(*[gs[self.inverse[k]] for k in range(n)],
                      *[vs[self.inverse[k]] for k in range(n)])
-        family = linear.fix_family(d.get_id())
+        family = abstractions.fix_family(d.get_id())
         if family is not None:
             out = self._fix_image(family, args)
             if out is not None:
@@ -316,8 +319,8 @@ class Symmetry:
         return d(*args)
 
     def _fix_image(self, family, args: list):
-        """The image of one leaf of a fixpoint read as uninterpreted functions (`linear.
-        opaque_fixes`), ``args`` the images of its arguments: the family's function of the
+        """The image of one leaf of a fixpoint read as uninterpreted functions (`abstractions.
+        Opaque`), ``args`` the images of its arguments: the family's function of the
         mirrored leaf (square s's becomes σ(s)'s) applied to the mirrored inputs (a table
         over the grid permuted, a square moved).  A proof holds for every function, so for
         these too; None when the value or an input holds squares otherwise (a path of the
@@ -329,7 +332,7 @@ class Symmetry:
         moved: list = []
         at = 0
         for it in inputs:
-            sorts = linear._leaf_sorts(it)
+            sorts = leaf_sorts(it)
             if sorts is None:
                 return None
             part = self._value(it, args[at:at + len(sorts)])
@@ -347,7 +350,7 @@ class Symmetry:
             case MapT(key=k, val=vt) if k == self.grid:
                 if _has_grid(vt):
                     return None
-                n = len(linear._leaf_sorts(vt))
+                n = len(leaf_sorts(vt))
                 return self.perm[i // n] * n + i % n
             case SetT(elem=et) | BagT(elem=et) if et == self.grid:
                 return self.perm[i]
@@ -366,7 +369,7 @@ class Symmetry:
             case MapT(key=k, val=vt) if k == self.grid:
                 if _has_grid(vt):
                     return None
-                n = len(linear._leaf_sorts(vt))
+                n = len(leaf_sorts(vt))
                 return [x for k2 in range(len(self.perm))
                         for x in leaves[self.inverse[k2] * n:(self.inverse[k2] + 1) * n]]
             case SetT(elem=et) | BagT(elem=et) if et == self.grid:
@@ -375,7 +378,7 @@ class Symmetry:
                 out: list = []
                 at = 0
                 for _, ft in fields:
-                    n = len(linear._leaf_sorts(ft) or ())
+                    n = len(leaf_sorts(ft) or ())
                     part = self._value(ft, leaves[at:at + n])
                     if part is None:
                         return None
@@ -439,6 +442,7 @@ class Rotation(Symmetry):
         grid, _ = grid_of(game)
         size = finite(grid).size if grid is not None else 0
         self._board(grid, tuple(range(size)), lambda x, y: (x, y))
+        self.facts = abstractions.regions_of(game.symbolic.abstraction)
         self.r, self.n = r, rot.n
         f, _ = game.expr(f"{rot.piece}(p)", {"p": IntT(0, rot.n - 1)})
         st = game.default_state()
@@ -567,7 +571,7 @@ class Rotation(Symmetry):
 
 
 def _enum_flags(t: Type, enum: EnumT | None) -> list[bool]:
-    """For each z3 leaf of a value of type ``t`` (`linear._leaf_sorts`' order), whether it is
+    """For each z3 leaf of a value of type ``t`` (`domains.leaf_sorts`' order), whether it is
     a value of ``enum``."""
     match t:
         case EnumT():

@@ -139,7 +139,7 @@ def test_defs_reading_the_same_fields_name_a_states_values_once(monkeypatch):
     """castle and area both read `height`: one numbering of the heights serves both memos.
     Numbers are never reused: when the numbering is emptied, heights met before get a new
     number, and no memo answers for other heights."""
-    import solver.engine.evaluate as ev
+    import solver.engine.memo as ev
     # The numberings are shared by every game whose defs read the same field indices: a game
     # tested before (Torres on 3 x 3) may have numbered c's heights already.
     monkeypatch.setattr(ev, "_FIELD_VALUES", {})

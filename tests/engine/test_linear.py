@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 from solver.engine import domains as dz
-from solver.engine import linear
+from solver.engine import lp
 from solver.engine.game import load_path
 from solver.engine.symbolic import check, make_solver
 
@@ -100,19 +100,19 @@ def z3_leaves(v):
 def test_exact_confirmation_and_fallback_are_used():
     """A feasible point is confirmed in Fractions; an infeasible answer goes to z3's exact
     simplex.  Both paths of `decide` run on systems whose answer is known."""
-    before = dict(linear.STATS)
+    before = dict(lp.STATS)
     # x + y = 1, x - y = 1/3·3 ... x = 2/3 exactly needs a rational point.
-    assert linear.decide([(True, "eq", {0: 3, 1: 0, -1: -2}), (True, "le", {1: 1, -1: -1})])
-    assert not linear.decide([(True, "le", {0: 1, -1: 1}), (True, "le", {0: -1, -1: 1})])
-    assert not linear.decide([(True, "lt", {0: 1}), (True, "le", {0: -1})])  # x < 0, x ≥ 0
-    assert linear.decide([(True, "lt", {0: 1, -1: -1}), (True, "le", {0: -1})])  # 0 ≤ x < 1
-    assert linear.STATS["exact_point"] > before["exact_point"]
-    assert linear.STATS["z3"] > before["z3"]
+    assert lp.decide([(True, "eq", {0: 3, 1: 0, -1: -2}), (True, "le", {1: 1, -1: -1})])
+    assert not lp.decide([(True, "le", {0: 1, -1: 1}), (True, "le", {0: -1, -1: 1})])
+    assert not lp.decide([(True, "lt", {0: 1}), (True, "le", {0: -1})])  # x < 0, x ≥ 0
+    assert lp.decide([(True, "lt", {0: 1, -1: -1}), (True, "le", {0: -1})])  # 0 ≤ x < 1
+    assert lp.STATS["exact_point"] > before["exact_point"]
+    assert lp.STATS["z3"] > before["z3"]
 
 
 def test_a_false_condition_alone_is_infeasible():
-    assert not linear.decide([(True, "le", {-1: 1})])
-    assert linear.decide([(False, "le", {-1: 1})])
+    assert not lp.decide([(True, "le", {-1: 1})])
+    assert lp.decide([(False, "le", {-1: 1})])
     assert Fraction(1, 3) == Fraction(0.3333333333).limit_denominator(10 ** 6)
 
 
@@ -122,7 +122,7 @@ def test_both_lp_paths_agree_with_z3_on_random_row_systems():
     import random
     from fractions import Fraction
 
-    from solver.engine import linear as L
+    from solver.engine import lp as L
     rnd = random.Random(3)
     verdicts = set()
     for _ in range(300):

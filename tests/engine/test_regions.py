@@ -12,9 +12,9 @@ import z3
 
 from conftest import FIXTURES
 from solver.engine import domains as dz
-from solver.engine import linear
 from solver.lang.errors import SpecError
 from solver.engine.game import load_path
+from solver.prover.abstractions import Opaque
 from solver.lang.types import finite
 from test_fix import _components, _sq, _state, _symbolic_agrees
 
@@ -109,11 +109,11 @@ def test_a_wrong_use_is_refused_with_its_place(flood, text, message):
 
 
 def test_the_prover_may_read_a_component_as_unknowns(flood):
-    """Within `linear.opaque_fixes` (the prover's --opaque-fix) a region builtin over a
-    symbolic board is, like a `fix`, uninterpreted functions of what it reads; outside, the
-    unrolled flood."""
+    """Under the prover's `Opaque` abstraction with ``fixes`` (--opaque-fix) a region builtin
+    over a symbolic board is, like a `fix`, uninterpreted functions of what it reads;
+    outside, the unrolled flood."""
     Z = dz.Fresh("o_").value(flood.state_type, "z")
-    with linear.opaque_fixes():
+    with flood.symbolic.abstracted(Opaque(reals=False, fixes=True)):
         inside = flood.expr(f"components({BUILT})", symbolic=True)[0](Z)
     outside = flood.expr(f"components({BUILT})", symbolic=True)[0](Z)
     assert inside.decl().kind() == z3.Z3_OP_UNINTERPRETED

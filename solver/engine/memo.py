@@ -1,0 +1,252 @@
+"""Remembered evaluations of the concrete interpreter: def calls per state and arguments
+(shared by a def's call sites and by the generated code of codegen.py), a quantifier's
+filtered domain per state, and an expression of the state alone once per state."""
+from __future__ import annotations
+
+from typing import Callable
+
+from . import domains as dz
+from ..lang import ir
+from ..lang.errors import EvalError
+from ..lang.irwalk import nodes
+
+Fn = Callable
+
+
+def local(f: Fn) -> int | None:
+    """The env index ``f`` reads, when ``f`` is a local's closure (see Compiler.expr)."""
+    return getattr(f, "local", None)
+
+
+
+def reads_no_state(body: ir.Expr) -> bool:
+    """A def body that reads no state (only its arguments): a function of them alone."""
+    from ..lang.irwalk import nodes
+    return not any(isinstance(n, ir.StateRef) for n in nodes(body))
+
+
+PURE_MEMO_SIZE = 1 << 16
+
+
+def memoised_pure(fb: Fn, fargs: list) -> Fn:
+    """A stateless def call remembered across states, by argument values: a search meets the
+    same values in many states (the score of a part that no move touched is computed once,
+    not once per state).  The memo is emptied when full, so it stays bounded."""
+    memo: dict = {}
+
+    def pcall(st, env):
+        key = tuple(f(st, env) for _, f in fargs)
+        for (s1, _), v in zip(fargs, key):
+            env[s1] = v
+        try:
+            hit = memo.get(key, memo)
+        except TypeError:   # an unhashable argument
+            return fb(st, env)
+        if hit is memo:
+            if len(memo) >= PURE_MEMO_SIZE:
+                memo.clear()
+            hit = memo[key] = fb(st, env)
+        return hit
+    return pcall
+
+
+FIELD_MEMO_STATES = 256
+# A memo kept across states is bounded too: a def of a rarely changed field, called with ever
+# new arguments, would otherwise grow all run long.
+MEMO_CALLS = 1 << 14
+
+
+class _FieldValues:
+    """The values some fields of the state have, named by a small number: the defs that read
+    the same fields (a board's heights and pieces) name a state's values once between them,
+    instead of each hashing the whole board again.  Numbers are never reused, so a memo keyed
+    by one stays right when the table is emptied (past FIELD_MEMO_STATES * 16 values)."""
+
+    __slots__ = ("fields", "last", "id", "ids", "next")
+
+    def __init__(self, fields: tuple):
+        self.fields = fields
+        self.last = None
+        self.id = None
+        self.ids: dict = {}
+        self.next = 0
+
+    def of(self, st):
+        """The number of ``st``'s values (None when a field is not hashable)."""
+        if st is self.last:
+            return self.id
+        self.last = st
+        key = tuple([st[i] for i in self.fields])
+        try:
+            n = self.ids.get(key)
+        except TypeError:       # a field that is not hashable
+            self.id = None
+            return None
+        if n is None:
+            if len(self.ids) >= FIELD_MEMO_STATES * 16:
+                self.ids.clear()
+            n = self.ids[key] = self.next
+            self.next += 1
+        self.id = n
+        return n
+
+
+_FIELD_VALUES: dict[tuple, _FieldValues] = {}
+
+
+class DefMemo:
+    """One def's remembered calls, shared by its call sites, for the states met lately.
+
+    A def that reads only some fields of the state (``fields``) has the same values in every
+    state that agrees on them: its calls are kept per value of those fields, so a search whose
+    move leaves those fields alone computes none of them again.
+    Up to FIELD_MEMO_STATES such values are kept, then all are dropped; so are a value's
+    calls past MEMO_CALLS.  A def that reads the state whole (``fields`` None) keeps the
+    calls of the last state only."""
+
+    __slots__ = ("fields", "store", "last", "memo")
+
+    def __init__(self, fields):
+        if fields is None:
+            self.fields = None
+        else:
+            key = tuple(sorted(fields))
+            self.fields = _FIELD_VALUES.get(key)
+            if self.fields is None:
+                self.fields = _FIELD_VALUES[key] = _FieldValues(key)
+        self.store: dict = {}
+        self.last = None
+        self.memo: dict = {}
+
+    def switch(self, st) -> dict:
+        """The memo for ``st`` (the caller checked that ``st`` is not the last state)."""
+        self.last = st
+        if self.fields is None:
+            self.memo = {}
+            return self.memo
+        n = self.fields.of(st)
+        if n is None:
+            self.memo = {}
+            return self.memo
+        memo = self.store.get(n)
+        if memo is None:
+            if len(self.store) >= FIELD_MEMO_STATES:
+                self.store.clear()
+            memo = self.store[n] = {}
+        self.memo = memo
+        return memo
+
+
+def memoised(fb: Fn, fargs: list, symbolic: bool, shared: DefMemo | None = None) -> Fn:
+    """A def call remembered per state and argument values: a flood asked by every candidate
+    move is computed once.  Concretely the memo is a `DefMemo` (shared by
+    the def's call sites; across states that agree on the fields the def reads).  A symbolic
+    call is remembered for the last state only, and only for concrete arguments (z3 terms
+    compare as terms, not as values)."""
+    if shared is None:
+        shared = DefMemo(None)
+    if not symbolic and 1 <= len(fargs) <= 2:
+        # The common cases without the generic loop: one or two arguments, concrete.  The
+        # keys are the tuples mcall builds: the memo is shared with it.
+        (s1, f1), (s2, f2) = fargs[0], fargs[-1]
+        one = len(fargs) == 1
+        l1 = local(f1)
+
+        def mcall12(st, env):
+            memo = shared.memo if st is shared.last else shared.switch(st)
+            if one:
+                a = env[l1] if l1 is not None else f1(st, env)
+                env[s1] = a
+                key = (a,)
+            else:
+                key = (f1(st, env), f2(st, env))
+                env[s1], env[s2] = key
+            try:
+                hit = memo.get(key, memo)
+            except TypeError:
+                return fb(st, env)
+            if hit is memo:
+                if len(memo) >= MEMO_CALLS:
+                    memo.clear()
+                hit = memo[key] = fb(st, env)
+            return hit
+        return mcall12
+
+    def mcall(st, env):
+        memo = shared.memo if st is shared.last else shared.switch(st)
+        key = tuple(f(st, env) for _, f in fargs)
+        for (s1, _), v in zip(fargs, key):
+            env[s1] = v
+        if symbolic and not dz.is_concrete(key):
+            return fb(st, env)
+        try:
+            hit = memo.get(key, memo)
+        except TypeError:   # an unhashable argument
+            return fb(st, env)
+        if hit is memo:
+            if len(memo) >= MEMO_CALLS:
+                memo.clear()
+            hit = memo[key] = fb(st, env)
+        return hit
+    return mcall
+
+
+# ---- concrete quantifiers ----------------------------------------------------------------------
+
+FAILS: list = []     # a filter that fails on some value (see remembered_filter)
+
+
+def remembered_filter(fd, fw, s1, shared: "DefMemo", outer: tuple[int, ...]):
+    """The domain ``fd`` filtered by ``fw``, as ``(True, value)`` pairs, computed once per
+    state and value of the ``outer`` env entries (see Compiler._filter_memo).  When the filter
+    fails on some value, the error is left to the plain loop, which may stop before that value;
+    that the filter fails is remembered, so the next evaluation goes straight to the loop."""
+    def filtered(st, env):
+        memo = shared.memo if st is shared.last else shared.switch(st)
+        key = tuple([env[i] for i in outer]) if outer else ()
+        hit = memo.get(key)
+        if hit is None:
+            hit = []
+            try:
+                for g, v in fd(st, env):
+                    env[s1] = v
+                    if fw(st, env):
+                        hit.append((g, v))
+            except EvalError:
+                hit = FAILS
+            if len(memo) >= MEMO_CALLS:
+                memo.clear()
+            memo[key] = hit
+        if hit is FAILS:
+            return _Lazy(fd(st, env), fw, s1, st, env)
+        return hit
+    return filtered
+
+
+def remembered_value(f: Fn, shared: "DefMemo") -> Fn:
+    """``f``, an expression of the state alone, evaluated once per state (the fields it
+    reads, as a def's memo).  An evaluation that fails is not remembered."""
+    def once(st, env):
+        memo = shared.memo if st is shared.last else shared.switch(st)
+        hit = memo.get((), memo)
+        if hit is memo:
+            hit = memo[()] = f(st, env)
+        return hit
+    return once
+
+
+class _Lazy:
+    """A domain filtered as it is walked: its `where` is evaluated for each value only when
+    the loop gets there, as without a memo."""
+
+    __slots__ = ("items", "fw", "s1", "st", "env")
+
+    def __init__(self, items, fw, s1, st, env):
+        self.items, self.fw, self.s1, self.st, self.env = items, fw, s1, st, env
+
+    def __iter__(self):
+        env, st, fw, s1 = self.env, self.st, self.fw, self.s1
+        for g, v in self.items:
+            env[s1] = v
+            if fw(st, env):
+                yield g, v

@@ -1,0 +1,246 @@
+"""The prover's abstractions of its inductive step, read by the symbolic evaluator through the
+engine's `Abstraction` protocol (solver/engine/abstraction.py): an `exists real` as an
+uninterpreted predicate of its inputs, an expression that computes a fixpoint as
+uninterpreted functions of what it reads, and the region builtins as unknowns with the facts
+of connected regions (regionfacts.py).  Each reading is coarser than the evaluator's: a step
+proved under it holds for every predicate and function, the true ones included, so
+"inductive" stays sound; none is for witnesses (a model may give them any value)."""
+from __future__ import annotations
+
+import z3
+from z3.z3 import _to_expr_ref as _expr_ref
+
+from ..engine import domains as dz
+from ..engine import fixinc
+from ..engine import linear
+from ..engine.abstraction import Abstraction
+from ..engine.domains import leaf_sorts
+from ..lang import ir
+from ..lang.irwalk import nodes
+from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SetT, finite
+from .regionfacts import RegionFacts
+
+# The z3 declarations made here, process-wide as z3's own are (their names number them):
+# one predicate per `exists real` of the source and sorts of its inputs, one family of
+# functions per node of the source that computes a fixpoint.
+_PREDICATES: dict = {}
+_FACTS: dict = {}       # predicate name -> ids (linear.define) of its applications' answers
+_FIX_FUNCTIONS: dict = {}
+# A fix function's z3 id -> (its family, which leaf of the value it is, the value's type, the
+# types of the inputs its arguments are the leaves of): `fix_family`.
+_FIX_LAYOUT: dict = {}
+
+
+class Opaque(Abstraction):
+    """The step's reading: with ``reals``, a symbolic `exists real` whose inputs are not all
+    concrete is an uninterpreted predicate applied to the values it reads, one predicate per
+    `exists real` of the source: two places that ask it of equal values get one answer, and
+    nothing else is known of it (a step that needs no more costs no real arithmetic: the
+    Farkas dual of a body whose lever arms are symbolic splits every product over its
+    interval).  With ``fixes``, a symbolic expression that computes a `fix` (see
+    `evaluate._abstractable`), with inputs not all concrete, is, leaf by leaf, an
+    uninterpreted function of the values it reads (one family of functions per node of the
+    source): what does not depend on what the fixpoint computes (a count of pieces, beside a
+    guard that floods a region) is proved without unrolling it, which on a large board does
+    not build.  With ``regions`` (a `RegionFacts`), the region builtins are its unknowns,
+    and what computes a fixpoint only through them is computed."""
+
+    def __init__(self, reals: bool = True, fixes: bool = False,
+                 regions: RegionFacts | None = None):
+        self.reals = reals
+        self.fixes = fixes
+        self.regions = regions
+        self._inputs: dict = {}      # IR node id -> (node, what it reads)
+        self._nodes: dict = {}       # IR node id -> (node, its functions' layout or None)
+
+    @property
+    def predicates(self) -> dict:
+        return _FACTS
+
+    def _reads(self, e):
+        hit = self._inputs.get(id(e))
+        if hit is None or hit[0] is not e:
+            hit = self._inputs[id(e)] = (e, _inputs(e))
+        return hit[1]
+
+    def real_exists(self, e, st, env):
+        if not self.reals:
+            return None
+        inputs = self._reads(e)
+        return None if inputs is None else _predicate(e, inputs, st, env)
+
+    def real_decided(self, term, c) -> None:
+        # Concrete inputs: the predicate at them is what the rows decide, so that a term the
+        # step reaches by substitution, the same application, knows it too.
+        linear.define(term, term == c)
+        # Every query that applies the predicate to terms gets this fact too: a term that
+        # equals these inputs (the guard says so) then has the same answer.
+        _FACTS.setdefault(term.decl().name(), set()).add(term.get_id())
+
+    def fixpoint(self, e, f, st, env):
+        if not self.fixes:
+            return f(st, env)
+        hit = self._nodes.get(id(e))
+        if hit is None or hit[0] is not e:
+            hit = self._nodes[id(e)] = (e, _layout(e))
+        layout = hit[1]
+        if layout is None:
+            return f(st, env)
+        inputs, proper, key, label, types = layout
+        # Under region facts, what computes a fixpoint only through a region builtin is
+        # computed, the builtin giving its region's unknowns.
+        if not proper and self.regions is not None:
+            return f(st, env)
+        args = _arguments(inputs, st, env)
+        if not args or _all_concrete(args):
+            return f(st, env)
+        return _applied(key, label, e.type, args, types)
+
+    def region(self, ok: tuple, nb):
+        return None if self.regions is None else self.regions.region(ok, nb)
+
+    def whole(self, terms):
+        return None if self.regions is None else self.regions.whole(terms)
+
+    def fold(self, kind: str, pairs, dflt: int):
+        if self.regions is None:
+            return None
+        return self.regions.fold(kind, [(g, b) for g, b in pairs if g is not False], dflt)
+
+    def side_conditions(self, solver, assumptions) -> list:
+        return [] if self.regions is None else self.regions.side_conditions(solver, assumptions)
+
+
+def regions_of(abstraction) -> RegionFacts | None:
+    """The region facts an abstraction reads the region builtins by, if any."""
+    return getattr(abstraction, "regions", None)
+
+
+def _layout(e: ir.Expr):
+    """What `Opaque.fixpoint` needs of a node: (its inputs, whether it computes a `fix` other
+    than through a region builtin, its family's key and label, its inputs' types); None when
+    it reads a state whole or its value has no fixed list of z3 leaves."""
+    inputs = _inputs(e)
+    if inputs is None or leaf_sorts(e.type) is None:
+        return None
+    sp = e.span
+    return (inputs, fixinc.computes_fixpoint(e, {}, regions=False),
+            ("node", sp.file, sp.line, sp.col, sp.end_line, sp.end_col, type(e).__name__),
+            f"{type(e).__name__.lower()}@{sp.line}:{sp.col}",
+            tuple(t for part in inputs for _, t in part))
+
+
+def _inputs(e: ir.Expr):
+    """What an `exists real` (or a `fix`, or a def's body) reads from outside: its free locals
+    (in order of first use, the same at every place its def is inlined), the current state's
+    fields and the previous state's (in a transition's `old(...)`), each with its type; None
+    when it reads a state whole."""
+    bound = set(fixinc.summary(e, {})[1])   # e's own slot and family included
+    locs: dict = {}
+    fields: dict = {}
+    olds: dict = {}
+    parents = [0, 0]        # field reads of the current state, of the previous one
+    refs = [0, 0]
+    for n in nodes(e):
+        match n:
+            case ir.Local(slot=sl) if sl not in bound and sl not in locs:
+                locs[sl] = n.type
+            case ir.Field(record=ir.StateRef(old=o), index=i):
+                (olds if o else fields).setdefault(i, n.type)
+                parents[o] += 1
+            case ir.StateRef(old=o):
+                refs[o] += 1
+    if refs[0] > parents[0] or refs[1] > parents[1]:
+        return None     # a state passed whole (to a def, or compared)
+    return tuple(locs.items()), tuple(sorted(fields.items())), tuple(sorted(olds.items()))
+
+
+def _arguments(inputs, st, env) -> list | None:
+    """The z3 leaves of what `_inputs` found, in its order; None when one has no z3 leaf (a
+    text)."""
+    locs, fields, olds = inputs
+    args = []
+    for sl, t in locs:
+        sub = dz.canonical_leaves(t, env[sl + 1])     # env[0] is the old state
+        if sub is None:
+            return None
+        args += sub
+    for state, read in ((st, fields), (env[0], olds)):
+        for i, t in read:
+            sub = dz.canonical_leaves(t, state[i])
+            if sub is None:
+                return None
+            args += sub
+    return args
+
+
+def _all_concrete(args) -> bool:
+    return all(z3.is_int_value(a) or z3.is_true(a) or z3.is_false(a) for a in args)
+
+
+def _predicate(e: ir.RealExists, inputs, st, env):
+    """The uninterpreted predicate of ``e`` applied to what it reads, and whether every input
+    is concrete (true: the caller decides it exactly as well); None when an input has no z3
+    leaf (a text)."""
+    args = _arguments(inputs, st, env)
+    if args is None:
+        return None
+    concrete = _all_concrete(args)
+    sorts = tuple(a.sort() for a in args)
+    key = (e.span.file, e.span.line, e.span.col, e.name, tuple(str(x) for x in sorts))
+    f = _PREDICATES.get(key)
+    if f is None:
+        f = _PREDICATES[key] = z3.Function(
+            f"{e.name}@{e.span.line}:{e.span.col}#{len(_PREDICATES)}", *sorts, z3.BoolSort())
+    return f(*args), z3.BoolVal(concrete)
+
+
+# ---- fixpoints as uninterpreted functions -------------------------------------------------------
+
+def _rebuild(t, leaves):
+    """A value of type ``t`` (the symbolic domain's shape) from an iterator of its leaves."""
+    match t:
+        case BoolT() | IntT() | EnumT():
+            return next(leaves)
+        case RecordT(fields=fields):
+            return tuple(_rebuild(ft, leaves) for _, ft in fields)
+        case MapT(key=k, val=vt):
+            return tuple(_rebuild(vt, leaves) for _ in range(finite(k).size))
+        case SetT(elem=et) | BagT(elem=et):
+            return tuple(next(leaves) for _ in range(finite(et).size))
+    raise TypeError(t)
+
+
+def _applied(key: tuple, label: str, t, args: list, inputs: tuple = ()):
+    """A value of type ``t`` whose leaves are uninterpreted functions (one family per ``key``)
+    applied to ``args`` (the leaves of values of the types ``inputs``, one after the other);
+    None when ``t`` has no fixed list of z3 leaves."""
+    out = leaf_sorts(t)
+    if out is None:
+        return None
+    sorts = tuple(a.sort() for a in args)
+    key = key + (tuple(s.kind() for s in sorts),)
+    fs = _FIX_FUNCTIONS.get(key)
+    if fs is None:
+        n = len(_FIX_FUNCTIONS)
+        fs = _FIX_FUNCTIONS[key] = [z3.Function(f"{label}#{n}[{i}]", *sorts, srt)
+                                    for i, srt in enumerate(out)]
+        for i, f in enumerate(fs):
+            _FIX_LAYOUT[f.get_id()] = (fs, i, t, inputs)
+    # One argument array for every leaf (z3's own call casts each argument, leaf by leaf).
+    arr = (z3.Ast * len(args))(*[a.as_ast() for a in args])
+    ctx = args[0].ctx
+    return _rebuild(t, iter([_expr_ref(z3.Z3_mk_app(ctx.ref(), f.ast, len(args), arr), ctx)
+                             for f in fs]))
+
+
+def fix_functions():
+    """The z3 ids of `opaque_fixes`' functions' declarations (a container)."""
+    return _FIX_LAYOUT
+
+
+def fix_family(decl_id: int):
+    """(its family's functions, which leaf of the value it is, the value's type, the types of
+    the inputs its arguments are the leaves of) of one of `opaque_fixes`' functions, by the
+    z3 id of its declaration; None for another function."""
+    return _FIX_LAYOUT.get(decl_id)
