@@ -19,6 +19,9 @@ exclude_patterns = ["_build", "witnesses", "proofs", "tutorial/*.rules", "tutori
 rulebook_games_dir = "games"
 rulebook_witness_dir = "witnesses"
 rulebook_proof_dir = "proofs"
+# The command line the CLI reference, the cookbook and `rulebook-run` document and run: a module
+# with `build_parser()` and `main(argv)`, imported by the extension (as sphinx-argparse does).
+rulebook_cli = "solver.cli.main"
 
 highlight_language = "none"
 pygments_style = "friendly"

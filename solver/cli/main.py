@@ -431,6 +431,7 @@ def cmd_examples(args) -> int:
 
 def cmd_ambiguities(args) -> int:
     from ..queries.readings import find_ambiguities
+    from ..render.witness import witness_svg, witness_text
     g = _load(args)
     res = find_ambiguities(g, args.reading, int(args.timeout * 1000),
                            None if args.json else _progress, args.invariants)
@@ -438,13 +439,14 @@ def cmd_ambiguities(args) -> int:
         d = Path(args.svg_dir)
         d.mkdir(parents=True, exist_ok=True)
         for r in res:
-            if r.svg:
-                (d / f"{g.name}-{r.reading}-{r.a}-{r.b}.svg").write_text(r.svg, encoding="utf-8")
+            svg = witness_svg(r)
+            if svg:
+                (d / f"{g.name}-{r.reading}-{r.a}-{r.b}.svg").write_text(svg, encoding="utf-8")
     if args.json:
         print(json.dumps([r.as_json() for r in res], ensure_ascii=False))
     else:
         for r in res:
-            print(r.text())
+            print(witness_text(r))
             print()
     return 0
 
@@ -527,8 +529,8 @@ COMMANDS = {
 
 
 def cmd_docs(args) -> int:
-    from ..lang.resources import _REPO
-    src = _REPO / "docs"
+    from ..lang.resources import REPO
+    src = REPO / "docs"
     if not (src / "conf.py").is_file():
         raise InputError(f"{src}: no docs/conf.py here (the docs build needs a checkout)")
     try:

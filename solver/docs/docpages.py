@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import english as E
+from . import rst
 from ..lang.digest import current
 from ..lang import ir
 from ..lang.codec import from_json
@@ -36,45 +37,6 @@ class Page:
     warnings: list = field(default_factory=list)
 
 
-# ---- reST helpers ---------------------------------------------------------------------------
-
-def _title(text: str, ch: str) -> str:
-    return f"{text}\n{ch * max(len(text), 3)}\n\n"
-
-
-def _code(text: str, lang: str = "rulebook") -> str:
-    return f".. code-block:: {lang}\n\n{textwrap.indent(textwrap.dedent(text).strip(), '   ')}\n\n"
-
-
-def _literal(text: str) -> str:
-    return "::\n\n" + textwrap.indent(text.rstrip() or "(no output)", "   ") + "\n\n"
-
-
-def _raw_html(html: str) -> str:
-    return ".. raw:: html\n\n" + textwrap.indent(html.strip(), "   ") + "\n\n"
-
-
-def _esc(text: str) -> str:
-    """Text safe inside a reST paragraph or table cell."""
-    return re.sub(r"([\\`*_|])", r"\\\1", " ".join(str(text).split()))
-
-
-def _inline_code(text: str) -> str:
-    text = " ".join(str(text).split())
-    return f"``{text}``" if text and "``" not in text else _esc(text)
-
-
-def _table(header: list[str], rows: list[list[str]], widths: str | None = None) -> str:
-    out = ".. list-table::\n   :header-rows: 1\n"
-    if widths:
-        out += f"   :widths: {widths}\n"
-    out += "\n"
-    for row in [header] + rows:
-        for i, cell in enumerate(row):
-            out += ("   * - " if i == 0 else "     - ") + (cell or "..") + "\n"
-    return out + "\n"
-
-
 def anchor(kind: str, full: str) -> str:
     return "rulebook-" + re.sub(r"[^A-Za-z0-9]+", "-", f"{kind}-{full}").strip("-").lower()
 
@@ -85,16 +47,12 @@ def _target(page: Page, kind: str, full: str, title: str) -> str:
     return f".. rulebook:target:: {kind} {full}\n\n"
 
 
-def _ref(kind: str, full: str, text: str | None = None) -> str:
-    return f":rulebook:{kind}:`{text} <{full}>`" if text else f":rulebook:{kind}:`{full}`"
-
-
 def _doc_para(doc: ir.Doc | None) -> str:
     if doc is None or not doc.text:
         return ""
-    out = _esc(doc.text) + "\n\n"
+    out = rst.esc(doc.text) + "\n\n"
     if doc.ref:
-        out += f"*Rulebook:* {_esc(doc.ref)}\n\n"
+        out += f"*Rulebook:* {rst.esc(doc.ref)}\n\n"
     return out
 
 
@@ -176,7 +134,7 @@ def game_page(name: str, witness_dir: Path, proof_dir: Path) -> Page:
     out = [f".. This page is generated from {', '.join(map(_repo_path, g.p.files))} by "
            f"solver/docs/sphinxext.py.\n\n"]
     out.append(_target(page, "game", name, g.p.title))
-    out.append(_title(g.p.title, "="))
+    out.append(rst.title(g.p.title, "="))
     out.append(f"Generated at build time from :file:`{_repo_path(g.p.files[-1])}` (game "
                f"``{name}``). "
                f"Every rule below is the spec's own text; the English sentences are produced "
@@ -215,7 +173,7 @@ def _glance(g: Game, examples, proofs: tuple, setup_svg: str) -> str:
                              f"({', '.join(bad)})"))
     if g.p.readings:
         items.append(f"**{len(g.p.readings)} readings** where the book is silent: "
-                     + ", ".join(f"{_ref('reading', f'{g.name}.{r.name}', r.name)} "
+                     + ", ".join(f"{rst.ref('reading', f'{g.name}.{r.name}', r.name)} "
                                  f"(default ``{r.default}``)" for r in g.p.readings))
     if g.p.invariants:
         stored = {n: r.get("status", "unknown") for n, r in results.items()}
@@ -236,17 +194,17 @@ def _glance(g: Game, examples, proofs: tuple, setup_svg: str) -> str:
     return (".. container:: rulebook-glance\n\n"
             "   .. container:: rulebook-glance-text\n\n"
             + textwrap.indent(body, "      ") + "\n"
-            + textwrap.indent(_raw_html(f'<div class="rulebook-setup-figure">{setup_svg}</div>'),
+            + textwrap.indent(rst.raw_html(f'<div class="rulebook-setup-figure">{setup_svg}</div>'),
                               "   "))
 
 
 def _setup_section(g: Game, page: Page, en: E.English) -> str:
-    out = [_title("Components and set-up", "-")]
+    out = [rst.title("Components and set-up", "-")]
     if g.p.params:
-        out.append(_title("Parameters", "~"))
-        out.append(_table(["parameter", "values", "default", "meaning"],
+        out.append(rst.title("Parameters", "~"))
+        out.append(rst.table(["parameter", "values", "default", "meaning"],
                           [[f"``{p.name}``", f"``{p.type}``", f"``{p.default}``",
-                            _esc(p.doc.text)] for p in g.p.params], "15 15 10 60"))
+                            rst.esc(p.doc.text)] for p in g.p.params], "15 15 10 60"))
     kinds = {"enum_decl": "Enumerations", "record_decl": "Records", "type_decl": "Types",
              "const_decl": "Constants"}
     statics = [g.symbols.items[k] for k in g.symbols.order if k[0] == "static"]
@@ -254,23 +212,23 @@ def _setup_section(g: Game, page: Page, en: E.English) -> str:
         its = [it for it in statics if it.tree.data == data]
         if not its:
             continue
-        out.append(_title(heading, "~"))
+        out.append(rst.title(heading, "~"))
         for it in its:
             m = it.tree.meta
-            out.append(_code(it.text[m.start_pos:m.end_pos]))
+            out.append(rst.code(it.text[m.start_pos:m.end_pos]))
             out.append(_doc_para(it.doc))
-    out.append(_title("State", "~"))
+    out.append(rst.title("State", "~"))
     out.append("Everything a position of the game holds; every field is finite.\n\n")
     written = _state_types(g)
-    out.append(_table(["field", "type", "meaning"],
-                      [[f"``{f.name}``", _inline_code(written.get(f.name, str(f.type))),
-                        _esc(f.doc.text)] for f in g.p.state], "20 30 50"))
+    out.append(rst.table(["field", "type", "meaning"],
+                      [[f"``{f.name}``", rst.inline_code(written.get(f.name, str(f.type))),
+                        rst.esc(f.doc.text)] for f in g.p.state], "20 30 50"))
     init = _source_of(g, "init", "init")
     if init:
-        out.append(_title("Set-up (init)", "~"))
+        out.append(rst.title("Set-up (init)", "~"))
         out.append("Every field starts at its type's default (empty, 0, the first member, "
                    "false); ``init`` then sets:\n\n")
-        out.append(_code(init))
+        out.append(rst.code(init))
     return "".join(out)
 
 
@@ -290,41 +248,41 @@ def _state_types(g: Game) -> dict[str, str]:
 
 
 def _turn_section(g: Game, page: Page, en: E.English) -> str:
-    out = [_title("Turn structure", "-")]
+    out = [rst.title("Turn structure", "-")]
     actor, terminal = _source_of(g, "actor", "actor"), _source_of(g, "terminal", "terminal")
     if actor:
-        out.append("Whose move it is:\n\n" + _code(actor))
+        out.append("Whose move it is:\n\n" + rst.code(actor))
     rotate = _source_of(g, "rotate", "rotate")
     if rotate:
         doc = g.symbols.items[("rotate", "rotate")].doc.text
-        out.append((_esc(doc) if doc else
+        out.append((rst.esc(doc) if doc else
                     "The players may be numbered from any one of them (not a rule: what "
                     "``rulebook prove --symmetry`` uses, and checks, across the cases of the "
-                    "player to move).") + "\n\n" + _code(rotate))
+                    "player to move).") + "\n\n" + rst.code(rotate))
     if terminal:
-        out.append("When the game ends:\n\n" + _code(terminal))
+        out.append("When the game ends:\n\n" + rst.code(terminal))
         if g.p.terminal is not None:
-            out.append(f"*In English:* the game is over when {_esc(en.clause(g.p.terminal))}."
+            out.append(f"*In English:* the game is over when {rst.esc(en.clause(g.p.terminal))}."
                        "\n\n")
     gates = _gates(g)
     for fname, members in gates.items():
         out.append(f"The state field ``{fname}`` steps through "
                    f"{', '.join(f'``{m}``' for m in members)}; each move's rules say when it "
                    f"may be played:\n\n")
-        out.append(_table([f"{fname}", "moves allowed"],
-                          [[f"``{m}``", ", ".join(_ref("action", f"{g.name}.{a}", a)
+        out.append(rst.table([f"{fname}", "moves allowed"],
+                          [[f"``{m}``", ", ".join(rst.ref("action", f"{g.name}.{a}", a)
                                                    for a in acts) or "–"]
                            for m, acts in members.items()], "20 80"))
     rows = []
     for a in g.p.actions:
         n_req = sum(isinstance(s, ir.Requires) for s in a.body)
-        rows.append([_ref("action", f"{g.name}.{a.name}", a.name),
+        rows.append([rst.ref("action", f"{g.name}.{a.name}", a.name),
                      "chance" if a.chance else "player",
                      ", ".join(f"``{b.name}``" for b in a.params) or "–",
-                     str(n_req), _esc(a.doc.text)])
+                     str(n_req), rst.esc(a.doc.text)])
     out.append("The moves, in the order of the spec (a *chance* move is the dealer's: drawn "
                "with the weight the spec gives it):\n\n")
-    out.append(_table(["move", "by", "parameters", "rules", "what it does"], rows,
+    out.append(rst.table(["move", "by", "parameters", "rules", "what it does"], rows,
                       "14 8 12 6 60"))
     return "".join(out)
 
@@ -357,16 +315,16 @@ def _conjuncts(e) -> list:
 
 
 def _rules_section(g: Game, page: Page, en: E.English, src: dict) -> str:
-    out = [_title("Rules", "-")]
+    out = [rst.title("Rules", "-")]
     out.append("Each move with its rules: a move is legal when every ``requires`` holds; "
                "the first that fails names the rule that forbids it (``rulebook moves --all``)."
                "\n\n")
     for a in g.p.actions:
         full = f"{g.name}.{a.name}"
         out.append(_target(page, "action", full, a.name))
-        out.append(_title(f"{'chance' if a.chance else 'action'} {a.name}", "~"))
+        out.append(rst.title(f"{'chance' if a.chance else 'action'} {a.name}", "~"))
         out.append(_doc_para(a.doc))
-        out.append(_code(a.source or _source_of(g, "action", a.name)))
+        out.append(rst.code(a.source or _source_of(g, "action", a.name)))
         for s in a.body:
             if not isinstance(s, ir.Requires):
                 continue
@@ -374,29 +332,29 @@ def _rules_section(g: Game, page: Page, en: E.English, src: dict) -> str:
             out.append(_target(page, "rule", rfull, f"{a.name}.{s.name}"))
             out.append(f".. rubric:: Rule {a.name}.{s.name}\n\n")
             if s.message:
-                out.append(f"*{_esc(s.message)}*\n\n")
+                out.append(f"*{rst.esc(s.message)}*\n\n")
             text = _span_text(src, s.span)
             if text:
-                out.append(_code(text))
-            out.append(f"**In English:** {_esc(E.rule_sentence(en, a, s))}\n\n")
+                out.append(rst.code(text))
+            out.append(f"**In English:** {rst.esc(E.rule_sentence(en, a, s))}\n\n")
             uses = [n for n in _calls(s.cond) if ("def", n) in g.symbols.items]
             if uses:
-                out.append("Uses " + ", ".join(_ref("def", f"{g.name}.{n}", n) for n in uses)
+                out.append("Uses " + ", ".join(rst.ref("def", f"{g.name}.{n}", n) for n in uses)
                            + ", where:\n\n")
                 for n in uses:
                     call = E.checked_def(g, n)
                     if call is not None:
-                        out.append(f"* {_esc(E.def_sentence(en, call))}\n")
+                        out.append(f"* {rst.esc(E.def_sentence(en, call))}\n")
                 out.append("\n")
     procs = [k[1] for k in g.symbols.order if k[0] == "proc"]
     if procs:
-        out.append(_title("Shared steps (procs)", "~"))
+        out.append(rst.title("Shared steps (procs)", "~"))
         for n in procs:
             it = g.symbols.items[("proc", n)]
             out.append(_target(page, "def", f"{g.name}.{n}", n))
             out.append(f".. rubric:: proc {n}\n\n")
             out.append(_doc_para(it.doc))
-            out.append(_code(_source_of(g, "proc", n)))
+            out.append(rst.code(_source_of(g, "proc", n)))
     return "".join(out)
 
 
@@ -404,20 +362,20 @@ def _defs_section(g: Game, page: Page, en: E.English) -> str:
     names = [k[1] for k in g.symbols.order if k[0] == "def"]
     if not names:
         return ""
-    out = [_title("Definitions", "-")]
+    out = [rst.title("Definitions", "-")]
     out.append("The pure functions the rules use, each with its English reading.\n\n")
     for n in names:
         it = g.symbols.items[("def", n)]
         out.append(_target(page, "def", f"{g.name}.{n}", n))
         out.append(f".. rubric:: def {n}\n\n")
         out.append(_doc_para(it.doc))
-        out.append(_code(_source_of(g, "def", n)))
+        out.append(rst.code(_source_of(g, "def", n)))
         call = E.checked_def(g, n)
         if call is not None:
-            out.append(f"**In English:** {_esc(E.def_sentence(en, call))}\n\n")
+            out.append(f"**In English:** {rst.esc(E.def_sentence(en, call))}\n\n")
             uses = [c for c in _calls(call.body) if c != n and ("def", c) in g.symbols.items]
             if uses:
-                out.append("Uses " + ", ".join(_ref("def", f"{g.name}.{c}", c) for c in uses)
+                out.append("Uses " + ", ".join(rst.ref("def", f"{g.name}.{c}", c) for c in uses)
                            + ".\n\n")
     return "".join(out)
 
@@ -430,7 +388,7 @@ def _has_rule(g: Game, action: str, rule: str) -> bool:
 def _examples_section(g: Game, page: Page, results) -> str:
     if not results:
         return ""
-    out = [_title("Worked examples", "-")]
+    out = [rst.title("Worked examples", "-")]
     ok = sum(r.confirmed for r in results)
     out.append(f"The rulebook's worked examples, run in the interpreter while this page was "
                f"built: **{ok} of {len(results)} confirmed**. A *contradicted* example is "
@@ -442,11 +400,11 @@ def _examples_section(g: Game, page: Page, results) -> str:
         out.append(f".. container:: rulebook-verdict rulebook-{verdict.lower()}\n\n"
                    f"   Verdict: **{verdict}**\n\n")
         out.append(_doc_para(ir.Doc(r.doc, r.ref)))
-        out.append(_code(_source_of(g, "example", r.name)))
-        rows = [[_inline_code(o.text), "confirmed" if o.ok else "**contradicted**",
-                 _inline_code(json.dumps(o.computed, ensure_ascii=False)),
-                 _inline_code(json.dumps(o.book, ensure_ascii=False))] for o in r.outcomes]
-        out.append(_table(["expectation", "verdict", "the rules compute", "the book says"],
+        out.append(rst.code(_source_of(g, "example", r.name)))
+        rows = [[rst.inline_code(o.text), "confirmed" if o.ok else "**contradicted**",
+                 rst.inline_code(json.dumps(o.computed, ensure_ascii=False)),
+                 rst.inline_code(json.dumps(o.book, ensure_ascii=False))] for o in r.outcomes]
+        out.append(rst.table(["expectation", "verdict", "the rules compute", "the book says"],
                           rows, "40 14 23 23"))
         cited = []
         for o in r.outcomes:
@@ -455,7 +413,7 @@ def _examples_section(g: Game, page: Page, results) -> str:
                     cited.append((act, rule))
         if cited:
             out.append("Rules this example cites: " + ", ".join(
-                _ref("rule", f"{g.name}.{a}.{ru}", f"{a}.{ru}") for a, ru in cited) + ".\n\n")
+                rst.ref("rule", f"{g.name}.{a}.{ru}", f"{a}.{ru}") for a, ru in cited) + ".\n\n")
     return "".join(out)
 
 
@@ -492,7 +450,7 @@ def stored_proofs(path: Path) -> tuple[dict | None, list, dict]:
 def replay_witness(game_name: str, w: dict, params: dict) -> tuple[bool, str, object, Game]:
     """Replay a stored witness under both readings.  Returns (still disagrees, explanation,
     the concrete state, the game under reading a)."""
-    from ..queries.readings import _outcome
+    from ..queries.readings import outcome
     variants_a = (f"{w['reading']}:{w['a']}",)
     variants_b = (f"{w['reading']}:{w['b']}",)
     ptuple = tuple(sorted(params.items()))
@@ -511,7 +469,7 @@ def replay_witness(game_name: str, w: dict, params: dict) -> tuple[bool, str, ob
         params_ = tuple(from_json(b.domain.elem, j, f"witness move {name}")
                         for b, j in zip(act.ir.params, args))
         m = Move(name, params_)
-        ra, rb = _outcome(ga, st, m), _outcome(gb, st, m)
+        ra, rb = outcome(ga, st, m), outcome(gb, st, m)
         if ra == rb:
             return False, f"move {w['move']} now has the same outcome under both readings", \
                 st, ga
@@ -575,7 +533,7 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
         return ""
     stored = load_stored(path)
     page.depends.add(str(path.resolve()))
-    out = [_title("Readings: where the book is silent", "-")]
+    out = [rst.title("Readings: where the book is silent", "-")]
     out.append("Each point the rulebook leaves open is a named ``reading`` with a default. "
                "For each pair of options, a smallest state and a move on which they disagree "
                "was found by Z3 (``rulebook ambiguities``) ")
@@ -593,11 +551,11 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
     params = (stored or {}).get("params", {})
     for r in g.p.readings:
         out.append(_target(page, "reading", f"{g.name}.{r.name}", r.name))
-        out.append(_title(f"reading {r.name}", "~"))
+        out.append(rst.title(f"reading {r.name}", "~"))
         out.append(_doc_para(r.doc))
-        out.append(_code(_source_of(g, "static", r.name)))
-        out.append(_table(["option", "meaning", "default"],
-                          [[f"``{o}``", _esc(d), "**default**" if o == r.default else ""]
+        out.append(rst.code(_source_of(g, "static", r.name)))
+        out.append(rst.table(["option", "meaning", "default"],
+                          [[f"``{o}``", rst.esc(d), "**default**" if o == r.default else ""]
                            for o, d in r.options], "15 70 15"))
         mine = [w for w in ws if w.get("reading") == r.name]
         pairs = {(w.get("a"), w.get("b")) for w in mine}
@@ -625,17 +583,17 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
                 page.warnings.append(f"{path}: stale witness for {r.name} ({w['a']} vs "
                                      f"{w['b']}): {why}; refresh it with python "
                                      f"docs/refresh.py {g.name} --only witnesses")
-                out.append(f"**Stale witness:** {_esc(why)}.\n\n")
+                out.append(f"**Stale witness:** {rst.esc(why)}.\n\n")
                 continue
             move = " ".join(json.dumps(x, ensure_ascii=False) for x in (w.get("move") or []))
             out.append(f"{'Smallest' if w.get('minimal') else 'A small'} witness "
                        f"({w.get('size')} element{'' if w.get('size') == 1 else 's'}): "
                        + (f"the move ``{move}`` " if move else "")
-                       + f"— they disagree about the **{_esc(w.get('disagree_on', ''))}**. "
-                       f"Replayed now: {_esc(why)}.")
+                       + f"— they disagree about the **{rst.esc(w.get('disagree_on', ''))}**. "
+                       f"Replayed now: {rst.esc(why)}.")
             refusing = re.findall(r"illegal \(rule (\w+)\)", why)
             if w.get("move") and refusing and _has_rule(g, w["move"][0], refusing[0]):
-                out.append(" The refusing rule: " + _ref(
+                out.append(" The refusing rule: " + rst.ref(
                     "rule", f"{g.name}.{w['move'][0]}.{refusing[0]}",
                     f"{w['move'][0]}.{refusing[0]}") + ".")
             out.append("\n\n")
@@ -644,12 +602,12 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
             note = (f"move: {move}\n" if move else "") + \
                 f"{w['a']}: {w.get('under_a', '')}\n{w['b']}: {w.get('under_b', '')}"
             if hl:
-                out.append(f"Marked in red: {_esc(why_marked)}.\n\n")
+                out.append(f"Marked in red: {rst.esc(why_marked)}.\n\n")
             from ..render.board import move_marks
             svg = render_svg(ga, st, highlight=hl,
                              title=f"{g.name}: where {r.name} readings disagree", note=note,
                              marks=move_marks(ga, w.get("move")))
-            out.append(_raw_html(f'<div class="rulebook-witness" data-reading="{r.name}">'
+            out.append(rst.raw_html(f'<div class="rulebook-witness" data-reading="{r.name}">'
                                  f'{svg}</div>'))
     known = {r.name for r in g.p.readings}
     for w in ws:
@@ -666,7 +624,7 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
     stored, also, results = stored_proofs(path)
     for p, _ in also:
         page.depends.add(str(p.resolve()))
-    out = [_title("Invariants", "-")]
+    out = [rst.title("Invariants", "-")]
     out.append("Properties claimed to hold in every reachable state. Proving takes minutes, "
                "so the docs build does not prove them: it shows the result stored ")
     if stored:
@@ -700,24 +658,24 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
     for inv in g.p.invariants:
         r = results.get(inv.name)
         status = r["summary"] if r else "not proved (no stored result)"
-        rows.append([_ref("invariant", f"{g.name}.{inv.name}", inv.name), _esc(status)])
-    out.append(_table(["invariant", "status"], rows, "30 70"))
+        rows.append([rst.ref("invariant", f"{g.name}.{inv.name}", inv.name), rst.esc(status)])
+    out.append(rst.table(["invariant", "status"], rows, "30 70"))
     for inv in g.p.invariants:
         out.append(_target(page, "invariant", f"{g.name}.{inv.name}", inv.name))
         out.append(f".. rubric:: {'transition' if inv.transition else 'invariant'} "
                    f"{inv.name}\n\n")
         out.append(_doc_para(inv.doc))
-        out.append(_code(inv.source or ""))
-        out.append(f"**In English:** {_esc(E.invariant_sentence(en, inv))}\n\n")
+        out.append(rst.code(inv.source or ""))
+        out.append(f"**In English:** {rst.esc(E.invariant_sentence(en, inv))}\n\n")
         r = results.get(inv.name)
         if r:
-            out.append(f"**Status:** {_esc(r['summary'])}"
-                       + (f" — {_esc(r['detail'])}" if r.get("detail") else "") + "\n\n")
+            out.append(f"**Status:** {rst.esc(r['summary'])}"
+                       + (f" — {rst.esc(r['detail'])}" if r.get("detail") else "") + "\n\n")
         else:
             out.append("**Status:** not proved: no stored result for this invariant.\n\n")
         uses = [c for c in _calls(inv.expr) if ("def", c) in g.symbols.items]
         if uses:
-            out.append("Uses " + ", ".join(_ref("def", f"{g.name}.{c}", c) for c in uses)
+            out.append("Uses " + ", ".join(rst.ref("def", f"{g.name}.{c}", c) for c in uses)
                        + ".\n\n")
     return "".join(out)
 
@@ -725,12 +683,12 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
 def _puzzles_section(g: Game, page: Page) -> str:
     if not g.p.puzzles:
         return ""
-    out = [_title("Puzzles", "-")]
+    out = [rst.title("Puzzles", "-")]
     out.append("Questions the spec declares, answered by ``rulebook solve`` (see the "
                ":doc:`/cookbook`).\n\n")
     for p in g.p.puzzles:
         out.append(_target(page, "puzzle", f"{g.name}.{p.name}", p.name))
         out.append(f".. rubric:: puzzle {p.name}\n\n")
         out.append(_doc_para(p.doc))
-        out.append(_code(_source_of(g, "puzzle", p.name)))
+        out.append(rst.code(_source_of(g, "puzzle", p.name)))
     return "".join(out)

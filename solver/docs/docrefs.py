@@ -1,6 +1,10 @@
 """The documentation's reference pages, as reStructuredText: the language reference from the
 Lark grammar, the CLI reference from the argument parser, and the cookbook and tutorial outputs
-from running the real commands in this process.  Like ``docpages``, no Sphinx here."""
+from running the real commands in this process.  Like ``docpages``, no Sphinx here.
+
+The command line is a layer above the docs: its entry point (``main(argv) -> int``) and argument
+parser are handed in by the caller (``sphinxext`` imports the module that ``conf.py`` names in
+``rulebook_cli``, as sphinx-argparse does), never imported from here."""
 from __future__ import annotations
 
 import contextlib
@@ -11,15 +15,16 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from .docpages import Page, _code, _esc, _inline_code, _literal, _ref, _table, _title
+from . import rst
+from .docpages import Page
 from ..lang.errors import RulebookError
 
 
 # ---- running the real commands --------------------------------------------------------------
 
-def run_cli(argv: list[str], cwd: Path, env: dict | None = None) -> tuple[int, str]:
-    """Run ``rulebook ARGV`` in this process, in ``cwd``; return (exit status, stdout+stderr)."""
-    from ..cli import main as cli
+def run_cli(main, argv: list[str], cwd: Path, env: dict | None = None) -> tuple[int, str]:
+    """Run ``rulebook ARGV`` in this process through the entry point ``main``, in ``cwd``;
+    return (exit status, stdout+stderr)."""
     buf = io.StringIO()
     old_cwd = os.getcwd()
     old_env = {k: os.environ.get(k) for k in (env or {})}
@@ -28,7 +33,7 @@ def run_cli(argv: list[str], cwd: Path, env: dict | None = None) -> tuple[int, s
         os.environ.update(env or {})
         with contextlib.redirect_stdout(buf), contextlib.redirect_stderr(buf):
             try:
-                code = cli.main(list(argv))
+                code = main(list(argv))
             except SystemExit as e:  # argparse's --help and usage errors
                 code = e.code if isinstance(e.code, int) else 0
     finally:
@@ -45,22 +50,22 @@ def run_cli(argv: list[str], cwd: Path, env: dict | None = None) -> tuple[int, s
 
 # ---- the CLI reference ----------------------------------------------------------------------
 
-def cli_reference() -> str:
-    from ..cli.main import build_parser
+def cli_reference(build_parser) -> str:
+    """The help of the command and of each sub-command, from ``build_parser()``."""
     old = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = "100"
     try:
         ap = build_parser()
-        out = [_literal(ap.format_help())]
+        out = [rst.literal(ap.format_help())]
         subs = [a for a in ap._actions if a.__class__.__name__ == "_SubParsersAction"]
         helps = {c.dest: c.help for s in subs for c in s._choices_actions}
         for s in subs:
             for name, sp in s.choices.items():
                 out.append(f".. _cli-{name}:\n\n")
-                out.append(_title(f"rulebook {name}", "-"))
+                out.append(rst.title(f"rulebook {name}", "-"))
                 if helps.get(name):
-                    out.append(_esc(helps[name][:1].upper() + helps[name][1:]) + ".\n\n")
-                out.append(_literal(sp.format_help()))
+                    out.append(rst.esc(helps[name][:1].upper() + helps[name][1:]) + ".\n\n")
+                out.append(rst.literal(sp.format_help()))
         return "".join(out)
     finally:
         if old is None:
@@ -153,27 +158,27 @@ def grammar_reference(grammar_path: Path, spec_files: list[Path]) -> str:
            + " (found by parsing them while these docs were built). A rule written "
            "``?name`` is inlined into its parent unless it has an alias (``-> alias``).\n\n"]
     section = "Declarations"
-    out.append(_title(section, "-"))
+    out.append(rst.title(section, "-"))
     for r in rules:
         new = {"block": "Statements", "type": "Types", "expr": "Expressions"}.get(r.name)
         if new:
-            out.append(_title(new, "-"))
+            out.append(rst.title(new, "-"))
         out.append(f".. _grammar-{r.name}:\n\n")
         out.append(f".. rubric:: {r.name}\n\n")
         if r.comment:
-            out.append(_esc(r.comment) + "\n\n")
-        out.append(_code(r.text, "text"))
+            out.append(rst.esc(r.comment) + "\n\n")
+        out.append(rst.code(r.text, "text"))
         if r.example:
             out.append(f"Example (from :file:`spec/{r.example_from}`):\n\n")
-            out.append(_code(r.example))
+            out.append(rst.code(r.example))
         elif not r.nodes:
             out.append("*Inlined:* it leaves no node of its own; see its alternatives.\n\n")
         else:
             out.append("*No spec uses this construct yet.*\n\n")
     terms = re.findall(r"^([A-Z_]+)\s*:(.*)$", text, re.M)
-    out.append(_title("Tokens", "-"))
-    out.append(_table(["token", "definition"],
-                      [[f"``{n}``", _inline_code(d.strip())] for n, d in terms], "20 80"))
+    out.append(rst.title("Tokens", "-"))
+    out.append(rst.table(["token", "definition"],
+                      [[f"``{n}``", rst.inline_code(d.strip())] for n, d in terms], "20 80"))
     return "".join(out)
 
 
@@ -199,15 +204,16 @@ def puzzle_files(root: Path, game: str) -> list[Path]:
     return out
 
 
-def cookbook(root: Path, games: list[str]) -> Page:
-    """Per game: its puzzles and worked examples, as the real commands and their outputs."""
+def cookbook(root: Path, games: list[str], main) -> Page:
+    """Per game: its puzzles and worked examples, as the real commands (run through the entry
+    point ``main``) and their outputs."""
     page = Page("")
     out = []
     for name in games:
         from .docpages import page_game
         g = page_game(name)
-        out.append(_title(g.p.title, "-"))
-        out.append(f"Game page: {_ref('game', name, g.p.title)}.\n\n")
+        out.append(rst.title(g.p.title, "-"))
+        out.append(f"Game page: {rst.ref('game', name, g.p.title)}.\n\n")
         files = puzzle_files(root, name)
         if not files:
             out.append("*No puzzle files in* :file:`examples/puzzles/` *for this game yet.*"
@@ -215,16 +221,16 @@ def cookbook(root: Path, games: list[str]) -> Page:
         for p in files:
             rel = p.relative_to(root)
             page.depends.add(str(p.resolve()))
-            out.append(_title(f"Puzzle {p.stem}", "~"))
+            out.append(rst.title(f"Puzzle {p.stem}", "~"))
             out.append(f"The input, :file:`{rel}`:\n\n")
-            out.append(_code(p.read_text(encoding="utf-8"), "json"))
+            out.append(rst.code(p.read_text(encoding="utf-8"), "json"))
             answers = []
             for argv in (["solve", str(rel)], ["solve", str(rel), "--backend", "z3"]):
-                code, text = run_cli(argv, root)
+                code, text = run_cli(main, argv, root)
                 if code != 0:
                     page.warnings.append(f"rulebook {' '.join(argv)} exited with {code}: "
                                          f"{text.splitlines()[-1] if text else ''}")
-                out.append(_code(f"$ rulebook {' '.join(argv)}\n{text}", "console"))
+                out.append(rst.code(f"$ rulebook {' '.join(argv)}\n{text}", "console"))
                 try:
                     answers.append(json.loads(text))
                 except json.JSONDecodeError:
@@ -238,14 +244,14 @@ def cookbook(root: Path, games: list[str]) -> Page:
             else:
                 out.append("Both backends give the same answer (their steps may differ: any "
                            "solution will do).\n\n")
-        out.append(_title("Checking the book's examples", "~"))
-        code, text = run_cli(["examples", name], root)
-        out.append(_code(f"$ rulebook examples {name}\n{text}", "console"))
-        out.append(_title("The legal moves of the initial state", "~"))
-        code, text = run_cli(["moves", name, "--all"], root)
+        out.append(rst.title("Checking the book's examples", "~"))
+        code, text = run_cli(main, ["examples", name], root)
+        out.append(rst.code(f"$ rulebook examples {name}\n{text}", "console"))
+        out.append(rst.title("The legal moves of the initial state", "~"))
+        code, text = run_cli(main, ["moves", name, "--all"], root)
         lines = text.splitlines()
         if len(lines) > 40:
             text = "\n".join(lines[:40]) + f"\n... ({len(lines) - 40} more lines)"
-        out.append(_code(f"$ rulebook moves {name} --all\n{text}", "console"))
+        out.append(rst.code(f"$ rulebook moves {name} --all\n{text}", "console"))
     page.text = "".join(out)
     return page

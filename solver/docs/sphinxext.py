@@ -12,11 +12,15 @@ In ``conf.py``: ``extensions = ["solver.docs.sphinxext"]``.  It provides
 * directives ``rulebook-grammar`` (the language reference from the Lark grammar),
   ``rulebook-cli`` (the CLI reference from the argument parser), ``rulebook-cookbook`` (puzzles
   solved by the real commands) and ``rulebook-run`` (a command and its real output);
+* the command line documented and run is the module named by ``rulebook_cli`` in ``conf.py``
+  (``"solver.cli.main"``: its ``build_parser()`` and ``main(argv)``), imported when a directive
+  needs it, so the docs layer never imports the CLI above it;
 * a ``builder-inited`` hook that writes one stub page per file in ``spec/`` (``games/NAME.rst``),
   so a new game gets its page without new Python.
 """
 from __future__ import annotations
 
+import importlib
 import shlex
 from pathlib import Path
 
@@ -190,19 +194,25 @@ class GrammarDirective(SphinxDirective):
         return _parse(self, text, "<rulebook-grammar>")
 
 
+def _cli(directive: SphinxDirective):
+    """The module of the command line that ``conf.py`` names (``rulebook_cli``)."""
+    return importlib.import_module(directive.config.rulebook_cli)
+
+
 class CliDirective(SphinxDirective):
-    """The CLI reference, from ``solver.cli.main.build_parser()``."""
+    """The CLI reference, from the ``build_parser()`` of the ``rulebook_cli`` module."""
 
     def run(self):
-        self.env.note_dependency(str(REPO / "solver" / "cli" / "main.py"))
-        return _parse(self, docrefs.cli_reference(), "<rulebook-cli>")
+        cli = _cli(self)
+        self.env.note_dependency(str(Path(cli.__file__).resolve()))
+        return _parse(self, docrefs.cli_reference(cli.build_parser), "<rulebook-cli>")
 
 
 class CookbookDirective(SphinxDirective):
     """Per game: its puzzle files solved by the real command (both backends), its examples."""
 
     def run(self):
-        page = docrefs.cookbook(REPO, spec_games())
+        page = docrefs.cookbook(REPO, spec_games(), _cli(self).main)
         page.depends.update(str(p.resolve()) for p in _spec_files())
         _depend(self, page)
         _warn_all(self, page)
@@ -230,7 +240,7 @@ class RunDirective(SphinxDirective):
                 deps += sorted((REPO / d).glob("*.rules"))
         for path in deps:
             self.env.note_dependency(str(path.resolve()))
-        code, text = docrefs.run_cli(argv, REPO, env)
+        code, text = docrefs.run_cli(_cli(self).main, argv, REPO, env)
         want = self.options.get("returncode", 0)
         if code != want:
             logger.warning(f"rulebook {' '.join(argv)} exited with {code}, expected {want}:\n"
@@ -276,6 +286,7 @@ def setup(app):
     app.add_config_value("rulebook_witness_dir", "witnesses", "env")
     app.add_config_value("rulebook_proof_dir", "proofs", "env")
     app.add_config_value("rulebook_games_dir", "games", "env")
+    app.add_config_value("rulebook_cli", "solver.cli.main", "env")
     app.add_lexer("rulebook", RulesLexer)
     app.add_lexer("rules", RulesLexer)  # the fences of docs/language.md
     app.add_domain(RulebookDomain)

@@ -5,11 +5,12 @@ from __future__ import annotations
 from importlib import resources
 from pathlib import Path
 
-_REPO = Path(__file__).resolve().parents[2]
+# The checkout this package runs from (its docs/, spec/ and grammar/ sit here when it is one).
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _dir(name: str) -> Path:
-    here = _REPO / name
+    here = REPO / name
     if here.is_dir():
         return here
     return Path(str(resources.files("solver") / name))
@@ -25,7 +26,7 @@ def spec_dir() -> Path:
 
 def rulebook_dir() -> Path | None:
     """The French rulebooks (``../shared/rules``), when this checkout has them beside it."""
-    for cand in (_REPO.parent / "shared" / "rules", _REPO.parent.parent / "shared" / "rules"):
+    for cand in (REPO.parent / "shared" / "rules", REPO.parent.parent / "shared" / "rules"):
         if cand.is_dir():
             return cand
     return None

@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..lang.codec import from_json, grid_axes, to_json
 from ..lang.errors import RulebookError
 from ..engine.game import Move, load_game
-from .readings import Ambiguity, _explained, _outcome, _variants_of
+from .readings import Ambiguity, explained, outcome, variants_of
 from ..lang.types import default
 
 
@@ -34,12 +34,13 @@ def carry_state(g_from, g_to, st):
 
 
 def present(game_name: str, amb: Ambiguity, small: dict, big: dict) -> Ambiguity:
-    """``amb`` (found with parameters ``small``) replayed and drawn with parameters ``big``."""
+    """``amb`` (found with parameters ``small``) replayed under parameters ``big``, to be
+    drawn there."""
     if not amb.found:
         return amb
     # An expansion (torres-advanced) loads as its base game with the expansion as a variant.
     base = load_game(game_name, (), tuple(sorted(small.items())))
-    name, variants = base.name, _variants_of(base)
+    name, variants = base.name, variants_of(base)
     ga_s = load_game(name, variants + (f"{amb.reading}:{amb.a}",), tuple(sorted(small.items())))
     ga = load_game(name, variants + (f"{amb.reading}:{amb.a}",), tuple(sorted(big.items())))
     gb = load_game(name, variants + (f"{amb.reading}:{amb.b}",), tuple(sorted(big.items())))
@@ -52,20 +53,14 @@ def present(game_name: str, amb: Ambiguity, small: dict, big: dict) -> Ambiguity
         act = ga.action(name)
         m = Move(name, tuple(from_json(b.domain.elem, x, f"witness move {name}")
                              for b, x in zip(act.ir.params, args)))
-        ra, rb = _outcome(ga, st, m), _outcome(gb, st, m)
+        ra, rb = outcome(ga, st, m), outcome(gb, st, m)
         if ra == rb:
             raise RulebookError(f"{amb.reading}: {amb.a} vs {amb.b}: the witness no longer "
                                 f"disagrees under {big}")
-        out = _explained(ga, gb, out, st, m, ra, rb, dict(big))
-        from ..render.board import move_marks
-        from ..render.render import render_svg
-        note = f"{out.reading}: {out.a} vs {out.b}; move {out.move}\n" \
-               f"{out.a}: {out.under_a}\n{out.b}: {out.under_b}"
-        out.svg = render_svg(ga, st, highlight=set(out.fields) or None,
-                             title=f"{ga.name}: where {out.reading} readings disagree",
-                             note=note, marks=move_marks(ga, out.move))
+        out = explained(ga, gb, out, st, m, ra, rb, dict(big))
+        out.marked = True
     else:
-        out = _explained(ga, gb, out, st, None, None, None, dict(big))
+        out = explained(ga, gb, out, st, None, None, None, dict(big))
     out.minimal = amb.minimal
     out.searched_on = dict(small)
     return out

@@ -72,7 +72,7 @@ def run_example(game: Game, ex: ir.Example) -> ExampleResult:
         return res
     for item in ex.script:
         if isinstance(item, ir.ActionCall):
-            move = _move(game, item, st, env)
+            move = example_move(game, item, st, env)
             try:
                 st, _ = game.apply(st, move)
             except Refused as r:
@@ -85,7 +85,8 @@ def run_example(game: Game, ex: ir.Example) -> ExampleResult:
     return res
 
 
-def _move(game: Game, call: ir.ActionCall, st, env) -> Move:
+def example_move(game: Game, call: ir.ActionCall, st, env) -> Move:
+    """The move an example's call names, its arguments evaluated in ``st`` and ``env``."""
     args = tuple(game.concrete.expr(a)(st, env) for a in call.args)
     return Move(call.name, args)
 
@@ -99,7 +100,7 @@ def _expect(game: Game, e: ir.Expect, st, env) -> Outcome:
             rhs = game.concrete.expr(x.right)(st, env)
             return Outcome(e.source, ok, to_json(x.left.type, lhs), to_json(x.right.type, rhs))
         return Outcome(e.source, ok, ok, True)
-    move = _move(game, e.call, st, env)
+    move = example_move(game, e.call, st, env)
     try:
         game.apply(st, move)
         verdict = "legal"

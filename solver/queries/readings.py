@@ -34,26 +34,15 @@ class Ambiguity:
     under_b: str = ""
     size: int | None = None
     minimal: bool = False
-    state_text: str = ""
-    svg: str = ""
     fields: list = field(default_factory=list)
     state_json: dict | None = None
     params: dict | None = None    # the parameters the witness holds under, when not the game's
-
-    def text(self) -> str:
-        head = f"{self.reading}: {self.a} vs {self.b} — {self.question}"
-        if self.found is None:
-            return head + "\n  unknown (z3 gave up)"
-        if not self.found:
-            return head + "\n  the readings agree on every state and move (no witness exists)"
-        lines = [head,
-                 f"  {'smallest' if self.minimal else 'small'} witness ({self.size} elements), "
-                 f"move {self.move}: they disagree about the {self.what}",
-                 f"  under {self.a}: {self.under_a}",
-                 f"  under {self.b}: {self.under_b}",
-                 "  state:"]
-        lines += ["    " + ln for ln in self.state_text.splitlines()]
-        return "\n".join(lines)
+    # The witness for the layers above to draw (`render.witness`): its state, in ``game`` (the
+    # game under reading ``a``), and whether the drawing marks the move's squares (a solver's
+    # or a presented witness; one met in an example is drawn unmarked).
+    state: tuple | None = field(default=None, repr=False, compare=False)
+    game: Game | None = field(default=None, repr=False, compare=False)
+    marked: bool = False
 
     def as_json(self) -> dict:
         return {"reading": self.reading, "question": self.question, "a": self.a, "b": self.b,
@@ -75,7 +64,7 @@ def find_ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_
     if only is not None and not readings:
         raise RulebookError(f"{game.name} has no reading named {only!r} (readings: "
                             f"{', '.join(r.name for r in game.p.readings)})")
-    variants = tuple(v for v in _variants_of(game) if ":" not in v)
+    variants = tuple(v for v in variants_of(game) if ":" not in v)
     params = tuple(sorted(game.p.param_values.items()))
     # The symbolic comparison builds every action instance over a symbolic state; past a
     # thousand instances (an action's orientations times the cells of a 3-D space) it
@@ -130,7 +119,7 @@ def _example_witness(ga: Game, gb: Game, ex: ir.Example, reading: str, question:
                      a: str, b: str, params: tuple, invariants: bool = False
                      ) -> Ambiguity | None:
     """The first state of example ``ex`` (and move there) where the two readings disagree."""
-    from .examples import _move
+    from .examples import example_move
     env = [None] * (ex.frame + 1)
     try:
         st = ga.run_stmts(ex.setup, ex.frame, ga.initial(), env)
@@ -142,19 +131,19 @@ def _example_witness(ga: Game, gb: Game, ex: ir.Example, reading: str, question:
         # A state where an invariant fails is no witness (with ``invariants``): go on.
         here = not invariants or _within_invariants(ga, st)
         if here and call is not None:
-            m = _move(ga, call, st, env)
-            ra, rb = _outcome(ga, st, m), _outcome(gb, st, m)
+            m = example_move(ga, call, st, env)
+            ra, rb = outcome(ga, st, m), outcome(gb, st, m)
             if ra != rb:
-                return _explained(ga, gb, Ambiguity(reading, question, a, b, True), st,
+                return explained(ga, gb, Ambiguity(reading, question, a, b, True), st,
                                   m, ra, rb, dict(params))
         if item is None or not here or not _score_differs(ga, gb, st):
             if isinstance(item, ir.ActionCall):
                 try:
-                    st, _ = ga.apply(st, _move(ga, item, st, env))
+                    st, _ = ga.apply(st, example_move(ga, item, st, env))
                 except Refused:
                     break
             continue
-        return _explained(ga, gb, Ambiguity(reading, question, a, b, True), st, None,
+        return explained(ga, gb, Ambiguity(reading, question, a, b, True), st, None,
                           None, None, dict(params))
     return None
 
@@ -173,9 +162,11 @@ def _score_differs(ga: Game, gb: Game, st) -> bool:
     return any(sa(st, p) != sb(st, p) for p in finite(pt).values)
 
 
-def _explained(ga: Game, gb: Game, amb: Ambiguity, st, m, ra, rb, params: dict) -> Ambiguity:
+def explained(ga: Game, gb: Game, amb: Ambiguity, st, m, ra, rb, params: dict) -> Ambiguity:
+    """Fill ``amb`` with the witness ``st`` under ``params``: move ``m`` with its outcomes
+    ``ra``/``rb`` under the two readings (`outcome`), or, when ``m`` is None, the first player
+    whose score differs."""
     from ..lang.codec import to_json
-    from ..render.render import render_svg, render_text
     amb.size = _concrete_size(ga, st)
     amb.minimal = False
     amb.params = params
@@ -193,16 +184,13 @@ def _explained(ga: Game, gb: Game, amb: Ambiguity, st, m, ra, rb, params: dict) 
         amb.what = "score"
         amb.under_a = f"player {p} scores {sa(st, p)}"
         amb.under_b = f"player {p} scores {sb(st, p)}"
-    amb.state_text = render_text(ga, st, highlight=set(amb.fields) or None)
-    note = f"{amb.reading}: {amb.a} vs {amb.b}; move {amb.move}\n" \
-           f"{amb.a}: {amb.under_a}\n{amb.b}: {amb.under_b}"
-    amb.svg = render_svg(ga, st, highlight=set(amb.fields) or None,
-                         title=f"{ga.name}: where {amb.reading} readings disagree", note=note)
+    amb.state, amb.game = st, ga
     amb.state_json = {f.name: to_json(f.type, v) for f, v in zip(ga.p.state, st)}
     return amb
 
 
-def _variants_of(game: Game) -> tuple[str, ...]:
+def variants_of(game: Game) -> tuple[str, ...]:
+    """The variant files ``game`` was loaded with (its expansions and variants, by name)."""
     from pathlib import Path
     return tuple(Path(f).stem for f in game.p.files[1:])
 
@@ -338,7 +326,6 @@ def _differs(t, s1, s2):
 def _explain(ga: Game, gb: Game, amb: Ambiguity, st, model, cases, minimal: bool) -> Ambiguity:
     """Find the move that disagrees on the concrete witness, by replay in the interpreter."""
     from ..lang.codec import to_json
-    from ..render.render import render_svg, render_text
     amb.found = True
     amb.minimal = minimal
     amb.size = _concrete_size(ga, st)
@@ -348,7 +335,7 @@ def _explain(ga: Game, gb: Game, amb: Ambiguity, st, model, cases, minimal: bool
         act = ga.action(name)
         ps = tuple(dz.concretize(p.domain.elem, v, model) for p, v in zip(act.ir.params, params))
         m = Move(name, ps)
-        ra, rb = _outcome(ga, st, m), _outcome(gb, st, m)
+        ra, rb = outcome(ga, st, m), outcome(gb, st, m)
         if ra == rb:
             continue
         amb.move = m.to_json(ga)
@@ -381,13 +368,7 @@ def _explain(ga: Game, gb: Game, amb: Ambiguity, st, model, cases, minimal: bool
         if not said:
             raise RulebookError(f"{amb.reading}: the solver's witness does not replay as a "
                                 f"disagreement in the interpreter")
-    amb.state_text = render_text(ga, st, highlight=set(amb.fields) or None)
-    note = f"{amb.reading}: {amb.a} vs {amb.b}; move {amb.move}\n" \
-           f"{amb.a}: {amb.under_a}\n{amb.b}: {amb.under_b}"
-    from ..render.board import move_marks
-    amb.svg = render_svg(ga, st, highlight=set(amb.fields) or None,
-                         title=f"{ga.name}: where {amb.reading} readings disagree", note=note,
-                         marks=move_marks(ga, amb.move))
+    amb.state, amb.game, amb.marked = st, ga, True
     amb.state_json = {f.name: to_json(f.type, v) for f, v in zip(ga.p.state, st)}
     return amb
 
@@ -396,7 +377,8 @@ def _fmt(v) -> str:
     return ("true" if v else "false") if isinstance(v, bool) else str(v)
 
 
-def _outcome(g: Game, st, m: Move):
+def outcome(g: Game, st, m: Move):
+    """Move ``m`` in ``st``: ("legal", the next state) or ("illegal", the refusing rule)."""
     try:
         st2, _ = g.apply(st, m, check_domain=False)
         return ("legal", st2)

@@ -12,6 +12,7 @@ from pygments.token import Error, Keyword, Name
 from solver.docs import english as E
 from solver.lang import ir
 from solver.docs.docpages import anchor, game_page, replay_witness
+from solver.cli.main import main
 from solver.docs.docrefs import cli_reference, grammar_reference, grammar_rules, run_cli
 from solver.engine.game import load_game
 from solver.docs.lexer import RulesLexer, grammar_keywords
@@ -132,15 +133,15 @@ def test_grammar_reference_has_every_rule_with_real_examples():
 
 
 def test_cli_reference_lists_every_command():
-    from solver.cli.main import COMMANDS
-    page = cli_reference()
+    from solver.cli.main import COMMANDS, build_parser
+    page = cli_reference(build_parser)
     for name in COMMANDS:
         assert f"rulebook {name}\n" in page
         assert f"usage: rulebook {name}" in page
 
 
 def test_run_cli_captures_real_output():
-    code, out = run_cli(["examples", "pile-up"], ROOT, {"RULEBOOK_SPECS": "docs/tutorial"})
+    code, out = run_cli(main, ["examples", "pile-up"], ROOT, {"RULEBOOK_SPECS": "docs/tutorial"})
     assert code == 0
     assert "opening: confirmed" in out and "too_high: confirmed" in out
 
@@ -149,7 +150,7 @@ def test_run_cli_captures_real_output():
 
 @pytest.fixture(scope="module")
 def tutorial_witness(tmp_path_factory):
-    code, out = run_cli(["ambiguities", "pile-up", "--json"], ROOT,
+    code, out = run_cli(main, ["ambiguities", "pile-up", "--json"], ROOT,
                         {"RULEBOOK_SPECS": str(TUTORIAL)})
     assert code == 0
     [w] = json.loads(out)

@@ -14,6 +14,7 @@ from solver.lang.errors import InputError
 from solver.queries.examples import run_examples
 from solver.engine.game import load_game
 from solver.queries.puzzles import solve
+from solver.render.witness import witness_svg
 from solver.lang.types import finite
 
 GOLDEN = {name: (inp, exp) for name, inp, exp in golden("torres")}
@@ -133,7 +134,8 @@ def test_each_pair_of_gate_readings_has_a_smallest_witness(witnesses):
         # blocked differ only when the path can go around: two columns.
         assert w.size == (2 if (a, b) == ("around", "blocked") else 1)
         assert "illegal (rule reach)" in (w.under_a + w.under_b)
-        assert w.svg.count('class="mark"') == 2 and 'class="path"' in w.svg
+        svg = witness_svg(w)
+        assert svg.count('class="mark"') == 2 and 'class="path"' in svg
 
 
 def _state(g, state_json: dict):
@@ -195,7 +197,8 @@ def test_witnesses_presented_on_the_8x8_board(witnesses):
         assert (big.under_a, big.under_b) == (w.under_a, w.under_b)
         assert big.size == w.size and big.searched_on == small
         assert len(big.state_json["occupant"]) == 8 and len(big.state_json["occupant"][0]) == 8
-        assert big.svg.count('class="mark"') == 2 and 'class="path"' in big.svg
+        svg = witness_svg(big)
+        assert svg.count('class="mark"') == 2 and 'class="path"' in svg
 
 
 # ---- interpreter vs Z3 on every action --------------------------------------------------------
@@ -518,10 +521,10 @@ def test_the_examples_searched_on_a_small_board_skip_the_ones_it_cannot_hold():
     """When z3 gives up, the spec's examples are searched for a witness on the board of the
     search: an example written for the 8 x 8 board names squares a 3 x 3 one lacks and is
     passed over (it stopped the refresh with a KeyError), while one that fits is used."""
-    from solver.queries.readings import _variants_of, from_examples
+    from solver.queries.readings import from_examples, variants_of
     g = load_game("torres-advanced", params=(("w", 3), ("h", 3)))
     r = next(r for r in g.p.readings if r.name == "square_size")
-    variants = tuple(v for v in _variants_of(g) if ":" not in v)
+    variants = tuple(v for v in variants_of(g) if ":" not in v)
     amb = from_examples(g, variants, r.name, r.doc.text, "block", "any_size")
     assert amb is not None and amb.found
     assert amb.params["w"] == 3 and amb.params["h"] == 3
@@ -534,10 +537,10 @@ def test_the_examples_searched_within_the_invariants_pass_over_the_states_they_b
     state, and is the witness of square_size; were it not, it would be passed over.  (Its
     set-up once left the four knights in hand too, a state the rules never reach.)"""
     from solver.queries import readings
-    from solver.queries.readings import _variants_of, _within_invariants, from_examples
+    from solver.queries.readings import _within_invariants, from_examples, variants_of
     g = load_game("torres-advanced", params=(("w", 3), ("h", 3)))
     r = next(r for r in g.p.readings if r.name == "square_size")
-    variants = tuple(v for v in _variants_of(g) if ":" not in v)
+    variants = tuple(v for v in variants_of(g) if ":" not in v)
     strict = from_examples(g, variants, r.name, r.doc.text, "block", "any_size", True)
     assert strict is not None and strict.move == ["end_turn"]
     g2 = load_game("torres-advanced", params=tuple(sorted(strict.params.items())))

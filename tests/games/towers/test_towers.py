@@ -237,13 +237,13 @@ def test_solve_svg_draws_the_solution_in_space_with_the_new_block_marked(tmp_pat
 
 
 def test_fallen_blocks_are_drawn_apart(towers):
-    from solver.queries.examples import _move
+    from solver.queries.examples import example_move
     from solver.render.render import render_svg
     ex = next(e for e in towers.p.examples if e.name == "whole_cubes_only")
     env = [None] * (ex.frame + 1)
     st = towers.run_stmts(ex.setup, ex.frame, towers.initial(), env)
     call = next(i for i in ex.script if hasattr(i, "args"))
-    st, _ = towers.apply(st, _move(towers, call, st, env))
+    st, _ = towers.apply(st, example_move(towers, call, st, env))
     svg = render_svg(towers, st, marks={(1, 1, 1), (2, 1, 1), (3, 1, 1)})
     fallen = svg[svg.index('data-field="fallen"'):]
     fallen = fallen[:fallen.index("</g></g>")]

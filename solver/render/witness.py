@@ -1,0 +1,44 @@
+"""An ambiguity witness drawn: the text `rulebook ambiguities` prints and the SVG it writes.
+
+`queries.readings` finds and replays a witness and hands back its state; drawing it is this
+layer's, so the queries stay free of the renderers."""
+from __future__ import annotations
+
+from ..queries.readings import Ambiguity
+from .board import move_marks
+from .render import render_svg, render_text
+
+
+def _highlight(amb: Ambiguity) -> set[str] | None:
+    return set(amb.fields) or None
+
+
+def witness_text(amb: Ambiguity) -> str:
+    """The witness as text: the two readings, the move, the outcomes and the state."""
+    head = f"{amb.reading}: {amb.a} vs {amb.b} — {amb.question}"
+    if amb.found is None:
+        return head + "\n  unknown (z3 gave up)"
+    if not amb.found:
+        return head + "\n  the readings agree on every state and move (no witness exists)"
+    lines = [head,
+             f"  {'smallest' if amb.minimal else 'small'} witness ({amb.size} elements), "
+             f"move {amb.move}: they disagree about the {amb.what}",
+             f"  under {amb.a}: {amb.under_a}",
+             f"  under {amb.b}: {amb.under_b}",
+             "  state:"]
+    state = render_text(amb.game, amb.state, highlight=_highlight(amb))
+    lines += ["    " + ln for ln in state.splitlines()]
+    return "\n".join(lines)
+
+
+def witness_svg(amb: Ambiguity) -> str:
+    """The witness state as SVG, with the outcomes as a note and, when ``amb.marked``, the
+    move's squares framed; "" when there is no witness."""
+    if amb.state is None:
+        return ""
+    note = f"{amb.reading}: {amb.a} vs {amb.b}; move {amb.move}\n" \
+           f"{amb.a}: {amb.under_a}\n{amb.b}: {amb.under_b}"
+    marks = move_marks(amb.game, amb.move) if amb.marked else ()
+    return render_svg(amb.game, amb.state, highlight=_highlight(amb),
+                      title=f"{amb.game.name}: where {amb.reading} readings disagree", note=note,
+                      marks=marks)
