@@ -61,16 +61,17 @@ def test_extend_puzzle_adds_inputs_and_moves(game):
 
 
 def _solve(obj, backend="search"):
+    import solver.queries.puzzleprep as PP
     import solver.queries.puzzles as P
     from solver.engine import game as G
     orig = G.load_game
     try:
         # A fixture game is not in spec/: serve it by name.
-        P.load_game = lambda name, variants=(), params=(): load_path(
+        PP.load_game = lambda name, variants=(), params=(): load_path(
             PATH, tuple(v for v in variants if ":" in v), params)
         return P.solve(obj, backend=backend)
     finally:
-        P.load_game = orig
+        PP.load_game = orig
 
 
 @pytest.mark.parametrize("backend", ["search", "z3"])

@@ -7,9 +7,10 @@ import random
 
 import pytest
 
-import solver.queries.puzzles as puzzles
+import solver.queries.puzzlez3 as puzzlez3
 from conftest import golden
-from solver.queries.puzzles import _start, prepare, solve
+from solver.queries.puzzleprep import query_start
+from solver.queries.puzzles import prepare, solve
 from solver.engine.symbolic import explore
 
 GOLDEN = list(golden("puzzles"))
@@ -22,7 +23,7 @@ def _queries(puzzle: dict):
     for q in prep.puzzle.queries:
         if q.when is not None and q.when not in prep.present:
             continue
-        st0, env = _start(prep, q)
+        st0, env = query_start(prep, q)
         yield prep.game, q, st0, env, prep.game.compiled(q.within)(st0, env)
 
 
@@ -65,7 +66,7 @@ def test_layered_unrolling_agrees_with_explicit_runs(name, monkeypatch):
     """Past the budget the layered unrolling answers: it must give the same answers."""
     puzzle, expected = next((p, e) for n, p, e in GOLDEN if n == name)
     explicit = solve(puzzle, backend="z3")
-    monkeypatch.setattr(puzzles, "EXPLICIT_BUDGET", 0)
+    monkeypatch.setattr(puzzlez3, "EXPLICIT_BUDGET", 0)
     layered = solve(puzzle, backend="z3")
     assert {k: layered[k] for k in KEYS} == {k: explicit[k] for k in KEYS} \
         == {k: expected[k] for k in KEYS}

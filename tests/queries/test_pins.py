@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import pytest
 
+import solver.queries.puzzleprep as PP
 import solver.queries.puzzles as P
+import solver.queries.puzzlez3 as PZ
 from conftest import FIXTURES
-from solver.lang.errors import SpecError
+from solver.lang.errors import Disagreement, SpecError
 from solver.engine.game import Move, load_path
-from solver.queries.puzzles import Disagreement, prepare, replay
+from solver.queries.puzzleprep import prepare, replay
 
 PATH = FIXTURES / "pins.rules"
 
@@ -18,7 +20,7 @@ PATH = FIXTURES / "pins.rules"
 @pytest.fixture(autouse=True)
 def _serve_fixture(monkeypatch):
     # A fixture game is not in spec/: serve it by name.
-    monkeypatch.setattr(P, "load_game", lambda name, variants=(), params=(): load_path(PATH))
+    monkeypatch.setattr(PP, "load_game", lambda name, variants=(), params=(): load_path(PATH))
 
 
 def _ask(backend="search", **inputs):
@@ -40,7 +42,7 @@ def test_pinned_hops_move_only_that_token(backend):
 def test_the_layered_unrolling_keeps_the_pins(monkeypatch):
     """Past the explicit-state budget, z3 unrolls symbolic steps: the pin is a constraint on
     the step's arguments there."""
-    monkeypatch.setattr(P, "EXPLICIT_BUDGET", 0)
+    monkeypatch.setattr(PZ, "EXPLICIT_BUDGET", 0)
     assert _ask("z3", puzzle="other", token=1) == {"moved": False, "path": None}
     assert _ask("z3", puzzle="reach", token=0) == {"cells": [0, 1, 2, 3]}
 

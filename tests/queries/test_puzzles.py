@@ -188,7 +188,7 @@ def test_z3_answer_is_replayed_for_the_lou_example():
 def test_replay_refuses_a_run_whose_objective_differs_from_the_solvers(monkeypatch):
     """Every z3 answer goes through `replay`, which must refuse an objective the interpreter
     does not find: here z3 is made to claim one more point than its run scores."""
-    import solver.queries.puzzles as P
+    import solver.queries.puzzlez3 as P
     puzzle = json.loads((ROOT / "examples/puzzles/lou.json").read_text())
     puzzle.pop("market")
     real = P.replay
@@ -292,7 +292,7 @@ def _each_z3_check_takes_1000_s(monkeypatch):
     """A simulated clock on which each z3 check of a puzzle takes 1,000 s."""
     import time
 
-    import solver.queries.puzzles as P
+    import solver.queries.puzzlez3 as P
     clock = {"now": 0.0}
     monkeypatch.setattr(time, "monotonic", lambda: clock["now"])
     real = P.check
@@ -344,7 +344,7 @@ def test_listing_the_states_for_z3_keeps_to_the_time_limit(monkeypatch):
     import itertools
     import time
 
-    import solver.queries.puzzles as P
+    import solver.queries.puzzlez3 as P
     inp = json.loads((ROOT / "tests" / "golden" / "puzzles" / "market_max_take.json")
                      .read_text())["input"]
     assert solve(inp, backend="z3")["max_take"] != "unknown"
@@ -360,7 +360,7 @@ def test_z3_out_of_time_after_a_run_gives_it_as_best_found(monkeypatch):
     """When z3 gives up while raising the objective, the run it had is kept: the answer is
     "unknown", and `best_found` holds that run's score and steps, replayed in the
     interpreter (never above the optimum)."""
-    import solver.queries.puzzles as P
+    import solver.queries.puzzlez3 as P
     from solver.engine.symbolic import Unknown
     inp = json.loads((ROOT / "tests" / "golden" / "puzzles" / "market_max_take.json")
                      .read_text())["input"]

@@ -9,6 +9,8 @@ import random
 import pytest
 
 import solver.queries.puzzles as P
+import solver.queries.puzzlesearch as S
+from solver.queries.puzzleprep import query_start
 
 
 def _board(rng: random.Random, w: int, h: int, player: int):
@@ -36,18 +38,18 @@ def test_branch_and_bound_finds_the_exhaustive_optimum(seed, monkeypatch):
            "ask": "best-turn", "player": player, "round": rng.randint(1, 3),
            "blocks": rng.randint(0, 2), "knights": rng.randint(0, 1)}
     called = []
-    real_bb = P._search_bb
+    real_bb = S._search_bb
 
     def spy(*a, **k):
         called.append(1)
         return real_bb(*a, **k)
-    monkeypatch.setattr(P, "_search_bb", spy)
+    monkeypatch.setattr(S, "_search_bb", spy)
     with_bound = P.solve(obj)
     assert called          # the bound was used
-    monkeypatch.setattr(P, "_search_bb",
+    monkeypatch.setattr(S, "_search_bb",
                         lambda game, st, env, goal, obj_, bound, d, actions, deadline=None,
                         progress=None:
-                        P._search_one(game, st, env, goal, obj_, d, actions))
+                        S._search_one(game, st, env, goal, obj_, d, actions))
     exhaustive = P.solve(obj)
     assert with_bound["score"] == exhaustive["score"]
 
@@ -98,7 +100,7 @@ def test_bound_is_at_least_every_reachable_score(seed):
     prep = P.prepare(obj)
     q = prep.puzzle.queries[0]
     game = prep.game
-    st, env = P._start(prep, q)
+    st, env = query_start(prep, q)
     ap = game.field_index["ap"]
     st = st[:ap] + (1 + seed % 3,) + st[ap + 1:]
     _subtree_checked(game, st, env, game.compiled(q.maximize), game.compiled(q.bound),
@@ -117,7 +119,7 @@ def test_out_of_time_gives_the_best_turn_found_and_an_upper_bound(monkeypatch):
     cut = 0
     for visits in (3, 30, 300):
         ticks = iter(range(10 ** 6))
-        monkeypatch.setattr(P, "_clock", lambda: next(ticks) / visits)
+        monkeypatch.setattr(S, "_clock", lambda: next(ticks) / visits)
         got = P.solve(inp, timeout_ms=1000)          # one "second": `visits` clock readings
         monkeypatch.undo()
         if "best_found" not in got:                  # finished within the time
@@ -140,7 +142,7 @@ def _bound_at(board: dict, player: int, ap: int, blocks: int = 0,
     prep = P.prepare(obj)
     q = prep.puzzle.queries[0]
     game = prep.game
-    st, env = P._start(prep, q)
+    st, env = query_start(prep, q)
     i = game.field_index["ap"]
     st = st[:i] + (ap,) + st[i + 1:]
     bound = game.compiled(q.bound)
@@ -300,7 +302,7 @@ def test_a_successor_is_bounded_by_its_parents_bound():
     prep = P.prepare(inp)
     q = prep.puzzle.queries[0]
     game = prep.game
-    st0, env = P._start(prep, q)
+    st0, env = query_start(prep, q)
     objective = game.compiled(q.maximize)
     seen = []
 
@@ -311,10 +313,10 @@ def test_a_successor_is_bounded_by_its_parents_bound():
     def bound(st, env_):
         return exp["score"] if st is st0 else 10 ** 6
     within = game.compiled(q.within)(st0, env)
-    got = P._search_bb(game, st0, env, game.compiled(q.goal), counted, bound, within,
+    got = S._search_bb(game, st0, env, game.compiled(q.goal), counted, bound, within,
                        set(q.using))
     assert got[0] == exp["score"]
-    exhaustive = len(P._reachable(game, st0, within, set(q.using)))
+    exhaustive = len(S._reachable(game, st0, within, set(q.using)))
     met = len(set(seen))
     assert met < exhaustive / 10, f"{met} states met, of {exhaustive} reachable"
 
@@ -326,7 +328,7 @@ def test_a_long_search_reports_its_progress(monkeypatch):
     from conftest import golden
     inp, exp = next((i, e) for n, i, e in golden("torres") if n == "best_turn_small")
     ticks = iter(range(10 ** 7))
-    monkeypatch.setattr(P, "_clock", lambda: next(ticks) / 10)    # a second per 10 readings
+    monkeypatch.setattr(S, "_clock", lambda: next(ticks) / 10)    # a second per 10 readings
     lines: list[str] = []
     got = P.solve(inp, timeout_ms=10 ** 9, progress=lines.append)
     assert got["score"] == exp["score"]

@@ -1,0 +1,264 @@
+"""The interpreter backend of puzzles: exhaustive search with memoisation, and branch and bound
+for a query that declares `bound:`.  Every step is the interpreter's own move, so nothing here
+needs replaying."""
+from __future__ import annotations
+
+import time
+
+from ..lang import ir
+from ..lang.errors import EvalError
+from ..engine.game import Game
+from ..lang.irwalk import nodes
+from .puzzleprep import Prepared, query_actions, query_choices, query_start, step_json
+
+
+def search_runs(prep: Prepared, q: ir.Query) -> list:
+    """Every run of at most `within` moves that reaches the goal (stopping at its first goal
+    state), as shown steps."""
+    game = prep.game
+    goal = game.concrete.expr(q.goal)
+    within = game.concrete.expr(q.within)
+    out = []
+    for c in query_choices(prep, q):
+        st0, env = query_start(prep, q, c)
+        actions = query_actions(prep, q, st0, env)
+
+        def walk(st, d, path):
+            if goal(st, env):
+                out.append(list(path))
+                return
+            if d == 0:
+                return
+            for m, st2, shows in game.legal(st, actions):
+                path.append(step_json(game, m, shows))
+                walk(st2, d - 1, path)
+                path.pop()
+        walk(st0, within(st0, env), [])
+    return out
+
+
+def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) -> dict:
+    """The search backend's answer.  A query with a `bound:` stops after ``timeout_ms``: its
+    answer is then "unknown", with the best run found so far as the incumbent."""
+    deadline = _clock() + timeout_ms / 1000
+    game = prep.game
+    goal = game.compiled(q.goal)
+    obj = game.compiled(q.maximize) if q.maximize is not None else None
+    within = game.compiled(q.within)
+    choices = query_choices(prep, q)
+    # An objective that reads no state (say, the size of the chosen bag) ranks the choices up
+    # front: the first feasible one in that order is the optimum.
+    static_obj = obj is not None and not _reads_state(q.maximize)
+    ranked = []
+    for c in choices:
+        st, env = query_start(prep, q, c)
+        ranked.append((obj(st, env) if static_obj else 0, c, st, env))
+    if static_obj:
+        ranked.sort(key=lambda r: -r[0])
+    bound = game.compiled(q.bound) if q.bound is not None and obj is not None else None
+    best = None
+    for k, (_, c, st, env) in enumerate(ranked):
+        if bound is not None and not static_obj:
+            try:
+                res = _search_bb(game, st, env, goal, obj, bound, within(st, env),
+                                 query_actions(prep, q, st, env), deadline, progress)
+            except _OutOfTime as o:
+                if o.best is not None and (best is None or o.best[0] > best[0]):
+                    best = o.best
+                if best is None:
+                    return {"found": "unknown", "steps": None, "best": "unknown"}
+                # The choices not yet searched may do better, up to their bounds.
+                at_most = max([best[0], o.at_most] + [bound(st2, env2)
+                                                      for _, _, st2, env2 in ranked[k + 1:]])
+                return {"found": True, "steps": None, "best": "unknown",
+                        "incumbent": (best[0], best[1], at_most)}
+        else:
+            res = _search_one(game, st, env, goal, obj, within(st, env),
+                              query_actions(prep, q, st, env))
+        if res is None:
+            continue
+        if best is None or (obj is not None and res[0] > best[0]):
+            best = res
+        if obj is None or static_obj:
+            break
+    if best is None:
+        return {"found": False, "steps": None, "best": None}
+    return {"found": True, "steps": best[1], "best": best[0] if obj is not None else None}
+
+
+def search_all(prep: Prepared, q: ir.Query) -> list:
+    """Every choice of the query's `choose` from which a run reaches the goal."""
+    game = prep.game
+    goal = game.concrete.expr(q.goal)
+    within = game.concrete.expr(q.within)
+    found = []
+    choices = query_choices(prep, q)
+    pins = tuple(e for _, es in q.pins for e in es if e is not None)
+    if _reads_slot(q.setup, q.choose.slot) or _reads_slot(q.within, q.choose.slot) \
+            or any(_reads_slot(e, q.choose.slot) for e in pins):
+        for c in choices:
+            st, env = query_start(prep, q, c)
+            if _search_one(game, st, env, goal, None, within(st, env),
+                           query_actions(prep, q, st, env)) is not None:
+                found.append(c)
+    else:
+        # The start does not depend on the choice: explore the runs once, then ask the
+        # goal of every state reached for each choice.
+        st, env = query_start(prep, q, choices[0])
+        reached = _reachable(game, st, within(st, env), query_actions(prep, q, st, env))
+        s1 = q.choose.slot + 1
+        for c in choices:
+            env[s1] = c
+            if any(goal(x, env) for x in reached):
+                found.append(c)
+    return found
+
+
+def _reads_state(e: ir.Expr) -> bool:
+    return any(isinstance(n, ir.StateRef) for n in nodes(e))
+
+
+def _search_one(game: Game, st0, env, goal, obj, depth: int, actions):
+    """Best (objective, shown steps) over runs of at most ``depth`` moves ending in a goal."""
+    memo: dict = {}
+
+    def best_from(st, d):
+        key = (st, d)
+        if key in memo:
+            return memo[key]
+        best = None
+        if goal(st, env):
+            best = ((obj(st, env) if obj else 0), ())
+            if obj is None:
+                memo[key] = best
+                return best
+        if d > 0:
+            for m, st2, shows in game.legal(st, actions):
+                sub = best_from(st2, d - 1)
+                if sub is not None and (best is None or sub[0] > best[0]):
+                    best = (sub[0], ((m, shows),) + sub[1])
+                    if obj is None:
+                        break
+        memo[key] = best
+        return best
+
+    res = best_from(st0, depth)
+    if res is None:
+        return None
+    return res[0], [step_json(game, m, shows) for m, shows in res[1]]
+
+
+_clock = time.monotonic           # the search's clock (a test may make time pass faster)
+
+
+class _OutOfTime(Exception):
+    """Branch and bound ran out of time: the best (objective, shown steps) found so far, or
+    None, and an upper bound of the optimum."""
+
+    def __init__(self, best, at_most):
+        super().__init__("out of time")
+        self.best, self.at_most = best, at_most
+
+
+# Seconds between two progress reports of a long branch and bound.
+PROGRESS_EVERY = 5.0
+
+
+def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
+               deadline: float | None = None, progress=None):
+    """Branch and bound, for a query that declares `bound:` (an upper bound of the objective
+    over every run from a state): depth first, keeping the best goal state met so far and
+    skipping a state whose bound cannot beat it, or that was already explored with at least as
+    many moves left.  The bound is checked against the objective wherever both are known.
+
+    Past ``deadline`` it raises `_OutOfTime` with the best run so far and an upper bound of
+    the optimum: the bound of the first move being explored (the first moves are tried in
+    decreasing order of bound, and every one before it is finished).  ``progress`` hears of
+    each better run and, every PROGRESS_EVERY seconds, of the states met so far."""
+    best: list = [None, None]
+    frontier: list = []                       # the bound of the first move being explored
+    explored: dict = {}
+    path: list = []
+    bounds: dict = {}
+    start = _clock() if progress is not None else 0.0
+    next_report = [start + PROGRESS_EVERY]
+
+    def at_most():
+        return frontier[0] if frontier else bound_of(st0)
+
+    def bound_of(st):
+        # Many move orders reach one state: its bound is computed once.
+        b = bounds.get(st)
+        if b is None:
+            b = bounds[st] = bound(st, env)
+        return b
+
+    def visit(st, d, b, value=None):
+        # ``value``: st's objective when the caller knows it (st is then a goal state).
+        if deadline is not None or progress is not None:
+            now = _clock()
+            if deadline is not None and now > deadline:
+                so_far = None if best[1] is None else \
+                    (best[0], [step_json(game, m, shows) for m, shows in best[1]])
+                raise _OutOfTime(so_far, at_most())
+            if progress is not None and now >= next_report[0]:
+                next_report[0] = now + PROGRESS_EVERY
+                progress(f"{len(explored)} states, {now - start:.0f} s: best {best[0]} so far, "
+                         f"at most {at_most()}")
+        if value is not None or goal(st, env):
+            v = obj(st, env) if value is None else value
+            if b < v:
+                raise EvalError(f"the query's bound ({b}) is below its objective ({v}) in a "
+                                f"state reached: the bound is wrong")
+            if best[0] is None or v > best[0]:
+                best[0], best[1] = v, list(path)
+                if progress is not None:
+                    progress(f"found {v} ({len(explored)} states, {_clock() - start:.1f} s)")
+        if d == 0 or explored.get(st, -1) >= d:
+            return
+        explored[st] = d
+        # The most promising moves first, so that a good plan is found early and prunes more.
+        # A successor already explored with as many moves left adds nothing (its goal value
+        # was met then): it is skipped before its bound is computed.  A successor with no
+        # move left is worth its objective exactly (or nothing, off the goal): that is what
+        # ranks it, and its bound (costlier, and no tighter) is not computed.
+        rank = bound_of if d > 1 else (lambda st2: obj(st2, env) if goal(st2, env) else None)
+        kids = sorted(((r, i, m, st2, shows)
+                       for i, (m, st2, shows) in enumerate(game.legal(st, actions))
+                       if explored.get(st2, -1) < d - 1
+                       and (r := rank(st2)) is not None),
+                      key=lambda k: (-k[0], k[1]))
+        for r, _, m, st2, shows in kids:
+            # What st's bound allows covers every run through st2 as well.
+            cb = min(r, b)
+            if best[0] is not None and cb <= best[0]:
+                break
+            if d == depth:
+                frontier[:] = [cb]
+            path.append((m, shows))
+            visit(st2, d - 1, cb, r if d == 1 else None)
+            path.pop()
+
+    visit(st0, depth, bound_of(st0))
+    if best[0] is None:
+        return None
+    return best[0], [step_json(game, m, shows) for m, shows in best[1]]
+
+
+def _reads_slot(node, slot: int) -> bool:
+    return any(isinstance(n, ir.Local) and n.slot == slot for n in nodes(node))
+
+
+def _reachable(game: Game, st0, depth: int, actions) -> list:
+    """Every state reachable in at most ``depth`` moves (the start included), each once."""
+    seen = {st0}
+    layer = [st0]
+    for _ in range(depth):
+        nxt = []
+        for st in layer:
+            for _, st2, _ in game.legal(st, actions):
+                if st2 not in seen:
+                    seen.add(st2)
+                    nxt.append(st2)
+        layer = nxt
+    return list(seen)
