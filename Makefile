@@ -35,7 +35,7 @@ docs: $(VENV)/.docs-installed
 
 # The site in headless Chromium (/usr/bin/chromium): the screenshot goes to build/artefacts/.
 docs-browser: docs
-	RULEBOOK_DOCS_HTML=docs/_build/html $(PY) -m pytest -q -m docs tests/test_docs_browser.py
+	RULEBOOK_DOCS_HTML=docs/_build/html $(PY) -m pytest -q -m docs tests/docs/test_docs_browser.py
 
 bench: $(VENV)/.installed
 	$(PY) bench/run.py
