@@ -31,14 +31,13 @@ sys.path.insert(0, str(ROOT))
 
 import z3  # noqa: E402
 
-from solver.engine import linear
-
 from solver.prover import induction, splits, tiers, transitions  # noqa: E402
 from solver.prover.journal import Journal, run_key  # noqa: E402
 from solver.prover.options import ProveOptions  # noqa: E402
 from solver.prover.orbits import Symmetric  # noqa: E402
 
-from solver.prover import regionfacts
+from solver.prover import regionfacts  # noqa: E402
+from solver.prover.abstractions import Opaque  # noqa: E402
 
 from solver.prover import symmetry  # noqa: E402
 from solver.lang.types import finite  # noqa: E402
@@ -155,8 +154,8 @@ def measure(per_action: int, seed: int, n_cases: int, step_ms: int, actions, par
     t0 = time.perf_counter()
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            regionfacts.reset()
-            with linear.opaque(), linear.opaque_fixes(), regionfacts.region_facts():
+            step = Opaque(reals=True, fixes=True, regions=regionfacts.RegionFacts())
+            with g.symbolic.abstracted(step):
                 key = run_key(g, options, state_invs)
                 journal.append(TimedJournal(Path(tmp) / "journal.jsonl", key, heard))
                 try:

@@ -7,6 +7,10 @@ once, with the domain deciding only how a leaf operation is carried out.
 
 A compiled expression is ``f(st, env)``: ``st`` is the state, ``env`` the frame (``env[0]`` is the
 previous state in a transition property, slot ``s`` is ``env[s + 1]``).
+
+Here: the `Compiler`'s core (node dispatch, calls, statements); its operators and its loops
+are mixins (operators.py, loops.py), over values.py (seqs, bounds, sums) and memo.py (the
+interpreter's remembered evaluations, shared with codegen.py).
 """
 from __future__ import annotations
 

@@ -31,7 +31,7 @@ class ProveOptions:
     and it proves more."""
     exact_reals: bool = False
     """The step decides each `exists real` exactly instead of reading it as an
-    uninterpreted predicate of its inputs (see `linear.opaque`)."""
+    uninterpreted predicate of its inputs (see `abstractions.Opaque`)."""
     split_on: tuple[str, ...] = ()
     """State fields (bool, integer or enum) whose every value is a case of the step, that
     field concrete: a step that reads a constant table at such a field (a record's kind)
@@ -45,7 +45,7 @@ class ProveOptions:
     `journal.Journal`)."""
     opaque_fix: bool = False
     """The step reads each expression that computes a `fix` over symbolic inputs as
-    uninterpreted functions of what it reads (see `linear.opaque_fixes`): a step that floods
+    uninterpreted functions of what it reads (see `abstractions.Opaque`): a step that floods
     a large board then builds, and what does not depend on the floods is proved; what does
     is left to bounded model checking, which computes the fixpoints."""
     alone: bool = False

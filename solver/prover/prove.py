@@ -9,13 +9,11 @@ beside them the journal a long proof resumes from (`journal`), the symmetries th
 paths (`orbits`) and the fork pool that shares paths out (`pool`)."""
 from __future__ import annotations
 
-import contextlib
 import time
 
-from ..engine import linear
 from ..engine.game import Game
 from ..lang.errors import RulebookError
-from . import bmc, induction, orbits, regionfacts, transitions
+from . import abstractions, bmc, induction, orbits, regionfacts, transitions
 from .journal import Journal, run_key
 from .options import ProveOptions
 from .result import Result
@@ -49,18 +47,17 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None) -> 
     # as an auxiliary): fewer conjuncts per query, and what they prove needs no other.
     state_invs = [i for i in (invs if alone else game.p.invariants)
                   if not i.transition and i.name not in results]
-    # The step reads each `exists real` as an uninterpreted predicate (linear.opaque): what
-    # holds for every predicate holds for the true one, so "inductive" stays sound, and a
-    # step that needs no more than "equal inputs, equal answers" is proved without real
-    # arithmetic.  ``exact_reals`` encodes them exactly instead (primal or Farkas dual).
+    # The step reads each `exists real` as an uninterpreted predicate (abstractions.Opaque,
+    # which the game's symbolic evaluator carries for the step): what holds for every
+    # predicate holds for the true one, so "inductive" stays sound, and a step that needs no
+    # more than "equal inputs, equal answers" is proved without real arithmetic.  ``exact_reals`` encodes them exactly instead (primal or Farkas dual).
     # ``region_facts``: the region builtins are unknowns with the facts of connected regions
     # (solver/prover/regionfacts.py), the other fixpoints uninterpreted as with ``opaque_fix``.
     exact_reals, region_facts = options.exact_reals, options.region_facts
     opaque_fix = options.opaque_fixpoints
-    regionfacts.reset()
-    with contextlib.nullcontext() if exact_reals else linear.opaque(), \
-            linear.opaque_fixes() if opaque_fix else contextlib.nullcontext(), \
-            regionfacts.region_facts() if region_facts else contextlib.nullcontext():
+    step = abstractions.Opaque(reals=not exact_reals, fixes=opaque_fix,
+                               regions=regionfacts.RegionFacts() if region_facts else None)
+    with game.symbolic.abstracted(step):
         log = None if options.journal is None else Journal(
             options.journal, run_key(game, options, state_invs), say)
         mirror = orbits.Symmetric(game, say) if options.symmetric else None

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import z3
 
-from ..engine.symbolic import Unknown
+from ..engine.symbolic import Unknown, abstraction_of
 from . import nearby, regionfacts, sameterms, splits, terms
+from .abstractions import regions_of
 
 # The tier of the conjuncts near the changed ones gets this long (ms): past it, the next tier.
 MID_MS = 2_000
@@ -150,8 +151,8 @@ def tiers(local, guard, goal, conj, name, items, readers, candidates, memo, full
     else a model of a counterexample to induction (from the full set of assumptions).
     ``local_ms``: the time limit the ``local`` solver is set to."""
     own = [conj[name][k] for k, _ in items if k < len(conj[name])]
-    if regionfacts.on() and len(items) == 1 and _sliced_proof(local, guard, goal, own, memo,
-                                                                local_ms):
+    if regions_of(abstraction_of(local)) is not None and len(items) == 1 and _sliced_proof(
+            local, guard, goal, own, memo, local_ms):
         return None
     if terms.check_assume(local, z3.And(guard, goal, *own)) is None:
         return None
@@ -181,7 +182,7 @@ def tiers(local, guard, goal, conj, name, items, readers, candidates, memo, full
 
 def _sliced_proof(local, guard, goal, own, memo, local_ms) -> bool:
     """Under the region facts, whether one conjunct is proved from the facts about its own
-    squares, the guard's and those around the change alone (`regionfacts.sliced`), within
+    squares, the guard's and those around the change alone (`RegionFacts.sliced`), within
     QUICK_MS.  On a large grid all the facts of a step are tens of thousands, most about
     squares the conjunct does not name: a bound on one square's column needs its own rows,
     not every other square's.  Fewer assumptions: a proof under them is a proof; anything
@@ -192,8 +193,8 @@ def _sliced_proof(local, guard, goal, own, memo, local_ms) -> bool:
         hit = memo[key] = (guard, regionfacts.squares_in([guard]))
     squares = hit[1] | regionfacts.squares_in([goal, *own])
     try:
-        with regionfacts.sliced(squares), terms.time_limit(local, min(QUICK_MS, local_ms),
-                                                        local_ms):
+        with regions_of(abstraction_of(local)).sliced(squares), \
+                terms.time_limit(local, min(QUICK_MS, local_ms), local_ms):
             return terms.check_assume(local, z3.And(guard, goal, *own)) is None
     except Unknown:
         return False

@@ -533,9 +533,9 @@ def test_an_opaque_def_is_one_function_of_its_arguments_at_every_call_site(walls
     import z3
 
     from solver.engine import domains as dz
-    from solver.engine import linear
+    from solver.prover.abstractions import Opaque
     S = splits.cases(walls, dz.Fresh("t_"), "t", [])[0]
-    with linear.opaque_fixes():
+    with walls.symbolic.abstracted(Opaque(reals=False, fixes=True)):
         f1, _ = walls.expr("area(s)", {"s": walls.p.types["Sq"]}, symbolic=True)
         f2, _ = walls.expr("area(Sq(t.y, t.x))", {"t": walls.p.types["Sq"]}, symbolic=True)
         here, there = f1(S, (1, 2)), f2(S, (2, 1))

@@ -12,7 +12,9 @@ import z3
 
 from conftest import FIXTURES
 from test_regions import _decls
+from solver.engine.abstraction import EXACT
 from solver.prover import regionfacts
+from solver.prover.abstractions import Opaque
 from solver.engine.game import load_path
 from solver.prover.options import ProveOptions
 from solver.prover.prove import prove
@@ -43,16 +45,16 @@ def _truth(r, nb, ok) -> list:
 def _violations(nb, limit: int = 1) -> list:
     """The (set, q) where the facts of a set and the set with q flipped do not hold of their
     true components."""
-    regionfacts.reset()                 # its facts are remembered by the regions' sets
+    facts = regionfacts.RegionFacts()   # its facts are remembered by the regions' sets
     n, bad = len(nb), []
     for bits in itertools.product((False, True), repeat=n):
         ok = list(bits)
         for q in range(n):
             other = [b if i != q else not b for i, b in enumerate(ok)]
-            r, r2 = regionfacts.region(tuple(ok), nb), regionfacts.region(tuple(other), nb)
+            r, r2 = facts.region(tuple(ok), nb), facts.region(tuple(other), nb)
             s = z3.Solver()
             s.add(_truth(r, nb, ok) + _truth(r2, nb, other))
-            s.add(z3.Not(z3.And(regionfacts.facts_for([r, r2]))))
+            s.add(z3.Not(z3.And(facts.facts_for([r, r2]))))
             if s.check() != z3.unsat:
                 bad.append((ok, q))
                 if len(bad) >= limit:
@@ -105,7 +107,7 @@ def test_the_area_is_the_size_the_facts_speak_of(castles, monkeypatch):
     """A count over a whole component is read as its size, which the facts relate across
     the step (no sum of the component's squares is linked to it): read as a plain count,
     the area is unknown to the facts and the step is not proved."""
-    monkeypatch.setattr(regionfacts, "whole", lambda squares: None)
+    monkeypatch.setattr(regionfacts.RegionFacts, "whole", lambda self, squares: None)
     assert _status(castles, region_facts=True) == {"low": "holds", "apart": "inductive"}
 
 
@@ -113,16 +115,13 @@ def test_a_count_over_part_of_a_component_is_not_its_size():
     """Only a count over every square of a component is read as its size."""
     a, b = z3.Bools("a b")
     nb = ((1,), (0,))
-    with regionfacts.region_facts():
-        try:
-            r = regionfacts.region((a, b), nb)
-            c = r.component(0)
-            assert regionfacts.whole(c).eq(r.size(0))
-            assert regionfacts.whole((c[0], False)) is None
-            assert regionfacts.whole((False, False)) is None
-        finally:
-            regionfacts.reset()
-    assert regionfacts.whole(c) is None         # outside region_facts(): a plain count
+    facts = regionfacts.RegionFacts()
+    r = facts.region((a, b), nb)
+    c = r.component(0)
+    assert facts.whole(c).eq(r.size(0))
+    assert facts.whole((c[0], False)) is None
+    assert facts.whole((False, False)) is None
+    assert EXACT.whole(c) is None               # without region facts: a plain count
 
 
 def test_a_symbolic_seed_picks_its_square_among_the_regions_unknowns():
@@ -133,8 +132,7 @@ def test_a_symbolic_seed_picks_its_square_among_the_regions_unknowns():
     sq = game.p.types["Sq"]
     Z = dz.Fresh("rs_").value(game.state_type, "z")
     x, y = z3.Ints("seed_x seed_y")
-    regionfacts.reset()
-    with regionfacts.region_facts():
+    with game.symbolic.abstracted(Opaque(reals=False, regions=regionfacts.RegionFacts())):
         f = game.expr("component(s, table t in Sq: height[t] > 0)", {"s": sq},
                       symbolic=True)[0]
         sym = f(Z, (x, y))
@@ -159,22 +157,21 @@ def test_a_long_max_or_min_is_the_value_its_facts_allow_and_no_other():
     gs, vs = z3.Bools(" ".join(f"g{i}" for i in range(n))), z3.Ints(" ".join(
         f"v{i}" for i in range(n)))
     rng = random.Random(5)
-    regionfacts.reset()
-    with regionfacts.region_facts():
-        for kind, pick in (("max", max), ("min", min)):
-            f = regionfacts.fold(kind, list(zip(gs, vs)), 0)
-            assert f is not None
-            facts = regionfacts.Fold(f, kind, n, 0).defining()
-            for case in range(40):
-                on = [rng.random() < (0 if case % 8 == 0 else 0.4) for _ in range(n)]
-                val = [rng.randint(-5, 9) for _ in range(n)]
-                want = pick([v for o, v in zip(on, val) if o], default=0)
-                s = z3.Solver()
-                s.add(*facts, *[g == o for g, o in zip(gs, on)], *[v == x for v, x in zip(vs, val)])
-                assert s.check(f == want) == z3.sat
-                assert s.check(f != want) == z3.unsat
-        assert regionfacts.fold("max", list(zip(gs, vs))[:regionfacts.FOLD_TERMS], 0) is None
-    assert regionfacts.fold("max", list(zip(gs, vs)), 0) is None   # outside region_facts()
+    rf = regionfacts.RegionFacts()
+    for kind, pick in (("max", max), ("min", min)):
+        f = rf.fold(kind, list(zip(gs, vs)), 0)
+        assert f is not None
+        facts = regionfacts.Fold(f, kind, n, 0).defining()
+        for case in range(40):
+            on = [rng.random() < (0 if case % 8 == 0 else 0.4) for _ in range(n)]
+            val = [rng.randint(-5, 9) for _ in range(n)]
+            want = pick([v for o, v in zip(on, val) if o], default=0)
+            s = z3.Solver()
+            s.add(*facts, *[g == o for g, o in zip(gs, on)], *[v == x for v, x in zip(vs, val)])
+            assert s.check(f == want) == z3.sat
+            assert s.check(f != want) == z3.unsat
+    assert rf.fold("max", list(zip(gs, vs))[:regionfacts.FOLD_TERMS], 0) is None
+    assert EXACT.fold("max", list(zip(gs, vs)), 0) is None     # without region facts
 
 
 @pytest.fixture(scope="module")
@@ -201,44 +198,42 @@ def test_the_folds_facts_prove_nothing_false():
     assert got == {"capped": ("refuted", 4)}
 
 
-def _two_regions(q: int):
+def _two_regions(facts, q: int):
     """A 3 x 3 grid's set of free Bools and the same set with q's leaf another Bool."""
     nb = _grid(3, 3)
     ok = z3.Bools(" ".join(f"sl{i}" for i in range(9)))
     other = list(ok)
     other[q] = z3.Bool(f"sl{q}_after")
-    return nb, regionfacts.region(tuple(ok), nb), regionfacts.region(tuple(other), nb)
+    return nb, facts.region(tuple(ok), nb), facts.region(tuple(other), nb)
 
 
 def test_a_sliced_query_gets_fewer_facts_each_implied_by_all_of_them():
     """Sliced to one square, the facts are a weaker set (all of them imply each), smaller,
     and about no square but it and those around the change (q = 0: squares 0, 1 and 3)."""
-    regionfacts.reset()
-    nb, r, r2 = _two_regions(0)
-    full = regionfacts.facts_for([r, r2])
-    with regionfacts.sliced({8}):
-        part = regionfacts.facts_for([r, r2])
+    facts = regionfacts.RegionFacts()
+    nb, r, r2 = _two_regions(facts, 0)
+    full = facts.facts_for([r, r2])
+    with facts.sliced({8}):
+        part = facts.facts_for([r, r2])
     s = z3.Solver()
     s.add(*full)
     assert s.check(z3.Not(z3.And(part))) == z3.unsat
     assert 0 < sum(len(f.sexpr()) for f in part) < sum(len(f.sexpr()) for f in full) / 2
     assert regionfacts.squares_in(part) == {0, 1, 3, 8}
     assert regionfacts.squares_in(full) == set(range(9))
-    regionfacts.reset()
 
 
 def test_a_sliced_query_still_proves_its_own_squares_rows():
     """With square 0 added, square 8's component grows or stays: proved from 8's rows alone;
     and what needs another square's rows (5 with 8 means 8 with 5's size) is not."""
-    regionfacts.reset()
-    nb, r, r2 = _two_regions(0)
-    with regionfacts.sliced({8}):
-        part = regionfacts.facts_for([r, r2])
+    facts = regionfacts.RegionFacts()
+    nb, r, r2 = _two_regions(facts, 0)
+    with facts.sliced({8}):
+        part = facts.facts_for([r, r2])
     s = z3.Solver()
     s.add(*part, z3.Not(r.ok[0]), r2.ok[0], r.ok[8])
     assert s.check(r2.size(8) < r.size(8)) == z3.unsat
     assert s.check(z3.And(r2.same(5, 2), r2.size(5) != r2.size(2))) == z3.sat
-    regionfacts.reset()
 
 
 def test_slicing_decides_the_castle_steps_with_the_same_verdicts(castles, monkeypatch):
