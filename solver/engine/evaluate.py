@@ -547,7 +547,6 @@ def _concrete_assign(fv, getters, bounds, source, target, span):
     return checked
 
 
-
 # ---- compile-time constants -------------------------------------------------------------------
 
 def const_value(e: ir.Expr):

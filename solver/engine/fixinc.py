@@ -98,7 +98,6 @@ def compile_fix(fseed, fwhere, fbody, e: ir.Fix):
     return fix
 
 
-
 # ---- shortest paths ---------------------------------------------------------------------------
 #
 # A fix of the shape

@@ -397,7 +397,6 @@ def _term(comp, D, e) -> Fn:
     raise AssertionError(f"the checker lets no {type(e).__name__} into a real term")
 
 
-
 # ---- the symbolic decision: primal or Farkas dual, chosen by a fresh Bool ---------------------------
 
 _SIDE: dict = {}        # z3 ast id of c -> (c, side condition)
@@ -458,7 +457,6 @@ def decide_symbolic(rows, active, name: str):
                   z3.Implies(z3.Not(c), z3.And(dual)))
     _SIDE[c.get_id()] = (c, side)
     return c
-
 
 
 def define(term, condition) -> None:

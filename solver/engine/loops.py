@@ -247,7 +247,6 @@ class Loops:
         return DefMemo(fields), tuple(sorted(sl + 1 for sl in outer))
 
 
-
 def _concrete_quant(kind, fd, fw, fb, s1, e: ir.Quant):
     if kind == "forall":
         def forall(st, env):
@@ -308,7 +307,6 @@ def _concrete_quant(kind, fd, fw, fb, s1, e: ir.Quant):
     return fold
 
 
-
 def _sym_fold(kind, pairs, e: ir.Quant, abstraction: Abstraction):
     if kind == "forall":
         return dz.all_(dz.or_(dz.not_(g), b) for g, b in pairs)
@@ -360,7 +358,6 @@ def _sym_fold(kind, pairs, e: ir.Quant, abstraction: Abstraction):
         acc = dz.leaf_ite(dz.and_(g, better), b, acc)
         have = dz.or_(have, g)
     return acc if exact else dz.leaf_ite(have, acc, dflt)
-
 
 
 def _le(a, b):

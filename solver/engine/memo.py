@@ -18,10 +18,8 @@ def local(f: Fn) -> int | None:
     return getattr(f, "local", None)
 
 
-
 def reads_no_state(body: ir.Expr) -> bool:
     """A def body that reads no state (only its arguments): a function of them alone."""
-    from ..lang.irwalk import nodes
     return not any(isinstance(n, ir.StateRef) for n in nodes(body))
 
 

@@ -359,7 +359,6 @@ class Operators:
         raise AssertionError(name)
 
 
-
 # Concrete binary operators with a constant right operand (Compiler._binary).
 _WITH_CONST = {
     "+": lambda fa, c: lambda st, env: fa(st, env) + c,
@@ -396,7 +395,6 @@ def _recording_index(lc: int, fk: Fn, index: dict | None, lk: int | None) -> Fn:
         p.seen.add(i)
         return p.vals[i]
     return get
-
 
 
 def _own_ordinal(kt: Type) -> bool:

@@ -32,7 +32,6 @@ def sum_terms(xs):
     return s + total if total else s
 
 
-
 # ---- seq operations in the symbolic domain (tuples where the length is known) -----------------
 
 def seq_len(s):
@@ -178,7 +177,6 @@ def truncate(t: Type, v):
     return v
 
 
-
 # ---- unrolled fixpoints -------------------------------------------------------------------------
 
 def simplified(v):
@@ -201,7 +199,6 @@ def identical(a, b) -> bool:
     if isinstance(a, dz.SymSeq) or isinstance(b, dz.SymSeq):
         return False
     return type(a) is type(b) and a == b
-
 
 
 def empty_extreme(t: IntT) -> int:
