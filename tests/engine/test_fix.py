@@ -15,6 +15,7 @@ from solver.engine import domains as dz
 from solver.lang.codec import from_json, to_json
 from solver.lang.errors import EvalError, InputError
 from solver.engine.game import load_path
+from support.floods import components, square_type, state, symbolic_agrees
 from solver.lang.types import finite
 
 
@@ -23,68 +24,18 @@ def flood():
     return load_path(FIXTURES / "flood.rules")
 
 
-def _sq(g):
-    return g.p.types["Sq"]
-
-
-def _state(g, heights: dict, pieces: dict | None = None):
-    """A state from {(x, y): height}."""
-    sqs = finite(_sq(g)).values
-    fi = g.field_index
-    S = list(g.initial())
-    S[fi["height"]] = tuple(heights.get(s, 0) for s in sqs)
-    S[fi["piece"]] = tuple((pieces or {}).get(s, 0) for s in sqs)
-    return tuple(S)
-
-
-def _components(heights: dict, s):
-    """The connected built squares around s, by a plain graph search (the oracle)."""
-    if heights.get(s, 0) == 0:
-        return set()
-    seen, todo = {s}, [s]
-    while todo:
-        x, y = todo.pop()
-        for n in ((x + 1, y), (x - 1, y), (x, y + 1), (x, y - 1)):
-            if heights.get(n, 0) > 0 and n not in seen:
-                seen.add(n)
-                todo.append(n)
-    return seen
-
-
 boards = st.dictionaries(st.tuples(st.integers(0, 2), st.integers(0, 2)), st.integers(0, 3))
 
 
 @settings(max_examples=40, deadline=None)
 @given(heights=boards)
 def test_castle_is_the_connected_component(flood, heights):
-    castle = flood.expr("castle(s)", {"s": _sq(flood)})[0]
-    S = _state(flood, heights)
-    sqs = finite(_sq(flood)).values
+    castle = flood.expr("castle(s)", {"s": square_type(flood)})[0]
+    S = state(flood, heights)
+    sqs = finite(square_type(flood)).values
     for s in sqs:
         got = {t for t, b in zip(sqs, castle(S, s)) if b}
-        assert got == _components(heights, s)
-
-
-def _symbolic_agrees(g, text, heights_list):
-    """The Z3 terms of ``text`` over a fresh state equal the interpreter on each board."""
-    sq = _sq(g)
-    fresh = dz.Fresh("f_")
-    Z = fresh.value(g.state_type, "z")
-    fs = g.expr(text, {"s": sq}, symbolic=True)[0]
-    fc = g.expr(text, {"s": sq})[0]
-    zh = Z[g.field_index["height"]]
-    for heights in heights_list:
-        S = _state(g, heights)
-        pairs = [(v, z3.IntVal(n)) for v, n in zip(zh, S[g.field_index["height"]])]
-        for s in finite(sq).values:
-            want = fc(S, s)
-            got = fs(Z, s)
-            flat_w = want if isinstance(want, tuple) else (want,)
-            flat_g = got if isinstance(got, tuple) else (got,)
-            for w, t in zip(flat_w, flat_g):
-                v = z3.simplify(z3.substitute(dz.lift(t), *pairs))
-                v = z3.is_true(v) if z3.is_bool(v) else v.as_long()
-                assert v == w, f"{text} at {s} on {heights}"
+        assert got == components(heights, s)
 
 
 def test_fix_agrees_with_z3_on_generated_boards(flood):
@@ -95,21 +46,21 @@ def test_fix_agrees_with_z3_on_generated_boards(flood):
     boards_.append({})
     boards_.append({c: 1 for c in cells})
     for text in ("castle(s)", "area(s)", "widest(s)", "flip(0)"):
-        _symbolic_agrees(flood, text, boards_)
+        symbolic_agrees(flood, text, boards_)
 
 
 def test_fix_stops_early_only_at_a_fixpoint(flood):
     """`flip` never settles: its value is r(3) (true -> false -> true -> false), on both sides."""
     f = flood.expr("flip(0)")[0]
-    assert f(_state(flood, {(0, 0): 2})) is False    # starts true, flips three times
-    assert f(_state(flood, {})) is True
+    assert f(state(flood, {(0, 0): 2})) is False    # starts true, flips three times
+    assert f(state(flood, {})) is True
 
 
 def test_memoised_calls_follow_the_state(flood):
     """The memo is per state object: a second state gets its own answers."""
-    area = flood.expr("area(s)", {"s": _sq(flood)})[0]
-    a = _state(flood, {(0, 0): 1, (1, 0): 1})
-    b = _state(flood, {(0, 0): 1})
+    area = flood.expr("area(s)", {"s": square_type(flood)})[0]
+    a = state(flood, {(0, 0): 1, (1, 0): 1})
+    b = state(flood, {(0, 0): 1})
     assert area(a, (0, 0)) == 2
     assert area(b, (0, 0)) == 1
     assert area(a, (0, 0)) == 2
@@ -120,10 +71,10 @@ def test_memoised_calls_are_kept_per_value_of_the_fields_read():
     the same heights and other pieces reuses them, and states with other heights get their
     own answers, however the states alternate."""
     flood = load_path(FIXTURES / "flood.rules")       # its own memos, not the module's
-    area = flood.expr("area(s)", {"s": _sq(flood)})[0]
-    a = _state(flood, {(0, 0): 1, (1, 0): 1})
-    a2 = _state(flood, {(0, 0): 1, (1, 0): 1}, {(2, 2): 2})
-    b = _state(flood, {(0, 0): 1})
+    area = flood.expr("area(s)", {"s": square_type(flood)})[0]
+    a = state(flood, {(0, 0): 1, (1, 0): 1})
+    a2 = state(flood, {(0, 0): 1, (1, 0): 1}, {(2, 2): 2})
+    b = state(flood, {(0, 0): 1})
     assert area(a, (0, 0)) == 2
     # (Generated code is written at its first call: the memo exists from then on.)
     memo = flood.concrete._def_memos["castle"]
@@ -144,9 +95,9 @@ def test_defs_reading_the_same_fields_name_a_states_values_once(monkeypatch):
     # tested before (Torres on 3 x 3) may have numbered c's heights already.
     monkeypatch.setattr(ev, "_FIELD_VALUES", {})
     flood = load_path(FIXTURES / "flood.rules")
-    area = flood.expr("area(s)", {"s": _sq(flood)})[0]
-    a = _state(flood, {(0, 0): 1, (1, 0): 1})
-    b = _state(flood, {(0, 0): 1})
+    area = flood.expr("area(s)", {"s": square_type(flood)})[0]
+    a = state(flood, {(0, 0): 1, (1, 0): 1})
+    b = state(flood, {(0, 0): 1})
     assert area(a, (0, 0)) == 2
     memos = flood.concrete._def_memos
     assert memos["castle"].fields is memos["area"].fields
@@ -154,7 +105,7 @@ def test_defs_reading_the_same_fields_name_a_states_values_once(monkeypatch):
     n_a = values.of(a)
     assert values.of(b) != n_a and values.of(a) == n_a
     monkeypatch.setattr(ev, "FIELD_MEMO_STATES", 0)    # every new value empties the numbering
-    c = _state(flood, {(1, 1): 1, (1, 2): 1, (0, 2): 1})
+    c = state(flood, {(1, 1): 1, (1, 2): 1, (0, 2): 1})
     assert area(c, (1, 1)) == 3
     assert values.of(a) not in (n_a, values.of(c))     # a numbered afresh: a new number
     assert [area(x, (0, 0)) for x in (b, a, c)] == [1, 2, 0]
@@ -167,11 +118,11 @@ def test_a_remembered_filter_follows_the_state_and_the_outer_locals(a, b):
     heights; `d in Dir where on_board(s, d)` reads the outer local s: per square.  Asked for
     every square of two alternating states, each answer is the plain one."""
     g = load_path(FIXTURES / "flood.rules")
-    sq = _sq(g)
+    sq = square_type(g)
     tall = g.expr("count t in Sq where height[t] > 1: t.x == s.x", {"s": sq})[0]
     sides = g.expr("count d in Dir where on_board(s, d): height[shift(s, d)] == 0",
                    {"s": sq})[0]
-    states = [(h, _state(g, h)) for h in (a, b)]
+    states = [(h, state(g, h)) for h in (a, b)]
     for _ in range(2):
         for h, st_ in states:
             for s in finite(sq).values:
@@ -188,7 +139,7 @@ def test_a_quantifier_of_the_state_alone_follows_the_state(a, b):
     states that alternate each get their own count."""
     g = load_path(FIXTURES / "flood.rules")
     built = g.expr("count t in Sq: height[t] > 0")[0]
-    states = [(h, _state(g, h)) for h in (a, b)]
+    states = [(h, state(g, h)) for h in (a, b)]
     for _ in range(2):
         for h, st_ in states:
             assert built(st_) == sum(1 for v in h.values() if v > 0)
@@ -198,7 +149,7 @@ def test_a_filter_that_fails_further_on_is_not_evaluated_there(flood):
     """`where 6 / (2 - t.x) > 0` divides by zero at x = 2.  An `exists` that is true before
     that square must not fail, with or without its filter remembered; a `forall` that gets
     there fails as the plain loop does."""
-    st_ = _state(flood, {})
+    st_ = state(flood, {})
     found = flood.expr("exists t in Sq where 6 / (2 - t.x) > 0: t.x == 0")[0]
     assert found(st_) is True
     assert found(st_) is True           # asked again: still the lazy loop, still no error
@@ -221,7 +172,7 @@ def test_a_board_is_written_as_rows(flood):
     t = flood.state_type.fields[flood.field_index["height"]][1]
     rows = [[1, 0, 0], [2, 0, 0], [0, 0, 3]]       # rows are y, columns x
     v = from_json(t, rows, "height")
-    index = finite(_sq(flood)).index
+    index = finite(square_type(flood)).index
     assert v[index[(0, 1)]] == 2 and v[index[(2, 2)]] == 3 and v[index[(1, 0)]] == 0
     assert to_json(t, v) == rows
     with pytest.raises(InputError, match=r"height\[1\]: 2 columns, expected 3"):

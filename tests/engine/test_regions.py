@@ -16,7 +16,7 @@ from solver.lang.errors import SpecError
 from solver.engine.game import load_path
 from solver.prover.abstractions import Opaque
 from solver.lang.types import finite
-from test_fix import _components, _sq, _state, _symbolic_agrees
+from support.floods import components, decls, square_type, state, symbolic_agrees
 
 BUILT = "table t in Sq: height[t] > 0"
 
@@ -33,20 +33,20 @@ def _every_board():
 
 
 def test_component_and_components_on_every_board_of_a_3x3_grid(flood):
-    sq = _sq(flood)
+    sq = square_type(flood)
     comp = flood.expr(f"component(s, {BUILT})", {"s": sq})[0]
     castle = flood.expr("castle(s)", {"s": sq})[0]
     count = flood.expr(f"components({BUILT})")[0]
     sqs = finite(sq).values
     for heights in _every_board():
-        S = _state(flood, heights)
+        S = state(flood, heights)
         parts = set()
         for s in sqs:
             got = comp(S, s)
             assert got == castle(S, s)
-            assert {t for t, b in zip(sqs, got) if b} == _components(heights, s)
+            assert {t for t, b in zip(sqs, got) if b} == components(heights, s)
             if heights.get(s):
-                parts.add(frozenset(_components(heights, s)))
+                parts.add(frozenset(components(heights, s)))
         assert count(S) == len(parts), heights
 
 
@@ -56,13 +56,13 @@ def test_the_z3_terms_agree_with_the_interpreter(flood):
     boards = [{c: rng.choice([0, 0, 1, 2]) for c in cells} for _ in range(12)] + [{}]
     for text in (f"component(s, {BUILT})", f"components({BUILT})",
                  "component(s, table t in Sq: height[t] > 1)"):
-        _symbolic_agrees(flood, text, boards)
+        symbolic_agrees(flood, text, boards)
 
 
 def test_z3_proves_the_primitive_is_the_fix_flood_on_every_board(flood):
     """For a symbolic board (every height at once), the primitive's terms and the `fix`
     castle's are equal, square by square: z3 finds no board where they differ."""
-    sq = _sq(flood)
+    sq = square_type(flood)
     Z = dz.Fresh("p_").value(flood.state_type, "z")
     prim = flood.expr(f"component(s, {BUILT})", {"s": sq}, symbolic=True)[0]
     fix = flood.expr("castle(s)", {"s": sq}, symbolic=True)[0]
@@ -104,7 +104,7 @@ def test_z3_counts_the_components_of_a_symbolic_board(flood):
 ])
 def test_a_wrong_use_is_refused_with_its_place(flood, text, message):
     with pytest.raises(SpecError, match=message) as e:
-        flood.expr(text, {"s": _sq(flood)})
+        flood.expr(text, {"s": square_type(flood)})
     assert ":1:" in str(e.value)
 
 
@@ -118,14 +118,6 @@ def test_the_prover_may_read_a_component_as_unknowns(flood):
     outside = flood.expr(f"components({BUILT})", symbolic=True)[0](Z)
     assert inside.decl().kind() == z3.Z3_OP_UNINTERPRETED
     assert not z3.eq(inside, outside)
-    assert any(d.kind() == z3.Z3_OP_ITE for d in _decls(outside))
+    assert any(d.kind() == z3.Z3_OP_ITE for d in decls(outside))
 
 
-def _decls(t):
-    out, todo = set(), [t]
-    while todo:
-        x = todo.pop()
-        if z3.is_app(x):
-            out.add(x.decl())
-            todo += list(x.children())
-    return out

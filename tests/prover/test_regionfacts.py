@@ -11,7 +11,7 @@ import pytest
 import z3
 
 from conftest import FIXTURES
-from test_regions import _decls
+from support.floods import decls
 from solver.engine.abstraction import EXACT
 from solver.prover import regionfacts
 from solver.prover.abstractions import Opaque
@@ -144,7 +144,7 @@ def test_a_symbolic_seed_picks_its_square_among_the_regions_unknowns():
                 s.add(z3.Or([dz.lift(u) != dz.lift(v) for u, v in zip(sym, fixed)]))
                 assert s.check() == z3.unsat
     assert any(regionfacts.family(d.get_id()) is not None
-               for t in sym for d in _decls(dz.lift(t)))
+               for t in sym for d in decls(dz.lift(t)))
 
 
 

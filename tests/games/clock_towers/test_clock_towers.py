@@ -257,13 +257,13 @@ def test_malformed_plan_by_cli(tmp_path):
 
 @pytest.fixture(scope="module")
 def sym(ct):
-    from test_differential import Sym
+    from support.differential import Sym
     return Sym(ct)
 
 
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_differential_along_a_game(sym, seed):
-    from test_differential import compare
+    from support.differential import compare
     g = sym.game
     st, moves = walk(g, random.Random(seed), 100_000)
     assert g.is_terminal(st)
@@ -281,7 +281,7 @@ def test_differential_along_a_game(sym, seed):
 
 def test_differential_by_hand(sym):
     """Clock on a clock, a roof out of progression, a floor above a clock, a complete tower."""
-    from test_differential import compare
+    from support.differential import compare
     g = sym.game
     fi = g.field_index
     ftype = {f.name: f.type for f in g.p.state}

@@ -210,7 +210,7 @@ def small():
 
 @pytest.fixture(scope="module")
 def sym_small(small):
-    from test_differential import Sym
+    from support.differential import Sym
     return Sym(small)
 
 
@@ -254,7 +254,7 @@ def test_symbolic_branches_cover_every_action(sym_small):
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_interpreter_and_z3_agree_on_generated_boards(sym_small, data):
-    from test_differential import compare
+    from support.differential import compare
     S = data.draw(boards(sym_small.game))
     compare(sym_small, S)
 
@@ -262,7 +262,7 @@ def test_interpreter_and_z3_agree_on_generated_boards(sym_small, data):
 def test_interpreter_and_z3_agree_on_the_phase_end(sym_small):
     """The last turn of phase 1 with knights on castles: end_turn evaluates (castle points,
     the king's bonus, markers skipping occupied spaces) and hands the king to the last player."""
-    from test_differential import compare
+    from support.differential import compare
     g = sym_small.game
     S = list(g.initial())
     fi = g.field_index

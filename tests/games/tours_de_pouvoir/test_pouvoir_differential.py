@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from conftest import GAME, walk
 from solver.lang.codec import from_json
 from solver.engine.game import load_game
-from test_differential import Sym, compare, states
+from support.differential import Sym, compare, states
 
 EXT = "tours-de-pouvoir"
 
