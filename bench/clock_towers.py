@@ -39,7 +39,7 @@ def positions(seed: int, n: int) -> list[dict]:
                     and g.p.types["Phase"].members[st[fi["phase"]]] == "playing"
                     and sum(len(p) for p in st[fi["piles"]]) >= 6):
                 starts.append(st)
-            _, st = g._pick(st, rng, chance, True) or g._pick(st, rng, player, False)
+            _, st = g.pick(st, rng, chance, True) or g.pick(st, rng, player, False)
         if not starts:
             continue
         st = rng.choice(starts)

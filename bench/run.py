@@ -321,7 +321,7 @@ def game_for(name: str, variants: tuple, players: int | None) -> Game:
 def trajectory(game: Game, rng: random.Random, max_steps: int = 100_000) -> list:
     """The states of one random playout, initial to terminal.  It makes the same choices as
     Game.playout for the same generator (checked in the legal section)."""
-    pick = getattr(game, "_pick", None)
+    pick = getattr(game, "pick", None)
     chance = [a for a in game.actions if a.chance]
     players = [a for a in game.actions if not a.chance]
     st = game.initial()
@@ -764,8 +764,8 @@ def _ten_block_towers(seed: int, n: int) -> list[list]:
         i += 1
         st = game.initial()
         while not game.is_terminal(st):
-            pick = game._pick(st, rng, [a for a in game.actions if a.chance], True) or \
-                game._pick(st, rng, [a for a in game.actions if not a.chance], False)
+            pick = game.pick(st, rng, [a for a in game.actions if a.chance], True) or \
+                game.pick(st, rng, [a for a in game.actions if not a.chance], False)
             st = pick[1]
             hit = [t for t in st[fi["tower"]] if sum(1 for b in t if b[1]) >= 10]
             if hit:

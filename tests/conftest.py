@@ -71,7 +71,7 @@ def walk(game, rng, steps: int, each=None):
     for _ in range(steps):
         if game.is_terminal(st):
             break
-        picked = game._pick(st, rng, chance, True) or game._pick(st, rng, player, False)
+        picked = game.pick(st, rng, chance, True) or game.pick(st, rng, player, False)
         if picked is None:
             raise AssertionError(f"no legal move in a non-terminal state after {len(moves)} moves")
         m, st = picked

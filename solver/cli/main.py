@@ -492,7 +492,7 @@ def _traced_playout(g, rng):
     player = [a for a in g.actions if not a.chance]
     moves = []
     while not g.is_terminal(st):
-        picked = g._pick(st, rng, chance, True) or g._pick(st, rng, player, False)
+        picked = g.pick(st, rng, chance, True) or g.pick(st, rng, player, False)
         if picked is None:
             raise RulebookError("no legal move in a state that is not terminal")
         m, st = picked

@@ -521,7 +521,7 @@ class Game:
                 out.append((a, params, w))
         return out
 
-    def _pick(self, st, rng: random.Random, actions, weighted: bool):
+    def pick(self, st, rng: random.Random, actions, weighted: bool):
         """Pick a legal move at random among ``actions``; None when there is none."""
         picked = self._draw(st, rng, self._opener(actions), weighted)
         return None if picked is None else (Move(picked[0].name, picked[1]), picked[2])

@@ -101,8 +101,8 @@ def _random_candidates(game, seed: int, n: int):
             moves = [m for m, _, _ in game.legal(st, ["place"])]
             for m in rng.sample(moves, min(3, len(moves))):
                 out.append((st, m.params))
-        pick = game._pick(st, rng, [a for a in game.actions if a.chance], True) or \
-            game._pick(st, rng, [a for a in game.actions if not a.chance], False)
+        pick = game.pick(st, rng, [a for a in game.actions if a.chance], True) or \
+            game.pick(st, rng, [a for a in game.actions if not a.chance], False)
         st = pick[1]
     return out
 
@@ -179,8 +179,8 @@ def test_seeded_playouts_are_deterministic_and_keep_the_invariants():
         st = g.initial()
         n = 0
         while not g.is_terminal(st):
-            pick = g._pick(st, rng, [a for a in g.actions if a.chance], True) or \
-                g._pick(st, rng, [a for a in g.actions if not a.chance], False)
+            pick = g.pick(st, rng, [a for a in g.actions if a.chance], True) or \
+                g.pick(st, rng, [a for a in g.actions if not a.chance], False)
             assert pick is not None
             st = pick[1]
             n += 1
