@@ -133,7 +133,7 @@ def branches(game: Game, st, actions=None,
     """Every action instance from a (possibly symbolic) state, with its guard and successor.
 
     A fully concrete state is expanded by the interpreter: both are compiled from the same IR
-    and agree on concrete values (tests/test_differential.py checks it), and the interpreter
+    and agree on concrete values (tests/engine/test_differential.py checks it), and the interpreter
     is many times faster there."""
     out = []
     if (concrete if concrete is not None else dz.is_concrete(st)) and \

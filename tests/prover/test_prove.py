@@ -242,7 +242,7 @@ def test_a_card_of_a_known_style_touches_only_its_styles_slots():
     """Demolishing the top of one tower writes the pile at a card whose style is known and
     whose value is symbolic: only that style's 16 slots of the pile may change, so the
     inductive step sees the other styles' conservation conjuncts unchanged (and the
-    interpreter and z3 still agree: tests/test_differential.py)."""
+    interpreter and z3 still agree: tests/engine/test_differential.py)."""
     from solver.engine import domains as dz
     from solver.engine.symbolic import branches
     g = load_game(GAME)

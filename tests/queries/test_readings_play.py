@@ -4,7 +4,7 @@ that is not terminal always has a legal move, and every invariant holds at every
 The stored proofs and the other playout tests use the default readings only.  A reading's other
 option changes rules, and may leave a rule set with no way on: Tours de pouvoir under
 demolition_order:anytime once let a demolition decline a rebuild offer after the last card was
-built, with nothing left to end the build (tests/test_pouvoir.py)."""
+built, with nothing left to end the build (tests/games/tours_de_pouvoir/test_pouvoir.py)."""
 from __future__ import annotations
 
 import random
