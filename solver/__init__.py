@@ -1,5 +1,6 @@
-"""rulebook: the rules language implementation.
+"""rulebook: the rules language implementation, in layers (ARCHITECTURE.md):
 
-Pipeline: syntax (Lark) -> check (names, types, bounds) -> ir (typed, frozen) -> evaluate (one
-compiler, two value domains: concrete Python values and Z3 terms) -> game (interpreter) /
-symbolic (Z3 queries) -> puzzles, examples, proofs, ambiguities -> cli."""
+lang (text -> checked IR and a symbol table) -> engine (the one evaluator over concrete values
+or Z3 terms, and `Game`) -> prover | queries (proofs; puzzles, listings, examples, ambiguities)
+-> render (text and SVG) -> docs (the site's pages) -> cli.  Each imports only the layers
+before it; tests/test_layers.py checks it."""
