@@ -18,7 +18,7 @@ import z3
 from . import domains as dz
 from .values import identical, simplified
 from .abstraction import Abstraction
-from ..lang.types import RecordT, finite, is_grid  # noqa: F401  (is_grid: symmetry reads it here)
+from ..lang.types import RecordT, finite
 
 
 _NEIGHBOURS: dict = {}

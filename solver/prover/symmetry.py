@@ -1,6 +1,6 @@
 """The board's symmetries in the inductive step (``rulebook prove --symmetry``).
 
-A grid (a record of two integer fields, `regions.is_grid`) has the symmetries of its
+A grid (a record of two integer fields, `types.is_grid`) has the symmetries of its
 rectangle: the two mirrors and the half turn, and on a square grid the two diagonal mirrors
 and the quarter turns too.  A symmetry σ maps squares to squares and keeps neighbours
 neighbours.  Renaming the state's leaves by it (the leaf of square s of every table over the
@@ -36,7 +36,7 @@ from . import abstractions
 from . import regionfacts
 from ..engine import regions
 from ..engine.symbolic import leaves, make_solver
-from ..lang.types import BagT, EnumT, IntT, BoolT, MapT, RecordT, SeqT, SetT, TextT, Type, finite
+from ..lang.types import BagT, EnumT, IntT, BoolT, MapT, RecordT, SeqT, SetT, TextT, Type, finite, is_grid
 
 # z3's limit on one symmetry check (ms): the checks compare formulas of one shape, and one
 # that takes longer than this is not worth waiting for; the path is then proved itself.
@@ -100,16 +100,16 @@ def _grids_in(t: Type, keys: set, values: set) -> None:
     """The grid types ``t`` holds, as keys of tables (``keys``) or as values (``values``)."""
     match t:
         case RecordT(fields=fields):
-            if regions.is_grid(t):
+            if is_grid(t):
                 values.add(t)
             for _, ft in fields:
                 _grids_in(ft, keys, values)
         case MapT(key=k, val=vt):
-            if regions.is_grid(k):
+            if is_grid(k):
                 keys.add(k)
             _grids_in(vt, keys, values)
         case BagT(elem=et) | SetT(elem=et):
-            if regions.is_grid(et):
+            if is_grid(et):
                 keys.add(et)
             elif isinstance(et, RecordT):
                 _grids_in(et, keys, values)
