@@ -20,7 +20,7 @@ from .check_expr import ExprChecks
 from .check_program import ProgramChecks
 from .check_real import RealChecks
 from .check_stmts import StmtChecks
-from .errors import Span, SpecError
+from .errors import RulebookError, Span, SpecError
 from .irwalk import nodes
 from .scope import Frame, Scope
 from .sources import SourceFile, gc_paused
@@ -191,6 +191,26 @@ def check_program(files: list[SourceFile], params: dict, readings: dict[str, str
     """Check the program of ``files``: its IR and its symbols."""
     checker = Checker(files, params, readings, const_value)
     return checker.program(), checker.symbols()
+
+
+@gc_paused()
+def check_all(files: list[SourceFile], params: dict, readings: dict[str, str],
+              const_value: ConstValue
+              ) -> tuple[list[RulebookError], ir.Program | None, Symbols | None]:
+    """`check_program` for a tool that shows every error (an editor): the errors, the program
+    when there is none, and the symbols when the declarations could be gathered.  A program
+    that does not check is checked again unit by unit, going on after each error."""
+    try:
+        checker = Checker(files, params, readings, const_value)
+    except RulebookError as e:
+        return [e], None, None
+    try:
+        return [], checker.program(), checker.symbols()
+    except RulebookError as e:
+        first = e
+    checker = Checker(files, params, readings, const_value)
+    errors = checker.program_errors() or [first]
+    return errors, None, checker.symbols()
 
 
 def check_expression(symbols: Symbols, text: str, bindings: dict[str, Type] | None = None

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from . import ir
 from .check_decls import Item
-from .errors import Span, SpecError
+from .errors import RulebookError, Span, SpecError
 from .scope import Frame, Scope
 from .sources import gc_paused, string
 from .types import EnumT, IntT, MapT, RecordT, Type
@@ -47,6 +47,43 @@ class ProgramChecks:
             actions=actions, defs=defs, invariants=invariants, examples=examples,
             puzzles=puzzles, terminal=terminal, actor=actor, docs=docs,
             rotate=self._rotate(types))
+
+    def program_errors(self) -> list[RulebookError]:
+        """Check the units of `program` one by one, going on after an error (an editor shows
+        them all): the errors found, each once, in the order of the units.  Every unit after
+        the state reads it, so checking stops when the state does not check."""
+        errors: list[RulebookError] = []
+        seen: set = set()
+
+        def attempt(check, *args) -> bool:
+            try:
+                check(*args)
+                return True
+            except RulebookError as e:
+                key = (str(e.span), e.message)
+                if key not in seen:
+                    seen.add(key)
+                    errors.append(e)
+                self.inlining.clear()
+                return False
+
+        for key in self.order:
+            if key[0] == "static":
+                attempt(self.static_value, key[1], self.items[key].tree)
+        if not attempt(self._state):
+            return errors
+        attempt(self._init)
+        units = {"action": self._action, "invariant": self._invariant,
+                 "example": self._example, "puzzle": self._puzzle, "def": self._check_def}
+        for key in self.order:
+            if key[0] in units:
+                attempt(units[key[0]], self.items[key])
+        attempt(self._single, "terminal")
+        attempt(self._single, "actor")
+        types = {k[1]: v[1] for k in self.order if k[0] == "static"
+                 for v in [self.static.get(k[1])] if v is not None and v[0] == "type"}
+        attempt(self._rotate, types)
+        return errors
 
     def _rotate(self, types: dict) -> ir.Rotate | None:
         """`rotate Player(piece): f, ...;`: Player a type of the integers from 0, piece a def

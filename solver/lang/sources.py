@@ -62,12 +62,17 @@ def read_source(path: Path) -> SourceFile:
             from None
     except OSError as e:
         raise SpecError(f"cannot read: {e.strerror}", Span(display(path), 0, 0)) from None
-    tree = parse(text, display(path))
+    return parse_source(text, display(path))
+
+
+def parse_source(text: str, name: str) -> SourceFile:
+    """The source file of ``text`` (e.g. an editor's unsaved buffer), reported as ``name``."""
+    tree = parse(text, name)
     header = tree.children[0]
     game = string(header.children[0])
     title = string(header.children[1]) if header.children[1] is not None else game
     base = string(header.children[2]) if header.children[2] is not None else None
-    return SourceFile(display(path), text, tree, game, title, base)
+    return SourceFile(name, text, tree, game, title, base)
 
 
 def display(path: Path) -> str:
