@@ -31,9 +31,11 @@ _BUILTINS = ("len", "top", "bottom", "push", "push_bottom", "pop", "pop_bottom",
 
 
 def grammar_keywords() -> list[str]:
-    """Every keyword of the grammar: its quoted words."""
+    """Every keyword of the grammar: its quoted words (outside its `//` comments, which quote
+    spec text such as `king = "king"`)."""
     text = grammar_path().read_text(encoding="utf-8")
-    return sorted(set(re.findall(r'"([A-Za-z_][A-Za-z_0-9]*)"', text)))
+    code = "\n".join(ln.split("//", 1)[0] for ln in text.split("\n"))
+    return sorted(set(re.findall(r'"([A-Za-z_][A-Za-z_0-9]*)"', code)))
 
 
 def _builtins() -> tuple[str, ...]:
