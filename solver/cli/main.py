@@ -170,6 +170,11 @@ def build_parser() -> argparse.ArgumentParser:
                        "spec/) with warnings as errors.  Needs the docs extra "
                        "(pip install -e '.[docs]') and a checkout (docs/ is not installed).")
     p.add_argument("--out", default="docs/_build/html", metavar="DIR", help="output directory")
+
+    sub.add_parser("lsp", help="the language server for editors (errors, hover, navigation)",
+                   description="Run the language server of the rules language on stdin and "
+                   "stdout, for an editor (docs/editors.md): errors as you type, hover, go to "
+                   "definition, references, outline, completion and rename in .rules files.")
     return ap
 
 
@@ -541,3 +546,12 @@ def cmd_docs(args) -> int:
 
 
 COMMANDS["docs"] = cmd_docs
+
+
+def cmd_lsp(args) -> int:
+    from ..lsp.server import serve
+    serve()
+    return 0
+
+
+COMMANDS["lsp"] = cmd_lsp
