@@ -157,7 +157,17 @@ def create_app() -> Starlette:
         Route("/api/load", ex.api_load, methods=["POST"]),
         Mount("/static", app=StaticFiles(directory=str(STATIC)), name="static"),
     ]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, exception_handlers={404: not_found, 405: not_allowed})
+
+
+async def not_found(request: Request, exc) -> HTMLResponse:
+    return HTMLResponse(P.error_page(404, f"no page at {request.url.path} (the games are at /)"),
+                        status_code=404)
+
+
+async def not_allowed(request: Request, exc) -> HTMLResponse:
+    return HTMLResponse(P.error_page(405, f"{request.method} {request.url.path}: not allowed "
+                                     "here"), status_code=405)
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000) -> None:
@@ -358,7 +368,8 @@ def compare_html(items) -> str:
         X.reading_pair(g, reading, a, b)
         state_obj = X.parse_json(q["state"], "state") if q.get("state") else None
     ga, gb, st, rows = X.compare(opts, reading, a, b, state_obj)
-    return P.compare_page(ga, opts, reading, a, b, st, rows, witness, X.state_json(ga, st))
+    sc = (X.scores(ga, st, True), X.scores(gb, st, True))
+    return P.compare_page(ga, opts, reading, a, b, st, rows, witness, X.state_json(ga, st), sc)
 
 
 def puzzles_html(file: str | None, text: str, backend: str) -> str:

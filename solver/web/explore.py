@@ -323,9 +323,9 @@ def phase_field(g: Game) -> str | None:
     return g.p.state[firsts.most_common(1)[0][0]].name
 
 
-def scores(g: Game, st) -> dict | None:
-    """Each player's score (and who wins, once the game is over), where the spec defines
-    `score`; None otherwise."""
+def scores(g: Game, st, winners: bool = False) -> dict | None:
+    """Each player's score (and who wins, once the game is over or with ``winners``), where
+    the spec defines `score`; None otherwise."""
     if not g.has_def("score") or "Player" not in g.p.types:
         return None
     pt = g.p.types["Player"]
@@ -333,7 +333,7 @@ def scores(g: Game, st) -> dict | None:
     try:
         score = g.expr("score(p)", {"p": pt})[0]
         out = {"score": [score(st, p) for p in players]}
-        if g.has_def("winner") and g.is_terminal(st):
+        if g.has_def("winner") and (winners or g.is_terminal(st)):
             win = g.expr("winner(p)", {"p": pt})[0]
             out["winners"] = [p for p in players if win(st, p)]
     except RulebookError as e:

@@ -304,7 +304,7 @@ def history_html(g, moves, cursor: int) -> str:
         f"<li class=\"{'done' if i < cursor else 'undone'}{' here' if i + 1 == cursor else ''}\">"
         f"<button type=\"button\" class=\"link jump\" data-cursor=\"{i + 1}\">"
         f"{esc(m.label(g))}</button></li>" for i, m in enumerate(moves))
-    return (f"<ol class=\"history\"><li class=\"{'here' if cursor == 0 else 'done'}\">"
+    return (f"<ol class=\"history\" start=\"0\"><li class=\"{'here' if cursor == 0 else 'done'}\">"
             f"<button type=\"button\" class=\"link jump\" data-cursor=\"0\">start</button></li>"
             f"{items}</ol>")
 
@@ -312,7 +312,7 @@ def history_html(g, moves, cursor: int) -> str:
 # ---- compare ------------------------------------------------------------------------------
 
 def compare_page(ga, opts, reading: str, a: str, b: str, st, rows: list[dict], witness,
-                 state_json: dict) -> str:
+                 state_json: dict, scores=(None, None)) -> str:
     from .explore import Options
     decl = next(r for r in ga.p.readings if r.name == reading)
     docs = dict(decl.options)
@@ -377,6 +377,21 @@ def compare_page(ga, opts, reading: str, a: str, b: str, st, rows: list[dict], w
              "</summary><ul>" + "".join(
                  f"<li><code>{esc(act)}</code> by <code>{esc(rule)}</code>: {n}</li>"
                  for (act, rule), n in refused_same.items()) + "</ul></details>")
+    if scores[0] and scores[1] and "score" in scores[0] and "score" in scores[1]:
+        sa, sb = scores
+        cells = "".join(
+            f"<tr class=\"{'differs differs-legality' if x != y else 'same'}\"><td>player {i}"
+            f"</td><td>{esc(x)}</td><td>{esc(y)}</td></tr>"
+            for i, (x, y) in enumerate(zip(sa["score"], sb["score"])))
+        for key, word in (("winners", "winners"),):
+            if key in sa or key in sb:
+                x, y = sa.get(key), sb.get(key)
+                cells += (f"<tr class=\"{'differs differs-legality' if x != y else 'same'}\">"
+                          f"<td>{word}</td><td>{esc(x)}</td><td>{esc(y)}</td></tr>")
+        tables.insert(0, "<h2>Scores on this state</h2><div class=\"scroll\"><table "
+                      "class=\"compare scores\" id=\"scores\"><thead><tr><th></th>"
+                      f"<th class=\"side-a\">under {esc(a)}</th><th class=\"side-b\">under "
+                      f"{esc(b)}</th></tr></thead><tbody>{cells}</tbody></table></div>")
     body = (form + "".join(head)
             + "<div class=\"layout\"><section class=\"boardcol\">"
             f"<div class=\"board\" id=\"board\">{svg}</div><p>{play}</p></section>"
