@@ -21,7 +21,6 @@ from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from ..engine.game import load_game
 from ..lang.errors import Disagreement, EvalError, InputError, RulebookError
 from . import explore as X
 from . import pages as P
@@ -185,10 +184,6 @@ def index_html() -> str:
 
 def game_html(name: str, items) -> str:
     X.check_game_name(name)
-    for k, _ in items:
-        if k not in X.QUERY_KEYS and not k.startswith("param."):
-            raise InputError(f"unknown option {k!r} in the query string (options: variant, "
-                             f"players, param.NAME, seed, move)")
     opts, start = X.options_from_query(name, items)
     g = opts.load()
     seed = start.get("seed", 0)
@@ -317,12 +312,9 @@ def api_load(body: dict) -> dict:
         return {"kind": "history", "url": P.game_url(o, obj.get("start"), obj["moves"])}
     if "game" in obj:
         prep = located(lambda: prepare(obj, where))
-        pg = prep.game
         st, _ = query_start(prep, prep.puzzle.queries[0])
-        base = load_game(pg.name, tuple(obj.get("variants", [])))
-        params = {k: v for k, v in pg.p.param_values.items() if base.p.param_values.get(k) != v}
-        o = X.Options(pg.name, tuple(obj.get("variants", [])), tuple(sorted(params.items())))
-        return {"kind": "puzzle", "url": P.game_url(o, X.state_json(pg, st))}
+        return {"kind": "puzzle",
+                "url": P.game_url(X.puzzle_options(prep, obj), X.state_json(prep.game, st))}
     located(lambda: X.read_state(g, obj, where))     # names the first field that is not one
     raise InputError(f"{where}: not a state, a puzzle or a history")
 
@@ -367,9 +359,10 @@ def compare_html(items) -> str:
             reading, a, b = decl.name, decl.options[0][0], decl.options[1][0]
         X.reading_pair(g, reading, a, b)
         state_obj = X.parse_json(q["state"], "state") if q.get("state") else None
-    ga, gb, st, rows = X.compare(opts, reading, a, b, state_obj)
+    ga, gb, st, rows, same = X.compare(opts, reading, a, b, state_obj)
     sc = (X.scores(ga, st, True), X.scores(gb, st, True))
-    return P.compare_page(ga, opts, reading, a, b, st, rows, witness, X.state_json(ga, st), sc)
+    return P.compare_page(ga, opts, reading, a, b, st, rows, same, witness,
+                          X.state_json(ga, st), sc)
 
 
 def puzzles_html(file: str | None, text: str, backend: str) -> str:

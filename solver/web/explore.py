@@ -93,6 +93,11 @@ def options(game: str, variants, params: dict, where: str = "") -> Options:
     if not isinstance(variants, (list, tuple)) or not all(isinstance(v, str) for v in variants):
         raise InputError(f"{where}variants: expected a list of names")
     variants = tuple(dict.fromkeys(v.strip() for v in variants if v.strip()))
+    # A reading at its default is left out: the same game, compiled once (load_game's cache).
+    defaults = {r.name: r.default
+                for r in load_game(game, tuple(v for v in variants if ":" not in v)).p.readings}
+    variants = tuple(v for v in variants if ":" not in v or
+                     defaults.get(v.partition(":")[0].strip()) != v.partition(":")[2].strip())
     base = load_game(game, variants)
     known = {p.name: p for p in base.p.params}
     if not isinstance(params, dict):
@@ -114,9 +119,6 @@ def options(game: str, variants, params: dict, where: str = "") -> Options:
     opts = Options(game, variants, tuple(sorted(out)))
     opts.load()
     return opts
-
-
-QUERY_KEYS = ("variant", "players", "param", "seed", "move")
 
 
 def options_from_query(game: str, items: list[tuple[str, str]]) -> tuple[Options, dict]:
@@ -142,8 +144,6 @@ def options_from_query(game: str, items: list[tuple[str, str]]) -> tuple[Options
             if not re.fullmatch(r"\d+", v.strip()):
                 raise InputError(f"{k}={v}: expected a whole number (0 or more)")
             start[k] = int(v)
-        elif k in ("state", "reading", "a", "b", "witness", "only"):
-            start[k] = v           # the compare page's own keys; the caller checks them
         else:
             raise InputError(f"unknown option {k!r} in the query string (options: variant, "
                              f"players, param.NAME, seed, move)")
@@ -355,9 +355,15 @@ def view(g: Game, st, flt: str = "") -> dict:
             grp = groups[key] = {"action": m.action, "rule": rule, "why": why, "count": 0,
                                  "matching": 0, "moves": []}
         grp["count"] += 1
-        mj = m.to_json(g)
-        if flt and flt not in json.dumps(mj, separators=(",", ":")):
+        if flt:
+            mj = m.to_json(g)
+            if flt not in json.dumps(mj, separators=(",", ":")):
+                continue
+        elif len(grp["moves"]) >= EXAMPLES_SHOWN:
+            grp["matching"] += 1
             continue
+        else:
+            mj = m.to_json(g)
         grp["matching"] += 1
         if len(grp["moves"]) < EXAMPLES_SHOWN:
             grp["moves"].append({"move": mj, "label": m.label(g)})
@@ -421,10 +427,11 @@ def reading_pair(g: Game, reading: str, a: str, b: str) -> tuple[str, str, str]:
 
 def compare(opts: Options, reading: str, a: str, b: str, state_obj, where: str = "state"):
     """Every move of one state under two options of a reading: (game under a, game under b,
-    the state, rows), each row ``{move, label, a, b, differs}`` with ``a``/``b`` either
+    the state, rows, same), each row ``{move, label, a, b, differs}`` with ``a``/``b`` either
     ``{"legal": true}`` or ``{"legal": false, "rule", "why"}``; ``differs`` is "legality",
     "outcome" (legal under both, different next states), "rule" (refused by different rules)
-    or ""."""
+    or "" (legal under both, same result).  The moves refused under both by the same rule are
+    only counted, in ``same``: (action, rule) -> how many."""
     ga = opts.with_variant(f"{reading}:{a}").load()
     gb = opts.with_variant(f"{reading}:{b}").load()
     if [f.name for f in ga.p.state] != [f.name for f in gb.p.state]:
@@ -435,6 +442,7 @@ def compare(opts: Options, reading: str, a: str, b: str, state_obj, where: str =
     out_a = {m: ("legal", s2) for m, s2 in la} | {m: ("refused", r, w) for m, r, w in ra}
     out_b = {m: ("legal", s2) for m, s2 in lb} | {m: ("refused", r, w) for m, r, w in rb}
     rows = []
+    same: dict = {}
     for m in list(out_a) + [m for m in out_b if m not in out_a]:
         x, y = out_a.get(m), out_b.get(m)
         if x is None or y is None:
@@ -443,12 +451,15 @@ def compare(opts: Options, reading: str, a: str, b: str, state_obj, where: str =
             differs = "legality"
         elif x[0] == "legal":
             differs = "outcome" if x[1] != y[1] else ""
+        elif x[1] != y[1]:
+            differs = "rule"
         else:
-            differs = "rule" if x[1] != y[1] else ""
+            same[(m.action, x[1])] = same.get((m.action, x[1]), 0) + 1
+            continue
         g = ga if x is not None else gb
         rows.append({"move": m.to_json(g), "label": m.label(g), "a": _side(x), "b": _side(y),
                      "differs": differs})
-    return ga, gb, st, rows
+    return ga, gb, st, rows, same
 
 
 def _side(x) -> dict:
@@ -536,14 +547,20 @@ def solve_text(text: str, where: str, backend: str, timeout_ms: int) -> list[dic
         except InputError as e:
             raise locate(e, where, text) from None
         start, moves, states = solution_moves(prep, answer)
-        g = prep.game
-        base = load_game(g.name, tuple(obj.get("variants", [])))
-        params = {k: v for k, v in g.p.param_values.items() if base.p.param_values.get(k) != v}
-        out.append({"puzzle": obj, "answer": answer, "game": g,
-                    "options": Options(g.name, tuple(obj.get("variants", [])),
-                                       tuple(sorted(params.items()))),
+        out.append({"puzzle": obj, "answer": answer, "game": prep.game,
+                    "options": puzzle_options(prep, obj),
                     "start": start, "moves": moves, "states": states})
     return out
+
+
+def puzzle_options(prep, obj: dict) -> Options:
+    """The game options of a prepared puzzle: its variants, and the parameters its inputs set
+    (``players``, a board's size) where they differ from the game's."""
+    g = prep.game
+    variants = tuple(obj.get("variants", []))
+    base = load_game(g.name, variants)
+    params = {k: v for k, v in g.p.param_values.items() if base.p.param_values.get(k) != v}
+    return Options(g.name, variants, tuple(sorted(params.items())))
 
 
 def solution_moves(prep, answer: dict):

@@ -7,11 +7,13 @@ import json
 from html import escape
 from urllib.parse import quote, urlencode
 
+from ..lang.errors import RulebookError
 from ..render.board import move_marks
 from ..render.render import render_svg
 
 KEYS = [("u / ←", "undo (a puzzle's answer: the previous step)"),
-        ("r / →", "redo (a puzzle's answer: the next step)"), ("n", "random move"), ("e", "play to the end"),
+        ("r / →", "redo (a puzzle's answer: the next step)"), ("n", "random move"),
+        ("e", "play to the end"),
         ("1–9", "play the legal move of that number"), ("/", "filter the refused moves"),
         ("t", "try a move by its JSON"), ("c", "copy the history as JSON"),
         ("Home", "back to the start"), ("?", "show or hide these keys")]
@@ -60,15 +62,19 @@ def game_url(opts, start=None, moves=(), cursor=None) -> str:
     return url
 
 
-def compare_url(opts, reading: str, a: str, b: str, state=None, witness: bool = False) -> str:
+def witness_url(game: str, w: dict) -> str:
+    """The compare view of a stored witness (``w``: its reading and options a and b)."""
+    return "/compare?" + urlencode([("game", game),
+                                    ("witness", f"{w['reading']}:{w['a']}:{w['b']}")])
+
+
+def compare_url(opts, reading: str, a: str, b: str, state=None) -> str:
+    """The compare view of two options of a reading, on ``state`` (None: the initial one)."""
     items = [("game", opts.game)] + [("variant", v) for v in opts.variants] + \
         [(f"param.{k}", str(n)) for k, n in opts.params]
-    if witness:
-        items.append(("witness", f"{reading}:{a}:{b}"))
-    else:
-        items += [("reading", reading), ("a", a), ("b", b)]
-        if state is not None:
-            items.append(("state", json.dumps(state, separators=(",", ":"))))
+    items += [("reading", reading), ("a", a), ("b", b)]
+    if state is not None:
+        items.append(("state", json.dumps(state, separators=(",", ":"))))
     return "/compare?" + urlencode(items)
 
 
@@ -93,9 +99,9 @@ def index_page(games: list[dict], witnesses: dict) -> str:
         params = ", ".join(f"{esc(p['name'])} = {esc(p['default'])}"
                            + (f" ({esc(p['lo'])}..{esc(p['hi'])})" if p["lo"] is not None
                               else "") for p in gm["params"]) or "—"
-        ws = "".join(f"<li><a href=\"{esc(compare_url(opts, w['reading'], w['a'], w['b'], witness=True))}\">"
-                     f"{esc(w['reading'])}: {esc(w['a'])} vs {esc(w['b'])}</a> "
-                     f"({esc(w['disagree_on'])})</li>" for w in witnesses.get(name, []))
+        ws = "".join(f"<li><a href=\"{esc(witness_url(name, w))}\">{esc(w['reading'])}: "
+                     f"{esc(w['a'])} vs {esc(w['b'])}</a> ({esc(w['disagree_on'])})</li>"
+                     for w in witnesses.get(name, []))
         rows.append(
             f"<tr data-game=\"{esc(name)}\"><td><a class=\"game\" href=\"{esc(game_url(opts))}\">"
             f"{esc(gm['title'])}</a><br><code>{esc(name)}</code></td><td>{exps}</td>"
@@ -220,7 +226,7 @@ def fragments(g, states, moves, cursor: int, v: dict, last_json) -> dict:
         changed = {f.name for f, x, y in zip(g.p.state, st, prev) if x != y}
     try:
         marks = move_marks(g, last_json) if last_json else ()
-    except Exception:      # a move whose arguments are no squares of a board
+    except RulebookError:
         marks = ()
     title = "start" if cursor == 0 else f"after move {cursor}: {moves[cursor - 1].label(g)}"
     board = render_svg(g, st, highlight=changed or None, title=title, marks=marks)
@@ -288,7 +294,8 @@ def refused_html(v: dict) -> str:
             f"data-action=\"{esc(grp['action'])}\"{' open' if flt else ''}><summary>"
             f"<code>{esc(grp['action'])}</code> refused by rule "
             f"<code class=\"rule\">{esc(grp['rule'])}</code>: {esc(grp['why'])} "
-            f"<span class=\"count\">{n}{(' of ' + str(grp['count'])) if flt else ''}</span></summary>"
+            f"<span class=\"count\">{n}{(' of ' + str(grp['count'])) if flt else ''}</span>"
+            "</summary>"
             "<div class=\"moves\">" + "".join(
                 _move_button(mv, "refused", extra=f" data-rule=\"{esc(grp['rule'])}\"")
                 for mv in grp["moves"])
@@ -311,8 +318,8 @@ def history_html(g, moves, cursor: int) -> str:
 
 # ---- compare ------------------------------------------------------------------------------
 
-def compare_page(ga, opts, reading: str, a: str, b: str, st, rows: list[dict], witness,
-                 state_json: dict, scores=(None, None)) -> str:
+def compare_page(ga, opts, reading: str, a: str, b: str, st, rows: list[dict], same: dict,
+                 witness, state_json: dict, scores=(None, None)) -> str:
     from .explore import Options
     decl = next(r for r in ga.p.readings if r.name == reading)
     docs = dict(decl.options)
@@ -337,7 +344,8 @@ def compare_page(ga, opts, reading: str, a: str, b: str, st, rows: list[dict], w
                    opts.params)
     play = " ".join(
         f"<a href=\"{esc(game_url(base.with_variant(f'{reading}:{o}'), state_json))}\" "
-        f"class=\"play-{side}\">play this state under {esc(o)}</a>" for side, o in (("a", a), ("b", b)))
+        f"class=\"play-{side}\">play this state under {esc(o)}</a>"
+        for side, o in (("a", a), ("b", b)))
     head = [f"<p class=\"question\">{esc(_doc_text(decl.doc))}</p>",
             f"<dl class=\"readings\"><dt class=\"side-a\">{esc(a)}</dt><dd>{esc(docs.get(a, ''))}"
             f"</dd><dt class=\"side-b\">{esc(b)}</dt><dd>{esc(docs.get(b, ''))}</dd></dl>"]
@@ -350,7 +358,7 @@ def compare_page(ga, opts, reading: str, a: str, b: str, st, rows: list[dict], w
             f"{esc(witness.get('under_b', ''))}.</p>")
     try:
         marks = move_marks(ga, witness["move"]) if witness and witness.get("move") else ()
-    except Exception:
+    except RulebookError:
         marks = ()
     svg = render_svg(ga, st, title=f"{ga.p.title}: the state compared", marks=marks)
     kinds = [("legality", "Legal under one reading, refused under the other"),
@@ -362,21 +370,16 @@ def compare_page(ga, opts, reading: str, a: str, b: str, st, rows: list[dict], w
         tables.append(f"<h2>{esc(title)} <span class=\"count\" id=\"count-{kind}\">{len(mine)}"
                       "</span></h2>" + (_rows_table(mine, a, b, kind, wmove) if mine else
                                         "<p class=\"hint\">None.</p>"))
-    same = [r for r in rows if not r["differs"]]
-    legal_both = [r for r in same if r["a"]["legal"]]
-    refused_same: dict = {}
-    for r in same:
-        if not r["a"]["legal"]:
-            key = (r["move"][0], r["a"]["rule"])
-            refused_same[key] = refused_same.get(key, 0) + 1
-    agree = (f"<h2>The same under both <span class=\"count\" id=\"count-same\">{len(same)}"
-             "</span></h2>"
-             f"<details><summary>legal under both ({len(legal_both)})</summary>"
+    legal_both = [r for r in rows if not r["differs"]]
+    n_same = sum(same.values())
+    agree = (f"<h2>The same under both <span class=\"count\" id=\"count-same\">"
+             f"{len(legal_both) + n_same}</span></h2>"
+             f"<details><summary>legal under both, same result ({len(legal_both)})</summary>"
              + (_rows_table(legal_both, a, b, "", wmove) if legal_both else "") + "</details>"
-             + f"<details><summary>refused by the same rule ({len(same) - len(legal_both)})"
+             + f"<details><summary>refused under both by the same rule ({n_same})"
              "</summary><ul>" + "".join(
-                 f"<li><code>{esc(act)}</code> by <code>{esc(rule)}</code>: {n}</li>"
-                 for (act, rule), n in refused_same.items()) + "</ul></details>")
+                 f"<li><code>{esc(act)}</code> by <code class=\"rule\">{esc(rule)}</code>: {n}"
+                 "</li>" for (act, rule), n in same.items()) + "</ul></details>")
     if scores[0] and scores[1] and "score" in scores[0] and "score" in scores[1]:
         sa, sb = scores
         cells = "".join(

@@ -305,8 +305,9 @@ def test_history_copied_and_replayed(server, driver):
 def test_witness_opens_in_the_compare_view(server, driver):
     d = driver
     d.get(f"{server}/")
-    link = [a for a in _css(d, "a") if "witness=gate%3Afree%3Aaround" in (a.get_attribute("href") or "")
-            and "game=torres&" in a.get_attribute("href")]
+    hrefs = [a.get_attribute("href") or "" for a in _css(d, "a")]
+    link = [a for a, h in zip(_css(d, "a"), hrefs)
+            if "witness=gate%3Afree%3Aaround" in h and "game=torres&" in h]
     assert link, "the index does not link the gate witness"
     link[0].click()
     _wait(d, lambda: _css(d, "tr.witness-move"), "the compare view", timeout=180)

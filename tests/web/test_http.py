@@ -350,7 +350,8 @@ def test_compare_two_readings_on_a_posted_state(client):
     assert r.status_code == 200, r.text[:500]
     assert _rows(r.text, "legality") == differ
     # the pair menu of the game page, and the default pair
-    r2 = client.get(f"/compare?game={GAME}&pair=zero_bid:nothing:pass&state=" + quote(json.dumps(st)))
+    r2 = client.get(f"/compare?game={GAME}&pair=zero_bid:nothing:pass&state="
+                    + quote(json.dumps(st)))
     assert _rows(r2.text, "legality") == differ
     assert client.get(f"/compare?game={GAME}").status_code == 200
 
