@@ -434,11 +434,14 @@ def puzzles_page(files: list[str], text: str, backend: str, results: list[dict] 
             f"<textarea id=\"puzzle-text\" name=\"text\" rows=\"8\" spellcheck=\"false\">"
             f"{esc(text)}</textarea><label>backend <select name=\"backend\">{backends}"
             "</select></label> <button type=\"submit\">Solve</button></form>")
-    out = [f"<div class=\"layout\"><section class=\"side\"><h2>Examples</h2>"
-           f"<ul class=\"files\">{links}</ul>{form}</section><section class=\"boardcol\">"]
+    out = ["<div class=\"layout\"><section class=\"answers\">"]
     for i, res in enumerate(results or []):
         out.append(_answer_html(i, res))
-    out.append("</section></div>")
+    if not results:
+        out.append("<p class=\"hint\">Pick an example or paste a puzzle: its answer is shown "
+                   "here, and its moves can be stepped through on the board.</p>")
+    out.append(f"</section><section class=\"side\"><h2>Examples</h2>"
+               f"<ul class=\"files\">{links}</ul>{form}</section></div>")
     return page("Puzzles", "".join(out))
 
 
@@ -458,13 +461,13 @@ def _answer_html(i: int, res: dict) -> str:
                     f"{esc(m.label(g))}</button></li>" for k, m in enumerate(moves, 1))
     stepper = (f"<div class=\"stepper\" data-steps=\"{len(moves)}\">"
                "<button type=\"button\" class=\"prev\">◀ Previous</button> "
-               f"<span class=\"at\">start</span> of {len(moves)} step"
-               f"{'' if len(moves) == 1 else 's'} "
+               f"<span class=\"at\">start</span> <span class=\"hint\">({len(moves)} step"
+               f"{'' if len(moves) == 1 else 's'} in all)</span> "
                "<button type=\"button\" class=\"next\">Next ▶</button></div>"
                f"<ol class=\"steps\">{steps}</ol>") if moves else \
         "<p class=\"hint\">No moves to step through: the answer is shown on the start.</p>"
     return (f"<article class=\"answer\" id=\"answer-{i}\"><h2>{esc(g.p.title)} "
             f"<code>{esc(res['options'].game)}</code></h2>"
-            f"<pre class=\"json\">{esc(json.dumps(res['answer'], ensure_ascii=False, indent=1))}"
+            f"<pre class=\"json\">{esc(json.dumps(res['answer'], ensure_ascii=False))}"
             f"</pre>{stepper}<div class=\"board\">{''.join(figs)}</div>"
             f"<p><a href=\"{esc(link)}\" class=\"open\">open in the explorer</a></p></article>")

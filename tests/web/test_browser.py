@@ -30,8 +30,9 @@ ARTEFACTS = ROOT / "build" / "artefacts"
 pytestmark = pytest.mark.browser
 
 
-@pytest.fixture(autouse=True)
+@pytest.fixture(scope="module", autouse=True)
 def _only_when_asked(request):
+    """Skip before the server and the browser start (autouse: set up first in its scope)."""
     if "browser" not in (request.config.getoption("markexpr") or ""):
         pytest.skip("a browser test: run it with -m browser (make web-browser)")
 
