@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 RB     := $(VENV)/bin/rulebook
 
-.PHONY: demo test bench install clean docs docs-browser
+.PHONY: demo test bench install clean docs docs-browser web-browser
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +36,11 @@ docs: $(VENV)/.docs-installed
 # The site in headless Chromium (/usr/bin/chromium): the screenshot goes to build/artefacts/.
 docs-browser: docs
 	RULEBOOK_DOCS_HTML=docs/_build/html $(PY) -m pytest -q -m docs tests/docs/test_docs_browser.py
+
+# The explorer (rulebook serve) in headless Chromium (/usr/bin/chromium, /usr/bin/chromedriver);
+# the screenshots go to build/artefacts/.
+web-browser: $(VENV)/.installed
+	$(PY) -m pytest -q -m browser tests/web/test_browser.py
 
 bench: $(VENV)/.installed
 	$(PY) bench/run.py

@@ -165,6 +165,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=1)
     p.add_argument("--trace", action="store_true", help="print every move of the first game")
 
+    p = sub.add_parser("serve", help="the explorer in a browser: play, compare readings, puzzles",
+                       description="Serve the explorer on http://HOST:PORT/: play a game move by "
+                       "move with every refused move and its rule, compare two readings on one "
+                       "state (each stored witness opens there), step through a puzzle's "
+                       "answer.  Stop it with Ctrl-C.",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--host", default="127.0.0.1",
+                   help="the address to listen on (this machine only by default)")
+    p.add_argument("--port", type=int, default=8000, help="the port to listen on")
+
     p = sub.add_parser("docs", help="build the documentation site (Sphinx)",
                        description="Build the Sphinx site of docs/ (game pages generated from "
                        "spec/) with warnings as errors.  Needs the docs extra "
@@ -555,3 +565,12 @@ def cmd_lsp(args) -> int:
 
 
 COMMANDS["lsp"] = cmd_lsp
+
+
+def cmd_serve(args) -> int:
+    from ..web import serve
+    serve(args.host, args.port)
+    return 0
+
+
+COMMANDS["serve"] = cmd_serve

@@ -26,6 +26,9 @@ from ..lang.errors import RulebookError
 from ..engine.game import Game, Move, load_game
 from ..lang.irwalk import nodes
 
+# Where `rulebook serve` listens by default: each stored witness links to its compare view.
+EXPLORER = "http://127.0.0.1:8000"
+
 
 @dataclass
 class Page:
@@ -596,6 +599,10 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
                 out.append(" The refusing rule: " + rst.ref(
                     "rule", f"{g.name}.{w['move'][0]}.{refusing[0]}",
                     f"{w['move'][0]}.{refusing[0]}") + ".")
+            url = f"{EXPLORER}/compare?game={g.name}&witness={r.name}:{w['a']}:{w['b']}"
+            out.append(f" Open it in the explorer, with every move under both readings "
+                       f"(start it with ``rulebook serve``): `{r.name}: {w['a']} vs {w['b']} "
+                       f"<{url}>`__.")
             out.append("\n\n")
             hl, why_marked = disagreement_fields(g.name, w, params)
             hl = {f for f in hl if f in ga.field_index} or None

@@ -190,6 +190,9 @@ def test_game_page_replays_stored_witnesses(tmp_path, tutorial_witness, monkeypa
     assert not page.warnings, page.warnings
     assert '<div class="rulebook-witness" data-reading="equal_ok">' in page.text
     assert 'stroke="#d62728"' in page.text          # the disagreement, marked
+    w = tutorial_witness                             # and it opens in the explorer
+    assert (f"<http://127.0.0.1:8000/compare?game=pile-up&witness={w['reading']}:{w['a']}:"
+            f"{w['b']}>`__") in page.text
     assert "**Status:** inductive (1-induction)" in page.text
     assert "not proved: no stored result" in page.text  # six_cards: honest about it
     assert "**2 invariants**: 1 inductive, 1 not proved (stored today)" in page.text
