@@ -22,8 +22,9 @@ demo: $(VENV)/.installed
 	@echo; echo "== rulebook prove les-5-tours --depth 2   (about 8 minutes)"; $(RB) prove les-5-tours --depth 2
 	@echo; echo "== rulebook play les-5-tours --players 4 --seed 7"; $(RB) play les-5-tours --players 4 --seed 7
 
+# On every core (pytest-xdist); the slow tests are spread by work stealing.
 test: $(VENV)/.installed
-	$(PY) -m pytest
+	$(PY) -m pytest -n auto --dist worksteal
 
 # The documentation site (docs/_build/html), warnings as errors; game pages come from spec/.
 $(VENV)/.docs-installed: $(VENV)/.installed

@@ -271,14 +271,26 @@ def test_free_variable_memo_is_not_fooled_by_a_reused_z3_id():
         assert terms.free_vars(b, memo) == frozenset({y.get_id()})
 
 
-def test_count_over_a_push_at_a_symbolic_length_is_proved_by_splitting_the_length():
+# stacks.rules proved with its step split over lengths, 5 s per step query: the options of
+# every proof of it below, so that the journal tests resume the first one.
+STACKS_RUN = dict(split_lengths=True, step_timeout_ms=5_000)
+
+
+@pytest.fixture(scope="module")
+def stacks_proved(tmp_path_factory):
+    """stacks.rules, proved once with a journal: the game, the results by invariant and the
+    journal's text (each journal test resumes from a copy of it)."""
+    game = load_path(FIXTURES / "stacks.rules")
+    journal = tmp_path_factory.mktemp("stacks") / "stacks.journal"
+    res = prove(game, ProveOptions(1, TIMEOUT_MS, **STACKS_RUN, journal=str(journal)))
+    return game, {r.name: r for r in res}, journal.read_text()
+
+
+def test_count_over_a_push_at_a_symbolic_length_is_proved_by_splitting_the_length(stacks_proved):
     """A card pushed onto one of several stacks (or a new stack pushed onto the list) lands at a
     symbolic length: z3 gives up on `conserved` as one query, and proves it once the step is
     split over that length (the outer one only, for the list of stacks)."""
-    game = load_path(FIXTURES / "stacks.rules")
-    res = {r.name: r for r in prove(game,
-                                    ProveOptions(1, TIMEOUT_MS, step_timeout_ms=5_000,
-                                                 split_lengths=True))}
+    _, res, _ = stacks_proved
     assert res["conserved"].status == "inductive", res["conserved"].detail
     # A transition over the same counts is checked the same way, path by path.
     assert res["never_lost"].kind == "transition"
@@ -1174,15 +1186,14 @@ def test_a_journal_lets_a_resumed_run_skip_building_a_case_whose_transitions_all
     assert built
 
 
-def test_a_journal_keeps_no_transition_time_out(tmp_path, monkeypatch):
+def test_a_journal_keeps_no_transition_time_out(tmp_path, monkeypatch, stacks_proved):
     """A transition path z3 gave up on is not recorded: the next run checks it again, and
     proves the property (stacks.rules' never_lost, a count over a pushed stack)."""
     from solver.engine.symbolic import Unknown
-    game = load_path(FIXTURES / "stacks.rules")
+    game, _, journalled = stacks_proved
     journal = tmp_path / "stacks.journal"
-    run = dict(split_lengths=True, journal=str(journal))
-    prove(game, ProveOptions(1, TIMEOUT_MS, **run))
-    lines = journal.read_text().splitlines()
+    run = dict(STACKS_RUN, journal=str(journal))
+    lines = journalled.splitlines()
     journal.write_text("\n".join(x for x in lines if '"transition' not in x) + "\n")
 
     def gives_up(*a, **k):
@@ -1208,16 +1219,15 @@ def test_a_journal_keeps_no_transition_time_out(tmp_path, monkeypatch):
 
 
 def test_with_a_journal_a_transition_z3_gave_up_on_is_still_checked_on_later_paths(
-        tmp_path, monkeypatch):
+        tmp_path, monkeypatch, stacks_proved):
     """z3 gives up on the first path of stacks.rules' never_lost it is asked about: the
     property is not proved, but the later paths are still checked and journalled, so that
     the next run asks z3 about that one path only, and proves it."""
     from solver.engine.symbolic import Unknown
-    game = load_path(FIXTURES / "stacks.rules")
+    game, _, journalled = stacks_proved                     # Houdini's paths, journalled
     journal = tmp_path / "stacks.journal"
-    run = dict(split_lengths=True, journal=str(journal))
-    prove(game, ProveOptions(1, TIMEOUT_MS, **run))           # Houdini's paths, journalled
-    lines = journal.read_text().splitlines()
+    run = dict(STACKS_RUN, journal=str(journal))
+    lines = journalled.splitlines()
     journal.write_text("\n".join(x for x in lines if '"transition' not in x) + "\n")
     real_check, real_step = terms.check_assume, tiers.step_each
     calls = {"check": 0, "step": 0}

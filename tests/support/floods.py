@@ -60,9 +60,14 @@ def symbolic_agrees(g, text, heights_list):
 
 
 def decls(t):
-    out, todo = set(), [t]
+    """The declarations a term uses, each shared subterm visited once (a flood's terms are
+    DAGs whose trees are exponentially larger)."""
+    out, seen, todo = set(), set(), [t]
     while todo:
         x = todo.pop()
+        if x.get_id() in seen:
+            continue
+        seen.add(x.get_id())
         if z3.is_app(x):
             out.add(x.decl())
             todo += list(x.children())
