@@ -21,6 +21,7 @@ import logging
 import multiprocessing
 import os
 import queue
+import sys
 import threading
 from pathlib import Path
 
@@ -245,6 +246,10 @@ class Worker:
 
 def serve(conn) -> None:
     """The checking process: checks and queries from ``conn`` until it says stop or closes."""
+    # Its standard output is the server's, the client's channel: nothing may be written to
+    # it, nor may it stay open after the server ends.
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
     Service(conn).run()
 
 
