@@ -256,7 +256,7 @@ def serve(conn) -> None:
 class Service:
     """What the checking process keeps: the parses (`Project`) and every open document's
     latest analysis, whole.  Its main thread reads the pipe; one thread checks, one answers
-    queries."""
+    queries, one finds the keywords' examples once."""
 
     def __init__(self, conn) -> None:
         self.conn = conn
@@ -279,6 +279,10 @@ class Service:
                 break
             if msg[0] == "close":
                 self.kept.pop(msg[1], None)
+            elif msg[0] == "query" and msg[2] == "examples":
+                # Seconds of parsing every spec: on a thread of its own, so that neither the
+                # first check nor a hover's English waits for it.
+                threading.Thread(target=self.answer, args=msg[1:], daemon=True).start()
             else:
                 (self.checks if msg[0] == "check" else self.queries).put(msg[1:])
         # At once, a check under way included: nothing it would send is wanted any more.
