@@ -20,6 +20,7 @@ import itertools
 import logging
 import multiprocessing
 import os
+import pickle
 import queue
 import sys
 import threading
@@ -88,9 +89,6 @@ class Worker:
                               or self.server.examples.provide(f.result()))
         return True
 
-    def pid(self) -> int | None:
-        return self.proc.pid if self.proc is not None else None
-
     def stop(self) -> None:
         """Stop the process and wait for it (a second, then it is killed)."""
         self.stopped = True
@@ -124,10 +122,11 @@ class Worker:
         """The messages of ``proc``, handed to the loop (on a thread of the server)."""
         while True:
             try:
-                with gc_paused():  # an analysis is 100,000 objects and no garbage
-                    msg = conn.recv()
+                data = conn.recv_bytes()
             except (EOFError, OSError):
                 break
+            with gc_paused():  # an analysis is 100,000 objects and no garbage
+                msg = pickle.loads(data)
             if not self._call(self._received, msg):
                 return
         self._call(self._lost, proc)
