@@ -46,7 +46,8 @@ class Diagnostic:
 @dataclass
 class Analysis:
     """One document, checked: its diagnostics, its chain of files (base first) and their
-    indexes; the checked program and symbols when it checks."""
+    indexes; the checked program and symbols when it checks.  The server keeps a `shipped`
+    copy (no parse trees, program or symbols: those stay in the checking process)."""
 
     path: Path | None
     name: str
@@ -57,10 +58,17 @@ class Analysis:
     indexes: dict[str, FileIndex] = field(default_factory=dict)
     program: ir.Program | None = None
     symbols: Symbols | None = None
+    # The state fields and parameters of an enum type: field -> enum (for completion).
+    enums: dict[str, str] = field(default_factory=dict)
 
     @property
     def index(self) -> FileIndex | None:
         return self.indexes.get(self.name)
+
+    def shipped(self) -> "Analysis":
+        """What the server needs of this analysis, small enough to send between processes."""
+        return Analysis(self.path, self.name, self.text, self.diagnostics, [], dict(self.paths),
+                        self.indexes, enums=self.enums)
 
 
 def span_range(sp: Span, text: str) -> Range:
@@ -150,6 +158,9 @@ class Project:
         units = Units()
         for f in an.files:
             an.indexes[f.path] = index_file(f, names, units)
+        if an.program is not None:
+            types = {f.name: f.type for f in (*an.program.state, *an.program.params)}
+            an.enums = {n: t.name for n, t in types.items() if isinstance(t, EnumT)}
         return an
 
     # ---- the files that extend a document ------------------------------------------------
@@ -205,7 +216,7 @@ def _diagnostic(e: RulebookError, an: Analysis) -> Diagnostic:
         return Diagnostic(span_range(sp, an.text), e.message)
     # An error in a file this one extends (or with no place): shown on the `extends`.
     h = lexical.header(an.text)
-    lines = lexical.Lines(an.text)
+    lines = lexical.Text(an.text)
     if h.base_range is not None:
         where = lines.position(h.base_range[0]) + lines.position(h.base_range[1])
     else:
@@ -218,6 +229,14 @@ def _diagnostic(e: RulebookError, an: Analysis) -> Diagnostic:
 
 
 # ---- looking names up ----------------------------------------------------------------------
+
+def uri_of(an: Analysis, name: str) -> str:
+    """The URI of the file ``name`` of a document's chain (or family)."""
+    if name == an.name and an.path is None:
+        return name
+    path = an.paths.get(name)
+    return (path if path is not None else Path(name).resolve()).as_uri()
+
 
 def occurrence(an: Analysis, line: int, col: int):
     idx = an.index
@@ -281,24 +300,31 @@ _NS_WORDS = {"field": "record field", "rule": "rule name"}
 
 # ---- hover ---------------------------------------------------------------------------------
 
-def hover(an: Analysis | None, text: str, line: int, col: int,
-          examples: Examples) -> str | None:
-    """What the name at a position is (its declaration, doc, rulebook reference and English),
-    or what the keyword or builtin there means; ``text`` is the document as it is now (``an``
-    may be of an older text, or None before the first check)."""
+def hovered(an: Analysis | None, line: int, col: int) -> Decl | None:
+    """The declaration of the name at a position (``an`` may be of an older text than the
+    document's, or None before the first check)."""
     occ = occurrence(an, line, col) if an is not None else None
-    if occ is not None and occ.key[0] != "builtin":
-        decls = declarations(an.indexes, occ.key)
-        if decls:
-            return describe(an, decls[-1] if occ.key[0] != "rule" else
-                            next((d for d in decls if d.range[0] <= line <= d.range[2]
-                                  and d.file == an.name), decls[-1]))
+    if occ is None or occ.key[0] == "builtin":
+        return None
+    decls = declarations(an.indexes, occ.key)
+    if not decls:
+        return None
+    if occ.key[0] != "rule":
+        return decls[-1]
+    return next((d for d in decls if d.range[0] <= line <= d.range[2] and d.file == an.name),
+                decls[-1])
+
+
+def keyword_hover(text: lexical.Text, line: int, col: int, examples: Examples) -> str | None:
+    """What the keyword or builtin at a position means."""
     w = lexical.word_at(text, line, col)
     entry = examples.entry(w[0]) if w else None
     return markdown(entry) if entry is not None else None
 
 
-def describe(an: Analysis, d: Decl) -> str:
+def describe(d: Decl, sentences: list[str]) -> str:
+    """The hover of a declaration: its signature, doc, rulebook reference and ``sentences``
+    (its English, from `english`)."""
     where = f"{d.kind}" + (f" of `{d.container}`" if d.container and d.kind != "local" else "")
     where += f", {d.file}:{d.name_range[0] + 1}"
     out = [f"```rules\n{d.signature}\n```", f"*{where}*"]
@@ -306,7 +332,7 @@ def describe(an: Analysis, d: Decl) -> str:
         out.append(d.doc)
     if d.ref:
         out.append(f"Rulebook: « {d.ref} »")
-    out += [f"In English: {s}" for s in english(an, d)]
+    out += [f"In English: {s}" for s in sentences]
     return "\n\n".join(out)
 
 
@@ -349,7 +375,8 @@ class Completion:
     doc: str = ""
 
 
-def completion(an: Analysis | None, text: str, line: int, col: int) -> list[Completion]:
+def completion(an: Analysis | None, text: lexical.Text, line: int,
+               col: int) -> list[Completion]:
     """What may be written at a position: after `state.` a state field, after `.` a record
     field, after `do` a proc or an action, after `r ==` or `with r =` the options of the
     reading r (or the values of an enum field); elsewhere the names in scope, the keywords
@@ -390,13 +417,9 @@ def _values_of(an: Analysis, decls: list[Decl], word: str) -> list[Completion]:
     opts = [d for d in decls if d.kind == "reading option" and d.container == word]
     if opts:
         return _items(opts)
-    enum = None
-    if an.program is not None:
-        st = {f.name: f.type for f in an.program.state}
-        st.update({p.name: p.type for p in an.program.params})
-        enum = st.get(word)
-    if isinstance(enum, EnumT):
-        return _items(d for d in decls if d.kind == "enum value" and d.container == enum.name)
+    enum = an.enums.get(word)
+    if enum is not None:
+        return _items(d for d in decls if d.kind == "enum value" and d.container == enum)
     return []
 
 

@@ -76,8 +76,9 @@ def _plain(cell: str) -> str:
 
 class Examples:
     """The grammar's rules, and their examples from the shipped specs, found once: parsing
-    every spec takes seconds, so `prime` does it on the checking thread, and a hover asked
-    before that quotes a line of a spec instead of waiting."""
+    every spec takes seconds, so the checking process does it (`examples(wait=True)`) and
+    `provide`s them to the server's; a hover asked before that quotes a line of a spec
+    instead of waiting."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
@@ -88,8 +89,9 @@ class Examples:
     def grammar() -> tuple[GrammarRule, ...]:
         return tuple(grammar_rules(grammar_path().read_text(encoding="utf-8")))
 
-    def prime(self) -> None:
-        self.examples(wait=True)
+    def provide(self, found: dict[str, tuple[str, str]]) -> None:
+        """Take the examples another process found (`examples(wait=True)` there)."""
+        self._examples = found
 
     def examples(self, wait: bool = False) -> dict[str, tuple[str, str]] | None:
         """Rule name -> (example, spec file); None until they are found (``wait``: find

@@ -1,18 +1,20 @@
 """The language server over stdio (pygls): the protocol's requests and notifications, answered
 by `analysis` and `lexical`.
 
-Checking a document takes from a fraction of a second to minutes (a 1 MB file), so it runs on
-one background thread: a document is checked when it opens and again once its text has not
-changed for a moment, the newest text only, and its diagnostics are published when that text
-is still the document's.  Requests never wait for it: they read the latest analysis (of a
-slightly older text while one is under way), and what needs no analysis (the outline, the
-meaning of a keyword) is read from the text as it is."""
+Checking a document takes from a fraction of a second to a minute (a 1 MB file), so it runs in
+a process of its own (`worker`): a document is checked when it opens and again once its text
+has not changed for a moment, the newest text only, and its diagnostics are published when
+that text is still the document's.  Requests never wait for it nor share an interpreter with
+it: they read the latest analysis (of a slightly older text while one is under way), and what
+needs no analysis (the outline, the meaning of a keyword) is read from the text as it is.
+
+Positions are in the units the client and the server agreed on (UTF-16 code units unless the
+client offers another encoding): converted from and to the code points the analyses count at
+the edge, by `lexical.Text`."""
 from __future__ import annotations
 
-import asyncio
 import logging
-import threading
-import time
+from bisect import bisect_right
 from pathlib import Path
 
 from lsprotocol import types as T
@@ -20,17 +22,16 @@ from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import JsonRPCRequestMessage, LanguageServerProtocol, default_converter
 
-from ..lang.sources import display
+from ..lang.sources import display, gc_paused
 from . import analysis as A
 from . import lexical
 from .reference import Examples
+from .worker import Worker, WorkerError
 
 log = logging.getLogger(__name__)
 
 # Seconds without a change before a document is checked again.
 DEBOUNCE = 0.3
-# A file of this many characters waits a second after opening before it is checked.
-LARGE = 500_000
 # The method a request whose parameters do not fit its method is answered by (with an error).
 INVALID = "rulebook/invalidRequest"
 
@@ -47,6 +48,8 @@ _SYMBOL_KINDS = {
     "field": T.SymbolKind.Field, "value": T.SymbolKind.EnumMember,
     "option": T.SymbolKind.EnumMember, "rule": T.SymbolKind.Key,
 }
+_SYMBOL_NUMBERS = {k: int(v) for k, v in _SYMBOL_KINDS.items()}
+_OBJECT = int(T.SymbolKind.Object)
 _COMPLETION_KINDS = {
     "local": T.CompletionItemKind.Variable, "state field": T.CompletionItemKind.Field,
     "record field": T.CompletionItemKind.Field, "param": T.CompletionItemKind.Constant,
@@ -79,23 +82,23 @@ class RulesProtocol(LanguageServerProtocol):
 
 
 def _converter():
-    """lsprotocol's converter, passing plain JSON through as it is (the outline of a large
-    file: see `document_symbol`)."""
+    """lsprotocol's converter, passing plain JSON through as it is (the outline and the
+    completions of a large file: see `document_symbol`)."""
     conv = default_converter()
     conv.register_unstructure_hook(dict, lambda d: d)
     return conv
 
 
 class RulesServer(LanguageServer):
-    """The server: the documents' latest analyses and the thread that makes them."""
+    """The server: the documents' latest analyses, and the process that makes them."""
 
     def __init__(self) -> None:
         super().__init__("rulebook", "0.1.0", protocol_cls=RulesProtocol,
                          converter_factory=_converter)
-        self.project = A.Project()
         self.examples = Examples()
         self.analyses: dict[str, A.Analysis] = {}
-        self.checker = CheckThread(self)
+        self.texts: dict[str, lexical.Text] = {}
+        self.worker = Worker(self)
 
     # ---- documents -------------------------------------------------------------------
 
@@ -105,6 +108,18 @@ class RulesServer(LanguageServer):
         if doc is None or not (uri.endswith(".rules") or doc.language_id == "rules"):
             return None
         return doc
+
+    def text(self, doc) -> lexical.Text:
+        """The document's text as it is now, its lines found once per version."""
+        t = self.texts.get(doc.uri)
+        if t is None or t.text is not doc.source:
+            t = self.texts[doc.uri] = lexical.Text(doc.source)
+        return t
+
+    def encoding(self) -> str:
+        """The position encoding agreed with the client ("utf-16" unless it chose another)."""
+        enc = self.workspace.position_encoding
+        return str(getattr(enc, "value", enc) or "utf-16")
 
     @staticmethod
     def doc_path(doc) -> Path | None:
@@ -122,18 +137,21 @@ class RulesServer(LanguageServer):
                 out[path] = doc.source
         return out
 
-    def analyse(self, uri: str):
-        """Check the document ``uri`` as it is now (on the checking thread)."""
+    # ---- checking --------------------------------------------------------------------
+
+    def job(self, uri: str):
+        """What the checking process needs to check ``uri`` as it is now; None when it is
+        closed."""
         doc = self.rules_document(uri)
         if doc is None:
             return None
-        version, text = doc.version, doc.source
-        an = self.project.analyse(self.doc_path(doc), self.doc_name(doc), text, self.buffers())
-        return version, an
+        path = self.doc_path(doc)
+        others = {p: t for p, t in self.buffers().items() if p != path}
+        return doc.version, path, self.doc_name(doc), doc.source, others
 
     def deliver(self, uri: str, version, an: A.Analysis) -> None:
-        """A finished analysis (on the server's loop): kept, and its diagnostics published
-        when the document has not changed since."""
+        """A finished analysis: kept, and its diagnostics published when the document has not
+        changed since (an older one's are dropped)."""
         doc = self.rules_document(uri)
         if doc is None:
             return
@@ -141,11 +159,19 @@ class RulesServer(LanguageServer):
             self.analyses[uri] = an
         if doc.version != version:
             return
-        diags = [T.Diagnostic(range=_range(d.range), message=d.message, source="rulebook",
+        enc = self.encoding()
+        here = self.text(doc)
+
+        def where(name: str, r):
+            idx = an.indexes.get(name)
+            return _range(lexical.Text(idx.text).range_to_units(r, enc) if idx else r)
+
+        diags = [T.Diagnostic(range=_range(here.range_to_units(d.range, enc)),
+                              message=d.message, source="rulebook",
                               severity=T.DiagnosticSeverity.Error,
                               related_information=[
                                   T.DiagnosticRelatedInformation(
-                                      T.Location(self.uri_of(an, f), _range(r)), m)
+                                      T.Location(A.uri_of(an, f), where(f, r)), m)
                                   for f, r, m in d.related] or None)
                  for d in an.diagnostics]
         self.text_document_publish_diagnostics(
@@ -153,77 +179,28 @@ class RulesServer(LanguageServer):
 
     def changed(self, uri: str, delay: float) -> None:
         """Check ``uri`` again, and every open document that reads it (one that extends it)."""
-        self.checker.start(asyncio.get_running_loop())
-        self.checker.request(uri, delay)
+        self.worker.request(uri, delay)
         doc = self.workspace.text_documents.get(uri)
         path = self.doc_path(doc) if doc is not None else None
         for other, an in list(self.analyses.items()):
             if other != uri and path is not None and path in an.paths.values():
-                self.checker.request(other, delay + DEBOUNCE)
-
-    def uri_of(self, an: A.Analysis, name: str) -> str:
-        if name == an.name and an.path is None:
-            return name
-        path = an.paths.get(name)
-        return (path if path is not None else Path(name).resolve()).as_uri()
+                self.worker.request(other, delay + DEBOUNCE)
 
     def analysis_of(self, uri: str) -> tuple[object, A.Analysis | None]:
         doc = self.rules_document(uri)
         return doc, (self.analyses.get(uri) if doc is not None else None)
 
+    def at(self, doc, position: T.Position) -> tuple[int, int]:
+        """A position of the client as a line and a column in code points."""
+        line = position.line
+        return line, self.text(doc).from_units(line, position.character, self.encoding())
 
-class CheckThread:
-    """The checking thread: one document at a time, the one whose text settled first; a
-    daemon, so that a long check never holds the server's exit."""
-
-    def __init__(self, server: RulesServer) -> None:
-        self.server = server
-        self.cond = threading.Condition()
-        self.due: dict[str, float] = {}
-        self.loop: asyncio.AbstractEventLoop | None = None
-        self.primed = False
-
-    def start(self, loop: asyncio.AbstractEventLoop) -> None:
-        if self.loop is None:
-            self.loop = loop
-            threading.Thread(target=self.run, name="rulebook-check", daemon=True).start()
-
-    def request(self, uri: str, delay: float) -> None:
-        with self.cond:
-            self.due[uri] = time.monotonic() + delay
-            self.cond.notify()
-
-    def next(self) -> str | None:
-        """The next document to check, once its time has come; None, first, to find the
-        examples of the keywords' hovers."""
-        with self.cond:
-            if not self.primed:
-                self.primed = True
-                return None
-            while True:
-                if not self.due:
-                    self.cond.wait()
-                    continue
-                uri, at = min(self.due.items(), key=lambda kv: kv[1])
-                now = time.monotonic()
-                if at > now:
-                    self.cond.wait(at - now)
-                    continue
-                del self.due[uri]
-                return uri
-
-    def run(self) -> None:
-        while True:
-            uri = self.next()
-            try:
-                if uri is None:
-                    self.server.examples.prime()
-                    continue
-                done = self.server.analyse(uri)
-                if done is not None:
-                    self.loop.call_soon_threadsafe(self.server.deliver, uri, *done)
-            except Exception:  # noqa: BLE001 - a failed check must not stop the thread
-                log.exception("checking %s failed", uri)
+    def location(self, an: A.Analysis, name: str, r) -> T.Location:
+        """A range of the file ``name`` of a document's chain, for the client."""
+        idx = an.indexes.get(name)
+        if idx is not None:
+            r = lexical.Text(idx.text).range_to_units(r, self.encoding())
+        return T.Location(A.uri_of(an, name), _range(r))
 
 
 def build() -> RulesServer:
@@ -236,10 +213,8 @@ def build() -> RulesServer:
 
     @ls.feature(T.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: RulesServer, params: T.DidOpenTextDocumentParams):
-        # A large file is checked after the requests an editor makes on opening it (the
-        # outline...): the check holds the interpreter half of the time while it runs.
         if ls.rules_document(params.text_document.uri) is not None:
-            ls.changed(params.text_document.uri, len(params.text_document.text) / LARGE)
+            ls.changed(params.text_document.uri, 0.0)
 
     @ls.feature(T.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: RulesServer, params: T.DidChangeTextDocumentParams):
@@ -254,17 +229,31 @@ def build() -> RulesServer:
     @ls.feature(T.TEXT_DOCUMENT_DID_CLOSE)
     def did_close(ls: RulesServer, params: T.DidCloseTextDocumentParams):
         uri = params.text_document.uri
+        ls.texts.pop(uri, None)
+        ls.worker.close(uri)
         if ls.analyses.pop(uri, None) is not None:
             ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri,
                                                                             diagnostics=[]))
 
+    @ls.feature(T.SHUTDOWN)
+    def shutdown(ls: RulesServer, params):
+        ls.worker.stop()
+
+    @ls.feature(T.EXIT)
+    def exit_(ls: RulesServer, params):
+        ls.worker.stop()
+
     @ls.feature(T.TEXT_DOCUMENT_HOVER)
-    def hover(ls: RulesServer, params: T.HoverParams):
+    async def hover(ls: RulesServer, params: T.HoverParams):
         doc, an = ls.analysis_of(params.text_document.uri)
         if doc is None:
             return None
-        p = params.position
-        text = A.hover(an, doc.source, p.line, p.character, ls.examples)
+        line, col = ls.at(doc, params.position)
+        d = A.hovered(an, line, col)
+        if d is not None:
+            text = A.describe(d, await ls.worker.english(params.text_document.uri, d))
+        else:
+            text = A.keyword_hover(ls.text(doc), line, col, ls.examples)
         if text is None:
             return None
         return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=text))
@@ -274,75 +263,94 @@ def build() -> RulesServer:
         doc, an = ls.analysis_of(params.text_document.uri)
         if an is None:
             return None
-        p = params.position
-        return [T.Location(ls.uri_of(an, f), _range(r))
-                for f, r in A.definition(an, p.line, p.character)] or None
+        line, col = ls.at(doc, params.position)
+        return [ls.location(an, f, r) for f, r in A.definition(an, line, col)] or None
+
+    async def ask(kind: str, *args):
+        try:
+            return await ls.worker.ask(kind, *args)
+        except (WorkerError, TimeoutError) as e:
+            raise JsonRpcInvalidParams(str(e) or "no answer in time") from None
 
     @ls.feature(T.TEXT_DOCUMENT_REFERENCES)
     async def references(ls: RulesServer, params: T.ReferenceParams):
         doc, an = ls.analysis_of(params.text_document.uri)
         if an is None or an.index is None:
             return None
-        p = params.position
-        family = await asyncio.to_thread(ls.project.family, an, ls.buffers())
-        return [T.Location(ls.uri_of(an, f), _range(r))
-                for f, r in A.references(an, family, p.line, p.character,
-                                         params.context.include_declaration)] or None
+        line, col = ls.at(doc, params.position)
+        found = await ask("references", params.text_document.uri, line, col,
+                          params.context.include_declaration, ls.buffers(), ls.encoding())
+        return [T.Location(u, _range(r)) for u, r in found] or None
 
     @ls.feature(T.TEXT_DOCUMENT_RENAME)
     async def rename(ls: RulesServer, params: T.RenameParams):
         doc, an = ls.analysis_of(params.text_document.uri)
         if an is None or an.index is None:
             raise JsonRpcInvalidParams("the document is not checked yet")
-        p = params.position
-        family = await asyncio.to_thread(ls.project.family, an, ls.buffers())
-        try:
-            edits = A.rename(an, family, p.line, p.character, params.new_name)
-        except A.Refused as e:
-            raise JsonRpcInvalidParams(str(e)) from None
+        line, col = ls.at(doc, params.position)
+        edits = await ask("rename", params.text_document.uri, line, col, params.new_name,
+                          ls.buffers(), ls.encoding())
         return T.WorkspaceEdit(changes={
-            ls.uri_of(an, f): [T.TextEdit(_range(r), params.new_name) for r in rs]
-            for f, rs in edits.items()})
+            u: [T.TextEdit(_range(r), params.new_name) for r in rs] for u, rs in edits.items()})
 
     @ls.feature(T.TEXT_DOCUMENT_COMPLETION, T.CompletionOptions(trigger_characters=["."]))
     def completion(ls: RulesServer, params: T.CompletionParams):
         doc, an = ls.analysis_of(params.text_document.uri)
         if doc is None:
             return None
-        p = params.position
-        items = [T.CompletionItem(label=c.label, kind=_COMPLETION_KINDS.get(c.kind),
-                                  detail=c.detail or c.kind,
-                                  documentation=c.doc or None)
-                 for c in A.completion(an, doc.source, p.line, p.character)]
-        return T.CompletionList(is_incomplete=False, items=items)
+        line, col = ls.at(doc, params.position)
+        # Plain JSON, as the outline: a large file offers thousands of names.
+        items = []
+        with gc_paused():
+            for c in A.completion(an, ls.text(doc), line, col):
+                item = {"label": c.label, "detail": c.detail or c.kind}
+                kind = _COMPLETION_KINDS.get(c.kind)
+                if kind is not None:
+                    item["kind"] = int(kind)
+                if c.doc:
+                    item["documentation"] = c.doc
+                items.append(item)
+        return {"isIncomplete": False, "items": items}
 
     @ls.feature(T.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     def document_symbol(ls: RulesServer, params: T.DocumentSymbolParams):
         doc = ls.rules_document(params.text_document.uri)
         if doc is None:
             return None
-        text = doc.source
-        lines = lexical.Lines(text)
+        text = ls.text(doc)
+        starts = text.starts
+        enc = ls.encoding()
+        plain = text.plain(enc)
 
         # Plain JSON, not lsprotocol's objects: a large file has thousands of symbols, and
         # building and converting the objects costs ten times the outline itself.
         def rng(a: int, b: int) -> dict:
-            (l0, c0), (l1, c1) = lines.position(a), lines.position(b)
+            l0, l1 = bisect_right(starts, a) - 1, bisect_right(starts, b) - 1
+            c0, c1 = a - starts[l0], b - starts[l1]
+            if not plain:
+                c0, c1 = text.to_units(l0, c0, enc), text.to_units(l1, c1, enc)
             return {"start": {"line": l0, "character": c0}, "end": {"line": l1, "character": c1}}
 
         def sym(s: lexical.Symbol) -> dict:
             out = {"name": s.name, "detail": s.kind,
-                   "kind": int(_SYMBOL_KINDS.get(s.kind, T.SymbolKind.Object)),
+                   "kind": _SYMBOL_NUMBERS.get(s.kind, _OBJECT),
                    "range": rng(s.start, s.end), "selectionRange": rng(s.name_start, s.name_end)}
             if s.children:
                 out["children"] = [sym(c) for c in s.children]
             return out
 
-        return [sym(s) for s in lexical.outline(text)]
+        # Without the cycle collector, which would scan the analyses kept for every new
+        # thousand dicts (a third of the time on a large file, once checked).
+        with gc_paused():
+            return [sym(s) for s in lexical.outline(text.text)]
 
     return ls
 
 
 def serve() -> None:
-    """Run the server on stdin and stdout until the client says exit."""
-    build().start_io()
+    """Run the server on stdin and stdout until the client says exit (or closes stdin)."""
+    ls = build()
+    try:
+        ls.start_io()
+    finally:
+        ls.worker.stop()

@@ -8,6 +8,7 @@ import os
 import re
 import sys
 import time
+from pathlib import Path
 
 import pytest
 import pytest_lsp
@@ -146,6 +147,56 @@ async def test_an_extension_is_checked_with_its_base_as_the_editor_holds_it(clie
     assert re.fullmatch(r".*base\.rules:4:36: unknown function 'lim'", e.message)
     assert e.related_information[0].location.uri == base
     assert e.related_information[0].location.range.start == T.Position(3, 35)
+
+
+ASTRAL = """game "astral";
+state { n: 0..5; }
+doc "🏰 🏰 tall" def tall(): bool = n > 2 and m;
+doc "🏰 wide" def wide(): bool = tall() or n == 0;
+"""
+
+
+def utf16(text: str, pattern: str) -> T.Position:
+    """`position`, its column in UTF-16 code units (the protocol's default)."""
+    p = position(text, pattern)
+    ln = text.split("\n")[p.line]
+    return T.Position(p.line, len(ln[:p.character].encode("utf-16-le")) // 2)
+
+
+async def test_columns_are_utf16_code_units(client, tmp_path):
+    # Each castle is one character and two UTF-16 code units: every column after it differs.
+    u = uri(tmp_path / "astral.rules")
+    open_doc(client, u, ASTRAL)
+    (d,) = await published(client, u)
+    assert d.message == "unknown name 'm'"
+    assert d.range.start == utf16(ASTRAL, r"and (m);")
+    assert d.range.start.character == position(ASTRAL, r"and (m);").character + 2
+    where = T.TextDocumentIdentifier(u)
+    call = utf16(ASTRAL, r"= (tall)\(\) or")
+    assert "def tall(): bool" in await hover_text(client, u, call)
+    (loc,) = await client.text_document_definition_async(T.DefinitionParams(where, call))
+    assert loc.range.start == utf16(ASTRAL, r"def (tall)")
+    refs = await client.text_document_references_async(T.ReferenceParams(
+        text_document=where, position=call, context=T.ReferenceContext(include_declaration=True)))
+    assert sorted((r.range.start.line, r.range.start.character) for r in refs) == \
+        [(2, utf16(ASTRAL, r"def (tall)").character), (3, call.character)]
+    syms = await client.text_document_document_symbol_async(T.DocumentSymbolParams(where))
+    wide = next(s for s in syms if s.name == "wide")
+    assert wide.selection_range.start == utf16(ASTRAL, r"def (wide)")
+    assert wide.selection_range.end.character == wide.selection_range.start.character + 4
+
+
+async def test_text_converts_columns_between_encodings():
+    from solver.lsp.lexical import Text
+    t = Text("ab\n\U0001F3F0x\u00e9y\n")
+    # Line 1: a castle (2 UTF-16 units, 4 UTF-8 bytes), x, e-acute (1 unit, 2 bytes), y.
+    assert [t.to_units(1, c, "utf-16") for c in range(5)] == [0, 2, 3, 4, 5]
+    assert [t.to_units(1, c, "utf-8") for c in range(5)] == [0, 4, 5, 7, 8]
+    assert [t.from_units(1, u, "utf-16") for u in (0, 2, 3, 4, 5)] == [0, 1, 2, 3, 4]
+    assert t.from_units(1, 1, "utf-16") == 1  # inside the castle: the character after it
+    assert t.to_units(0, 2, "utf-16") == 2 and t.plain("utf-32")
+    assert Text("ab\ncd").plain("utf-16") and not t.plain("utf-16")
+    assert Text("caf\u00e9").plain("utf-16") and not Text("caf\u00e9").plain("utf-8")
 
 
 # ---- hover ----------------------------------------------------------------------------------
@@ -364,19 +415,23 @@ class Raw:
         await self.send(json.dumps({"jsonrpc": "2.0", "id": msg_id, "method": method,
                                     "params": params}).encode())
 
+    async def message(self) -> dict:
+        """The next message of the server."""
+        length = 0
+        while True:
+            line = await asyncio.wait_for(self.proc.stdout.readline(), 60)
+            if not line:
+                raise AssertionError("the server closed its output")
+            if line.lower().startswith(b"content-length:"):
+                length = int(line.split(b":")[1])
+            if line in (b"\r\n", b"\n"):
+                break
+        return json.loads(await self.proc.stdout.readexactly(length))
+
     async def response(self, msg_id) -> dict:
         """The response to ``msg_id`` (skipping notifications and other responses)."""
         while True:
-            length = 0
-            while True:
-                line = await asyncio.wait_for(self.proc.stdout.readline(), 60)
-                if not line:
-                    raise AssertionError("the server closed its output")
-                if line.lower().startswith(b"content-length:"):
-                    length = int(line.split(b":")[1])
-                if line in (b"\r\n", b"\n"):
-                    break
-            msg = json.loads(await self.proc.stdout.readexactly(length))
+            msg = await self.message()
             if msg.get("id") == msg_id:
                 return msg
 
@@ -414,6 +469,127 @@ async def test_malformed_requests_get_error_responses():
             await proc.wait()
 
 
+# ---- the server's own process and its checking process ------------------------------------
+
+PROC = Path("/proc")
+on_linux = pytest.mark.skipif(not (PROC / "self" / "stat").is_file(),
+                              reason="reads processes' CPU time and parents from /proc")
+
+
+def stat(pid: int) -> list[str] | None:
+    """The fields of /proc/<pid>/stat after the command (state first); None once it is gone."""
+    try:
+        return (PROC / str(pid) / "stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+
+
+def cpu(pid: int) -> float:
+    """The CPU seconds the process ``pid`` has used, its threads' and not its children's."""
+    f = stat(pid)
+    return (int(f[11]) + int(f[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def alive(pid: int) -> bool:
+    f = stat(pid)
+    return f is not None and f[0] not in "ZX"
+
+
+def children(pid: int) -> list[int]:
+    out = []
+    for d in PROC.iterdir():
+        if d.name.isdigit():
+            f = stat(int(d.name))
+            if f is not None and int(f[1]) == pid and f[0] not in "ZX":
+                out.append(int(d.name))
+    return out
+
+
+async def start_raw() -> Raw:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "solver", "lsp", cwd=ROOT, env=ENV, stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=2 ** 24)
+    raw = Raw(proc)
+    await raw.request(0, "initialize", {"processId": None, "rootUri": None, "capabilities": {}})
+    await raw.response(0)
+    await raw.send(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}')
+    return raw
+
+
+async def open_raw(raw: Raw, u: str, text: str) -> None:
+    await raw.send(json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
+        "textDocument": {"uri": u, "languageId": "rules", "version": 1, "text": text}}}).encode())
+
+
+async def gone(pid: int, timeout: float = 20) -> bool:
+    end = time.monotonic() + timeout
+    while alive(pid) and time.monotonic() < end:
+        await asyncio.sleep(0.05)
+    return not alive(pid)
+
+
+@on_linux
+async def test_the_checking_process_ends_with_the_server(tmp_path):
+    path = tmp_path / "broken.rules"
+    for how in ("exit", "kill"):
+        raw = await start_raw()
+        try:
+            await open_raw(raw, uri(path), BROKEN)
+            if how == "exit":
+                # Diagnostics come from the checking process, a child of the server.
+                while True:
+                    msg = await raw.message()
+                    if msg.get("method") == "textDocument/publishDiagnostics":
+                        break
+                assert len(msg["params"]["diagnostics"]) == 3
+            # The checking process (and multiprocessing's resource tracker, which spawning
+            # starts): none may outlive the server.
+            end = time.monotonic() + 30
+            while not any("spawn_main" in (PROC / str(k) / "cmdline").read_text()
+                          for k in children(raw.proc.pid)):
+                assert time.monotonic() < end, "no checking process"
+                await asyncio.sleep(0.05)
+            kids = children(raw.proc.pid)
+            if how == "exit":
+                await raw.request(1, "shutdown", None)
+                assert "error" not in await raw.response(1)
+                await raw.send(b'{"jsonrpc": "2.0", "method": "exit"}')
+                assert await asyncio.wait_for(raw.proc.wait(), 30) == 0
+            else:
+                # A server killed outright: its checking process sees the pipe close.
+                raw.proc.kill()
+                await raw.proc.wait()
+            for k in kids:
+                assert await gone(k), (how, k, stat(k))
+        finally:
+            if raw.proc.returncode is None:
+                raw.proc.kill()
+                await raw.proc.wait()
+
+
+async def test_only_the_newest_text_gets_diagnostics(tmp_path):
+    # Three versions in quick succession: the first is being checked when the others come,
+    # the second waits and is replaced by the third; only the third's diagnostics are
+    # published (the first's result comes back stale and is dropped).
+    u = uri(tmp_path / "edits.rules")
+    raw = await start_raw()
+    try:
+        await open_raw(raw, u, BROKEN)
+        for version, text in ((2, BROKEN.replace("x + m", "x + n")), (3, BASE)):
+            await raw.send(json.dumps({"jsonrpc": "2.0", "method": "textDocument/didChange",
+                                       "params": {"textDocument": {"uri": u, "version": version},
+                                                  "contentChanges": [{"text": text}]}}).encode())
+        published = []
+        while not published or published[-1]["version"] != 3:
+            msg = await raw.message()
+            if msg.get("method") == "textDocument/publishDiagnostics":
+                published.append(msg["params"])
+        assert published == [{"uri": u, "version": 3, "diagnostics": []}]
+    finally:
+        raw.proc.kill()
+        await raw.proc.wait()
+
+
 def big_spec(size: int) -> str:
     """A valid spec of ``size`` bytes or more: one state field and thousands of defs."""
     lines = ['game "big";', "state { n: 0..9; }"]
@@ -426,44 +602,47 @@ def big_spec(size: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-async def test_a_1mb_file_is_answered_at_once(tmp_path):
-    # A server of its own, spoken to in raw JSON-RPC: what is timed is the server's answer,
-    # not a client library turning 13,000 symbols into objects.
+@on_linux
+async def test_a_1mb_file_is_answered_within_a_second_of_cpu(tmp_path):
+    # A server of its own, spoken to in raw JSON-RPC: what is measured is the server's
+    # handling (reading the request, answering, writing 3 MB of outline), as the CPU time of
+    # its process, which the check (in its child process, tens of seconds on a 1 MB file)
+    # does not count in.  The wall time also counts the client's reading and a machine's
+    # load: it is only bounded loosely.
     text = big_spec(1_000_000)
     u = uri(tmp_path / "big.rules")
     last = len(text.split("\n")) - 2
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "solver", "lsp", cwd=ROOT, env=ENV, stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.DEVNULL, limit=2 ** 24)
-    raw = Raw(proc)
-    times = {}
+    doc = {"textDocument": {"uri": u}}
+    raw = await start_raw()
+    cpus, walls = {}, {}
 
     async def timed(what: str, msg_id: int, method: str, params) -> dict:
-        t0 = time.perf_counter()
+        c0, t0 = cpu(raw.proc.pid), time.perf_counter()
         await raw.request(msg_id, method, params)
         got = await raw.response(msg_id)
-        times[what] = time.perf_counter() - t0
+        cpus[what], walls[what] = cpu(raw.proc.pid) - c0, time.perf_counter() - t0
         return got["result"]
 
     try:
-        await raw.request(1, "initialize", {"processId": None, "rootUri": None,
-                                            "capabilities": {}})
+        await open_raw(raw, u, text)
+        # Answered once the document is read (the server reads its messages in order).
+        await raw.request(1, "textDocument/hover", {**doc, "position": {"line": 0, "character": 0}})
         await raw.response(1)
-        await raw.send(b'{"jsonrpc": "2.0", "method": "initialized", "params": {}}')
-        await raw.send(json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {
-            "textDocument": {"uri": u, "languageId": "rules", "version": 1, "text": text}}})
-            .encode())
-        doc = {"textDocument": {"uri": u}}
         syms = await timed("outline", 2, "textDocument/documentSymbol", doc)
         assert len(syms) == last and syms[-1]["name"] == f"f{last - 2}"
+        assert syms[-1]["selectionRange"]["start"] == {"line": last, "character": 4}
         h = await timed("hover", 3, "textDocument/hover",
                         {**doc, "position": {"line": last, "character": 2}})
         assert "def_decl" in h["contents"]["value"]
         items = await timed("completion", 4, "textDocument/completion",
                             {**doc, "position": {"line": last, "character": 0}})
         assert "forall" in {i["label"] for i in items["items"]}
-        print("1 MB file, seconds:", {k: round(v, 3) for k, v in times.items()})
-        assert max(times.values()) < 5
+        await timed("definition", 5, "textDocument/definition",
+                    {**doc, "position": {"line": last, "character": 5}})
+        print("1 MB file, server CPU seconds:", {k: round(v, 3) for k, v in cpus.items()},
+              "wall:", {k: round(v, 3) for k, v in walls.items()})
+        assert max(cpus.values()) < 1.0, cpus
+        assert max(walls.values()) < 10, walls
     finally:
-        proc.kill()
-        await proc.wait()
+        raw.proc.kill()
+        await raw.proc.wait()
