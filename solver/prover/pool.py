@@ -49,7 +49,8 @@ def forked(fn, shares: list, say, meanwhile=None) -> list:
 
         def child(share=share, send=send, j=j):
             try:
-                send.send(("ok", fn(share, say=lambda m: say(f"[{j + 1}/{len(shares)}] {m}"))))
+                send.send(("ok", fn(share, say=lambda m, **k: say(
+                    f"[{j + 1}/{len(shares)}] {m}", **k))))
             except BaseException as e:   # noqa: BLE001 - reported to the parent
                 send.send(("error", f"{type(e).__name__}: {e}"))
             finally:
