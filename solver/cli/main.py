@@ -85,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Solve one puzzle (a JSON object) or a JSON list of puzzles; "
                        "answers come back as one object or a list in the same order.  Every "
                        "answer of the z3 backend is replayed in the interpreter before it is "
-                       "shown.  A solver that gives up answers \"unknown\", never \"impossible\".")
+                       "shown.  A solver that gives up answers \"unknown\", never \"impossible\".  "
+                       "Stopped by --time-limit or Ctrl-C, it prints the answers found so "
+                       "far, a puzzle not finished answering {\"stopped\": WHY}.")
     p.add_argument("file", help="a JSON puzzle file ('-' for stdin)")
     p.add_argument("--backend", choices=["search", "z3"], default=None,
                    help="search: exhaustive interpreter search (default, faster on these "
@@ -98,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "solution reaches (the start state when there is none); the cells the last "
                    "move shows are highlighted")
     p.add_argument("--json", action="store_true", help="print compact JSON (default: indented)")
+    _long_args(p)
 
     p = sub.add_parser("prove", help="prove the spec's invariants",
                        description="Prove each invariant: 'inductive' (1-induction, jointly), "
@@ -172,6 +175,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "Exit 1 when any example is contradicted.")
     _game_args(p, players=False)
     p.add_argument("--example", help="only this example")
+    _long_args(p)
 
     p = sub.add_parser("ambiguities", help="find where two readings of a rule disagree",
                        description="For each ambiguous rule (a `reading`) and each pair of its "
@@ -203,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--games", type=int, default=1)
     p.add_argument("--trace", action="store_true", help="print every move of the first game")
+    _long_args(p)
 
     p = sub.add_parser("docs", help="build the documentation site (Sphinx)",
                        description="Build the Sphinx site of docs/ (game pages generated from "
@@ -298,6 +303,11 @@ def _say_stopped(say, stop) -> None:
           file=sys.stderr, flush=True)
 
 
+def _reason(stop) -> str:
+    from ..lang.errors import stop_reason
+    return stop_reason(stop)
+
+
 def _stopped_status(stop, status: int = 0) -> int:
     """The exit status of a run stopped by ``stop`` (None: not stopped) whose partial answer
     alone would give ``status``: a failure found (1) stays; else 4 for the time limit, 130
@@ -329,10 +339,6 @@ def _emit(obj, as_json: bool, text: str) -> None:
         print(json.dumps(obj, ensure_ascii=False))
     else:
         print(text)
-
-
-def _progress(msg: str) -> None:
-    print(f"  .. {msg}", file=sys.stderr, flush=True)
 
 
 # ---- commands ---------------------------------------------------------------------------
@@ -436,17 +442,34 @@ def cmd_moves(args) -> int:
 
 
 def cmd_solve(args) -> int:
+    from ..lang.errors import stop_reason
     from ..queries.puzzles import DEFAULT_BACKEND, solve
+    from .progress import time_limit
     data, text = _read_json(args.file)
     backend = args.backend or DEFAULT_BACKEND
     many = isinstance(data, list)
     items = data if many else [data]
     answers = []
-    for i, obj in enumerate(items):
-        where = f"{args.file}[{i}]" if many else args.file
-        with _located_in(args.file, text):
-            answers.append(solve(obj, backend, int(args.timeout * 1000), where,
-                                 None if args.json else _progress))
+    say = _reporter(args)
+    stop = None
+    try:
+        with time_limit(args.time_limit):
+            for i, obj in enumerate(items):
+                where = f"{args.file}[{i}]" if many else args.file
+                if say is not None and many:
+                    say("puzzles solved", done=i, total=len(items))
+                with _located_in(args.file, text):
+                    answers.append(solve(obj, backend, int(args.timeout * 1000), where, say))
+    except KeyboardInterrupt as e:
+        stop = e
+        answers += [{"stopped": stop_reason(e)}] * (len(items) - len(answers))
+        _say_stopped(say, e)
+    if say is not None:
+        say.clear()
+    if stop is not None:
+        result = answers if many else answers[0]
+        print(json.dumps(result, ensure_ascii=False, indent=None if args.json else 2))
+        return _stopped_status(stop)
     if args.svg:
         from ..queries.puzzles import prepare
         from ..render.render import render_svg
@@ -505,9 +528,20 @@ def cmd_prove(args) -> int:
 
 
 def cmd_examples(args) -> int:
-    from ..queries.examples import run_examples
-    res = run_examples(args.game, tuple(args.variant), args.example)
-    if args.example and not res:
+    from ..queries.examples import each_example
+    from .progress import time_limit
+    say = _reporter(args)
+    res, stop = [], None
+    try:
+        with time_limit(args.time_limit):
+            for r in each_example(args.game, tuple(args.variant), args.example, say):
+                res.append(r)
+    except KeyboardInterrupt as e:
+        stop = e
+        _say_stopped(say, e)
+    if say is not None:
+        say.clear()
+    if args.example and not res and stop is None:
         raise InputError(f"{args.game} has no example named {args.example!r}")
     if args.json:
         print(json.dumps([r.as_json() for r in res], ensure_ascii=False))
@@ -519,7 +553,10 @@ def cmd_examples(args) -> int:
                 mark = "ok " if o.ok else "NO "
                 print(f"   {mark} {o.text}   computed {json.dumps(o.computed)}, "
                       f"book {json.dumps(o.book)}")
-    return 0 if all(r.confirmed for r in res) else EXIT_CONTRADICTED
+        if stop is not None:
+            print(f"stopped after {len(res)} example(s); the others were not checked")
+    status = 0 if all(r.confirmed for r in res) else EXIT_CONTRADICTED
+    return _stopped_status(stop, status)
 
 
 def cmd_ambiguities(args) -> int:
@@ -583,22 +620,41 @@ def cmd_play(args) -> int:
     players = list(range(g.p.param_values.get("players", 0)))
     games = []
     t0 = time.perf_counter()
-    for i in range(args.games):
-        if args.trace and i == 0:
-            st, n, moves = _traced_playout(g, rng)
-            for k, m in enumerate(moves, 1):
-                print(f"{k:5d}  {json.dumps(m)}", file=sys.stderr if args.json else sys.stdout)
-        else:
-            st, n = g.playout(rng)
-        games.append({"moves": n,
-                      "scores": [score(st, p) for p in players] if score else None,
-                      "winners": [p for p in players if win(st, p)] if win else None})
-    dt = time.perf_counter() - t0
+    say = _reporter(args)
+    stop = None
+    from .progress import time_limit
+    try:
+        with time_limit(args.time_limit):
+            for i in range(args.games):
+                if say is not None and args.games > 1:
+                    say("games played", done=i, total=args.games)
+                if args.trace and i == 0:
+                    st, n, moves = _traced_playout(g, rng)
+                    for k, m in enumerate(moves, 1):
+                        print(f"{k:5d}  {json.dumps(m)}",
+                              file=sys.stderr if args.json else sys.stdout)
+                else:
+                    st, n = g.playout(rng)
+                games.append({"moves": n,
+                              "scores": [score(st, p) for p in players] if score else None,
+                              "winners": [p for p in players if win(st, p)] if win else None})
+    except KeyboardInterrupt as e:
+        stop = e
+        _say_stopped(say, e)
+    if say is not None:
+        say.clear()
+    dt = max(time.perf_counter() - t0, 1e-9)
     summary = {"game": g.name, "players": len(players), "seed": args.seed, "games": games,
-               "seconds": round(dt, 3), "games_per_second": round(len(games) / dt, 1)}
+               "seconds": round(dt, 3), "games_per_second": round(len(games) / dt, 1),
+               **({"stopped": _reason(stop), "asked": args.games} if stop else {})}
     if args.json:
         print(json.dumps(summary))
-        return 0
+        return _stopped_status(stop)
+    if stop is not None:
+        print(f"stopped ({_reason(stop)}) after {len(games)} of {args.games} games; "
+              f"the figures below are of those {len(games)}")
+    if not games:
+        return _stopped_status(stop)
     for i, gm in enumerate(games):
         print(f"game {i + 1}: {gm['moves']} moves; scores {gm['scores']}; "
               f"winner(s) {gm['winners']}")
@@ -607,7 +663,7 @@ def cmd_play(args) -> int:
         mean = [round(sum(gm["scores"][p] for gm in games) / len(games), 1) for p in players]
         print(f"wins per player {wins}; mean scores {mean}")
     print(f"({len(games)} game(s) in {dt:.2f} s, {len(games) / dt:.1f} games/s)")
-    return 0
+    return _stopped_status(stop)
 
 
 def _traced_playout(g, rng):

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from ..engine.game import Game, load_game
 from ..lang.errors import RulebookError
+from ..lang.progress import reporter
 from ..lang.types import IntT, leaf_count
 from .embed import present
 from .readings import Ambiguity, examples_first, pair_ambiguity, reading_pairs, variants_of
@@ -106,8 +107,8 @@ def ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_000,
     searched upward from the smallest sizes (the parameters in ``pinned`` keep the game's
     values): see the module's docstring.  ``where`` (a `Climb`) is kept up to date, for a
     caller stopped part-way; ``deadline`` (a `time.monotonic()` instant) bounds every z3
-    query, past it `TimeUp`."""
-    say = progress or (lambda m: None)
+    query, past it `TimeUp`.  ``progress``: see `lang.progress`."""
+    say = reporter(progress)
     where = where if where is not None else Climb()
     pairs = reading_pairs(game, only)
     where.total = len(pairs)
@@ -115,7 +116,7 @@ def ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_000,
     ladder = Ladder.of(game, pinned)
     for k, (r, a, b) in enumerate(pairs):
         where.pair, where.tried = (r.name, a, b), []
-        say(f"reading pairs", done=k, total=len(pairs))
+        say("reading pairs", done=k, total=len(pairs))
         step = 0
         while True:
             params = ladder.at(step)
@@ -162,4 +163,5 @@ def _shown(game: Game, amb: Ambiguity, small: dict, own: dict, sizes: list) -> A
         except (RulebookError, StopIteration):
             continue
     amb.params = dict(small)
+    amb.note = f"shown where found: it does not carry over to {scope(own)}"
     return amb

@@ -13,6 +13,7 @@ import z3
 from ..engine import domains as dz
 from ..lang import ir
 from ..lang.errors import EvalError, RulebookError, TimeUp
+from ..lang.progress import reporter
 from ..engine.evaluate import Refused
 from ..engine.game import Game, Move, load_game
 from ..engine.symbolic import Unknown, check, leaves, make_solver, state_size
@@ -40,6 +41,7 @@ class Ambiguity:
     params: dict | None = None    # the parameters the witness holds under, when not the game's
     searched_on: dict | None = None   # where a presented witness was found (`embed.present`)
     tried: list = field(default_factory=list)   # parameters searched with no witness first
+    note: str = ""                # a word on its scope (a witness that does not carry over)
     # The witness for the layers above to draw (`render.witness`): its state, in ``game`` (the
     # game under reading ``a``), and whether the drawing marks the move's squares (a solver's
     # or a presented witness; one met in an example is drawn unmarked).
@@ -54,7 +56,8 @@ class Ambiguity:
                 "minimal": self.minimal, "fields": self.fields, "state": self.state_json,
                 **({"params": self.params} if self.params is not None else {}),
                 **({"searched_on": self.searched_on} if self.searched_on is not None else {}),
-                **({"tried": self.tried} if self.tried else {})}
+                **({"tried": self.tried} if self.tried else {}),
+                **({"note": self.note} if self.note else {})}
 
 
 def find_ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_000,
@@ -229,7 +232,7 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
     disagree, by z3: found False when there is none, None when z3 gave up.  Each z3 query
     gets ``timeout_ms``, and none runs past ``deadline`` (a `time.monotonic()` instant, where
     `TimeUp` is raised); ``say`` hears what it is doing."""
-    say = say or (lambda m: None)
+    say = reporter(say)
     say(f"{reading}: {a} vs {b}: building the symbolic moves")
     t = ga.state_type
     fresh = dz.Fresh("w_")

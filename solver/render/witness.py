@@ -51,6 +51,8 @@ def scope_text(amb: Ambiguity) -> str:
         lines.append(f"on {fmt(amb.params)}")
     if amb.searched_on and amb.searched_on != amb.params:
         lines.append(f"found on {fmt(amb.searched_on)}, replayed on the parameters above")
+    if amb.note:
+        lines.append(amb.note)
     if amb.tried:
         lines.append("no witness on " + "; ".join(fmt(t) for t in amb.tried))
     return "".join(f"\n  {ln}" for ln in lines)
