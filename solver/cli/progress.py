@@ -7,10 +7,12 @@ keeps one line up to date; elsewhere (a log, a pipe, a test) it prints one line 
 a count at most every ``every`` seconds (the first and the last always).
 
 `time_limit` stops the work after some seconds by raising `TimeUp` where the work is, as a
-Ctrl-C would: whoever keeps partial results on Ctrl-C keeps them then too."""
+Ctrl-C would (and makes Ctrl-C itself safe to raise): whoever keeps partial results on Ctrl-C
+keeps them then too."""
 from __future__ import annotations
 
 import contextlib
+import os
 import shutil
 import signal
 import sys
@@ -93,18 +95,55 @@ def elapsed(seconds: float) -> str:
 
 @contextlib.contextmanager
 def time_limit(seconds: float | None):
-    """Raise `TimeUp` in the main thread after ``seconds`` (None: no limit).  Where there is
-    no interval timer (Windows) the limit is left to the work's own deadlines."""
-    if seconds is None or not hasattr(signal, "setitimer"):
+    """Stop the work in the main thread after ``seconds`` (None: no limit) with `TimeUp`, and
+    on Ctrl-C with KeyboardInterrupt, both raised only where Python code of the project is
+    running: one raised inside z3's Python API (most often while ctypes converts an
+    argument) would come out as a ctypes error, or leave z3 mid-call; it is raised a few
+    milliseconds later instead, once the work is back in its own code.  Where there is no
+    interval timer (Windows) the limit is left to the work's own deadlines."""
+    if not hasattr(signal, "setitimer"):
         yield
         return
-
-    def ring(signum, frame):
-        raise TimeUp(seconds)
-    old = signal.signal(signal.SIGALRM, ring)
-    signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
+    stopper = _Stopper(seconds)
+    old_alarm = signal.signal(signal.SIGALRM, stopper.on_alarm)
+    old_int = signal.signal(signal.SIGINT, stopper.on_int)
+    if seconds is not None:
+        signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
     try:
         yield
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.signal(signal.SIGALRM, old_alarm)
+        signal.signal(signal.SIGINT, old_int)
+
+
+# Seconds between two tries at raising a stop that landed inside z3's Python API.
+RETRY_S = 0.005
+
+
+class _Stopper:
+    """The signal handlers of `time_limit`."""
+
+    def __init__(self, seconds: float | None):
+        self.seconds = seconds
+        self.pending: BaseException | None = None
+
+    def on_alarm(self, signum, frame):
+        self._raise(self.pending or TimeUp(self.seconds), frame)
+
+    def on_int(self, signum, frame):
+        self._raise(KeyboardInterrupt(), frame)
+
+    def _raise(self, exc: BaseException, frame):
+        if frame is not None and _in_z3(frame):
+            self.pending = exc
+            signal.setitimer(signal.ITIMER_REAL, RETRY_S)
+            return
+        self.pending = None
+        raise exc
+
+
+def _in_z3(frame) -> bool:
+    """Whether ``frame`` is code of the z3 package (its Python API around the C library)."""
+    name = frame.f_code.co_filename
+    return f"{os.sep}z3{os.sep}" in name

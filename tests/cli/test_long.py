@@ -6,13 +6,10 @@ from __future__ import annotations
 import io
 import json
 import os
-import signal
-import subprocess
-import sys
-import time
 
-from conftest import FIXTURES, ROOT, run_cli
+from conftest import FIXTURES, run_cli
 from solver.cli.progress import Progress, count_text
+from support.interrupt import interrupt
 
 LADDER = {"RULEBOOK_SPECS": str(FIXTURES)}
 
@@ -141,26 +138,8 @@ def test_play_time_limit_keeps_the_games_played():
     assert "stopped (time limit of 2 s) after " in t.stdout and " of 100000 games" in t.stdout
 
 
-def _interrupt(args: list, after: str, env=None, timeout=120):
-    """Run the CLI, send SIGINT once a stderr line holds ``after``; (status, stdout, stderr)."""
-    e = dict(os.environ, PYTHONPATH=str(ROOT), **(env or {}))
-    p = subprocess.Popen([sys.executable, "-m", "solver", *args], cwd=ROOT, env=e, text=True,
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    err = []
-    t0 = time.monotonic()
-    for line in p.stderr:
-        err.append(line)
-        if after in line:
-            time.sleep(1)
-            p.send_signal(signal.SIGINT)
-            break
-        assert time.monotonic() - t0 < timeout, "".join(err)
-    out, rest = p.communicate(timeout=timeout)
-    return p.returncode, out, "".join(err) + rest
-
-
 def test_ctrl_c_keeps_the_games_played():
-    code, out, err = _interrupt(["play", "les-5-tours", "--games", "100000", "--json",
+    code, out, err = interrupt(["play", "les-5-tours", "--games", "100000", "--json",
                                  "--progress"], "games played")
     assert code == 130, err
     got = json.loads(out)
