@@ -27,7 +27,7 @@ Errors in a rules file or an input are reported as FILE:LINE:COL (or the input f
 exit status 2.
 
 Long commands (prove, ambiguities, solve, examples, play) say on stderr what they are doing
-and how far they are (off under --json unless --progress).  Stopped by Ctrl-C or by their
+and how far they are (when stderr is a terminal and not under --json, or with --progress).  Stopped by Ctrl-C or by their
 --time-limit, they print what they found so far and say what it covers (the parameters, the
 depth, how many of the paths or games); the exit status is then 130 (Ctrl-C) or 4 (time
 limit), unless the partial answer is already a failure (a refuted invariant, a contradicted
@@ -51,7 +51,7 @@ def _long_args(p: argparse.ArgumentParser, time_limit: bool = True) -> None:
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="say on stderr what the command is doing and how far it is: one "
                    "line kept up to date on a terminal, a line every few seconds otherwise "
-                   "(default: on, but off under --json)")
+                   "(default: on when stderr is a terminal, except under --json)")
     if time_limit:
         p.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
                        help="stop after this many seconds and print what was found so far, "
@@ -226,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except RulebookError as e:
+        _clear_status_line()
         print(f"rulebook: {e.headline()}", file=sys.stderr)
         ctx = e.context()
         if ctx:
@@ -234,14 +235,21 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `rulebook ... | head`
         return 0
     except KeyboardInterrupt:
+        _clear_status_line()
         print("rulebook: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as e:
         if not _out_of_memory(e):
             raise
         print(f"rulebook {args.command}: out of memory; try smaller game parameters "
               f"(--param, e.g. a smaller board) where the command takes them", file=sys.stderr)
         return EXIT_OUT_OF_MEMORY
+
+
+def _clear_status_line() -> None:
+    """Take a progress line off the terminal before an error is printed."""
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\x1b[K")
 
 
 def _out_of_memory(e: BaseException) -> bool:
@@ -290,7 +298,7 @@ def _reporter(args):
     """The progress printer the command's flags ask for (`Progress`), or None."""
     from .progress import Progress
     on = args.progress if getattr(args, "progress", None) is not None \
-        else not getattr(args, "json", False)
+        else sys.stderr.isatty() and not getattr(args, "json", False)
     return Progress() if on else None
 
 
@@ -560,7 +568,7 @@ def cmd_examples(args) -> int:
 
 
 def cmd_ambiguities(args) -> int:
-    from ..lang.errors import stop_reason
+    from ..lang.errors import TimeUp, stop_reason
     from ..queries.ascent import Climb, ambiguities, scope
     from ..queries.readings import reading_pairs
     from ..render.witness import witness_svg, witness_text
@@ -586,7 +594,8 @@ def cmd_ambiguities(args) -> int:
                         say.clear()
                     print(witness_text(r) + "\n", flush=True)
     except KeyboardInterrupt as e:
-        stop = e
+        # The search's own deadline raises a TimeUp that does not know the limit.
+        stop = TimeUp(args.time_limit) if isinstance(e, TimeUp) else e
     if say is not None:
         say.clear()
     left = reading_pairs(g, args.reading)[len(found):]

@@ -32,7 +32,7 @@ def model_check(game: Game, invs: list[ir.Invariant], options: ProveOptions,
     try:
         u = unroll(game, init, depth, None, prefix="b", deadline=deadline)
     except Unknown:
-        raise TimeUp() from None      # only the deadline makes the unrolling give up
+        raise TimeUp(options.time_limit_s) from None   # only the deadline makes it give up
     for n, inv in enumerate(invs):
         say(f"bounded model checking to depth {depth}: invariants checked", done=n,
             total=len(invs), note=inv.name)
@@ -50,7 +50,7 @@ def model_check(game: Game, invs: list[ir.Invariant], options: ProveOptions,
                           min(deadline, time.monotonic() + timeout_ms / 1000))
         except Unknown:
             if deadline is not None and time.monotonic() >= deadline - 0.05:
-                raise TimeUp() from None
+                raise TimeUp(options.time_limit_s) from None
             out.append(Result(inv.name, kind, "unknown", depth, "z3 gave up",
                               seconds=time.perf_counter() - start))
             continue
