@@ -144,3 +144,18 @@ def test_ctrl_c_keeps_the_games_played():
     assert code == 130, err
     got = json.loads(out)
     assert got["stopped"] == "interrupted" and 0 < len(got["games"]) < 100000
+
+
+def test_solve_says_how_far_an_exhaustive_search_is(tmp_path):
+    """A `tallest` Towers puzzle (no `bound:`, so exhaustive): the first moves explored, out of
+    how many; nothing on stderr under --json without --progress, and the same answer."""
+    from conftest import GOLDEN
+    case = json.loads((GOLDEN / "towers" / "tallest_bar_and_cube.json").read_text())
+    f = tmp_path / "tallest.json"
+    f.write_text(json.dumps(case["input"]))
+    r = run_cli("solve", str(f), "--json", "--progress")
+    assert r.returncode == 0, r.stderr
+    assert "search: first moves explored: 0/24 (0%)" in r.stderr
+    q = run_cli("solve", str(f), "--json")
+    assert q.stderr == "" and json.loads(q.stdout) == json.loads(r.stdout)
+    assert json.loads(r.stdout)["height"] == case["expected"]["height"]
