@@ -139,8 +139,10 @@ def ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_000,
             break
         if amb.found and amb.params is None and params != own:
             amb = _shown(game, amb, params, own, ladder.sizes)
-        elif amb.found is not None and amb.params is None:
+        elif amb.params is None:
             amb.params = dict(params)
+            if amb.found is None:
+                amb.note = "z3 gave up on these parameters (no witness among the examples)"
         amb.tried = list(where.tried)
         where.done = k + 1
         yield amb
