@@ -27,11 +27,11 @@ Errors in a rules file or an input are reported as FILE:LINE:COL (or the input f
 exit status 2.
 
 Long commands (prove, ambiguities, solve, examples, play) say on stderr what they are doing
-and how far they are (when stderr is a terminal and not under --json, or with --progress).  Stopped by Ctrl-C or by their
---time-limit, they print what they found so far and say what it covers (the parameters, the
-depth, how many of the paths or games); the exit status is then 130 (Ctrl-C) or 4 (time
-limit), unless the partial answer is already a failure (a refuted invariant, a contradicted
-example: 1)."""
+and how far they are (when stderr is a terminal and not under --json, or with --progress).
+Stopped by Ctrl-C or by their --time-limit, they print what they found so far and say what it
+covers (the parameters, the depth, how many of the paths or games); the exit status is then
+130 (Ctrl-C) or 4 (time limit), unless the partial answer is already a failure (a refuted
+invariant, a contradicted example: 1)."""
 
 
 def _game_args(p: argparse.ArgumentParser, players: bool = True) -> None:

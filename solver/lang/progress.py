@@ -3,9 +3,10 @@
 A ``progress`` callable hears ``progress(text)`` for a step and, if it declares
 ``takes_counts = True`` (the command line's printer), ``progress(text, done=k, total=n,
 note=...)`` for a count (``text`` names it; ``note`` says what is being done now, e.g. the
-action being checked), which it can turn into a rate and a time left.  Any other one-argument callable (a list's
-``append``, a ``print``) gets the counts as text, at most one line every `PLAIN_EVERY_S`
-seconds or every `PLAIN_EVERY_N` items per count, as the prover always said them."""
+action being checked), which it can turn into a rate and a time left.  Any other
+one-argument callable (a list's ``append``, a ``print``) gets the counts as text, at most one
+line every `PLAIN_EVERY_S` seconds or every `PLAIN_EVERY_N` items per count, as the prover
+always said them."""
 from __future__ import annotations
 
 import time
