@@ -14,6 +14,8 @@ from ..lang.errors import InputError, RulebookError
 EXIT_BAD_INPUT = 2
 EXIT_CONTRADICTED = 1
 EXIT_OUT_OF_MEMORY = 3
+EXIT_STOPPED = 4          # --time-limit ran out: the answers printed are partial
+EXIT_INTERRUPTED = 130    # Ctrl-C: likewise, as a shell reports a SIGINT
 
 DESCRIPTION = """\
 rulebook: the rules of tower-building games, written once in spec/*.rules and compiled into a
@@ -22,7 +24,14 @@ reference interpreter and Z3 constraints.
 Games are named after their spec file (e.g. les-5-tours).  --variant selects an expansion
 (a spec file that extends the game) or a reading of an ambiguous rule, written READING:OPTION.
 Errors in a rules file or an input are reported as FILE:LINE:COL (or the input field) with
-exit status 2."""
+exit status 2.
+
+Long commands (prove, ambiguities, solve, examples, play) say on stderr what they are doing
+and how far they are (when stderr is a terminal and not under --json, or with --progress).
+Stopped by Ctrl-C or by their --time-limit, they print what they found so far and say what it
+covers (the parameters, the depth, how many of the paths or games); the exit status is then
+130 (Ctrl-C) or 4 (time limit), unless the partial answer is already a failure (a refuted
+invariant, a contradicted example: 1)."""
 
 
 def _game_args(p: argparse.ArgumentParser, players: bool = True) -> None:
@@ -35,6 +44,19 @@ def _game_args(p: argparse.ArgumentParser, players: bool = True) -> None:
     p.add_argument("--param", action="append", default=[], metavar="NAME=N",
                    help="set a parameter of the game (e.g. a smaller board: w=4); repeatable")
     p.add_argument("--json", action="store_true", help="print JSON for scripts")
+
+
+def _long_args(p: argparse.ArgumentParser, time_limit: bool = True) -> None:
+    """--progress and --time-limit, for the commands that can run for minutes."""
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="say on stderr what the command is doing and how far it is: one "
+                   "line kept up to date on a terminal, a line every few seconds otherwise "
+                   "(default: on when stderr is a terminal, except under --json)")
+    if time_limit:
+        p.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
+                       help="stop after this many seconds and print what was found so far, "
+                       "with what it covers; exit status 4 (default: no limit; Ctrl-C "
+                       "stops it the same way, exit status 130)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -63,7 +85,9 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Solve one puzzle (a JSON object) or a JSON list of puzzles; "
                        "answers come back as one object or a list in the same order.  Every "
                        "answer of the z3 backend is replayed in the interpreter before it is "
-                       "shown.  A solver that gives up answers \"unknown\", never \"impossible\".")
+                       "shown.  A solver that gives up answers \"unknown\", never \"impossible\".  "
+                       "Stopped by --time-limit or Ctrl-C, it prints the answers found so "
+                       "far, a puzzle not finished answering {\"stopped\": WHY}.")
     p.add_argument("file", help="a JSON puzzle file ('-' for stdin)")
     p.add_argument("--backend", choices=["search", "z3"], default=None,
                    help="search: exhaustive interpreter search (default, faster on these "
@@ -76,11 +100,18 @@ def build_parser() -> argparse.ArgumentParser:
                    "solution reaches (the start state when there is none); the cells the last "
                    "move shows are highlighted")
     p.add_argument("--json", action="store_true", help="print compact JSON (default: indented)")
+    _long_args(p)
 
     p = sub.add_parser("prove", help="prove the spec's invariants",
                        description="Prove each invariant: 'inductive' (1-induction, jointly), "
                        "else 'holds up to depth k' by bounded model checking from the initial "
-                       "state, or 'refuted' with a trace replayed in the interpreter.")
+                       "state, or 'refuted' with a trace replayed in the interpreter.  With "
+                       "--time-limit, bounded model checking comes first, one depth at a time, "
+                       "then the inductive step with the time left; stopped (the time limit or "
+                       "Ctrl-C), each invariant says what was established: 'holds up to depth "
+                       "k' for the depths completed, else 'not decided'.  Exit status: 1 when "
+                       "an invariant is refuted, else 4 when the time limit stopped the proof, "
+                       "130 on Ctrl-C, 0 otherwise.")
     _game_args(p)
     p.add_argument("--depth", type=int, default=4, help="bounded model checking depth")
     p.add_argument("--invariant", action="append", metavar="NAME",
@@ -136,6 +167,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "(the invariants' and the transition properties'), and skip the paths a "
                    "previous run with the same spec, parameters, options and z3 version "
                    "recorded there: a proof stopped part-way resumes where it stopped")
+    _long_args(p)
 
     p = sub.add_parser("examples", help="check the rulebook's worked examples",
                        description="Run the spec's examples: for each, 'confirmed' or "
@@ -143,19 +175,30 @@ def build_parser() -> argparse.ArgumentParser:
                        "Exit 1 when any example is contradicted.")
     _game_args(p, players=False)
     p.add_argument("--example", help="only this example")
+    _long_args(p)
 
     p = sub.add_parser("ambiguities", help="find where two readings of a rule disagree",
                        description="For each ambiguous rule (a `reading`) and each pair of its "
                        "options, find a smallest state (fewest elements) and a move where the "
-                       "readings disagree, print it and draw it as SVG.")
+                       "readings disagree, print it and draw it as SVG.  The search starts on "
+                       "the smallest sizes the spec declares (the lowest value of each `param` "
+                       "that sets how large a state is: a board's width, the number of "
+                       "players) and goes up one step at a time toward the game's own, until "
+                       "a witness is found; it is then shown on the game's own parameters "
+                       "where it carries over (replayed there), and each witness is printed as "
+                       "soon as it is found.  --param and --players pin a size instead.  With "
+                       "--json, one JSON list at the end, a pair not decided when the command "
+                       "was stopped saying \"stopped\" and the parameters it was searching.")
     _game_args(p)
     p.add_argument("--reading", help="only this reading")
     p.add_argument("--svg-dir", metavar="DIR", help="write one SVG per disagreement here")
-    p.add_argument("--timeout", type=float, default=120.0, help="z3 time limit, seconds")
+    p.add_argument("--timeout", type=float, default=120.0,
+                   help="z3 time limit of each query, seconds (%(default)s)")
     p.add_argument("--invariants", action="store_true",
                    help="search only states where every invariant of the spec holds (no "
                    "piece missing from the box, none the rules forbid): a witness the rules "
                    "can reach; without it a smallest state may leave pieces out")
+    _long_args(p)
 
     p = sub.add_parser("play", help="seeded random playouts and statistics",
                        description="Play whole games with uniformly random players (chance "
@@ -164,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--games", type=int, default=1)
     p.add_argument("--trace", action="store_true", help="print every move of the first game")
+    _long_args(p)
 
     p = sub.add_parser("serve", help="the explorer in a browser: play, compare readings, puzzles",
                        description="Serve the explorer on http://HOST:PORT/: play a game move by "
@@ -197,6 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except RulebookError as e:
+        _clear_status_line()
         print(f"rulebook: {e.headline()}", file=sys.stderr)
         ctx = e.context()
         if ctx:
@@ -205,14 +250,21 @@ def main(argv: list[str] | None = None) -> int:
     except BrokenPipeError:  # `rulebook ... | head`
         return 0
     except KeyboardInterrupt:
+        _clear_status_line()
         print("rulebook: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_INTERRUPTED
     except Exception as e:
         if not _out_of_memory(e):
             raise
         print(f"rulebook {args.command}: out of memory; try smaller game parameters "
               f"(--param, e.g. a smaller board) where the command takes them", file=sys.stderr)
         return EXIT_OUT_OF_MEMORY
+
+
+def _clear_status_line() -> None:
+    """Take a progress line off the terminal before an error is printed."""
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\x1b[K")
 
 
 def _out_of_memory(e: BaseException) -> bool:
@@ -246,6 +298,49 @@ def _named_params(items: list[str]) -> list[tuple[str, int]]:
     return out
 
 
+def _seconds(text: str) -> float:
+    """argparse type of --time-limit: a positive number of seconds."""
+    try:
+        x = float(text)
+    except ValueError:
+        x = -1.0
+    if not x > 0 or x == float("inf"):
+        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
+    return x
+
+
+def _reporter(args):
+    """The progress printer the command's flags ask for (`Progress`), or None."""
+    from .progress import Progress
+    on = args.progress if getattr(args, "progress", None) is not None \
+        else sys.stderr.isatty() and not getattr(args, "json", False)
+    return Progress() if on else None
+
+
+def _say_stopped(say, stop) -> None:
+    """Tell the user the command was stopped (the lines that follow say what it covers)."""
+    from ..lang.errors import stop_reason
+    if say is not None:
+        say.clear()
+    print(f"rulebook: stopped ({stop_reason(stop)}); what was found so far follows",
+          file=sys.stderr, flush=True)
+
+
+def _reason(stop) -> str:
+    from ..lang.errors import stop_reason
+    return stop_reason(stop)
+
+
+def _stopped_status(stop, status: int = 0) -> int:
+    """The exit status of a run stopped by ``stop`` (None: not stopped) whose partial answer
+    alone would give ``status``: a failure found (1) stays; else 4 for the time limit, 130
+    for Ctrl-C."""
+    from ..lang.errors import TimeUp
+    if stop is None or status == 1:
+        return status
+    return EXIT_STOPPED if isinstance(stop, TimeUp) else EXIT_INTERRUPTED
+
+
 def _jobs(text: str) -> int:
     """argparse type of --jobs: a whole number of processes, at least 1."""
     try:
@@ -267,10 +362,6 @@ def _emit(obj, as_json: bool, text: str) -> None:
         print(json.dumps(obj, ensure_ascii=False))
     else:
         print(text)
-
-
-def _progress(msg: str) -> None:
-    print(f"  .. {msg}", file=sys.stderr, flush=True)
 
 
 # ---- commands ---------------------------------------------------------------------------
@@ -374,17 +465,34 @@ def cmd_moves(args) -> int:
 
 
 def cmd_solve(args) -> int:
+    from ..lang.errors import stop_reason
     from ..queries.puzzles import DEFAULT_BACKEND, solve
+    from .progress import time_limit
     data, text = _read_json(args.file)
     backend = args.backend or DEFAULT_BACKEND
     many = isinstance(data, list)
     items = data if many else [data]
     answers = []
-    for i, obj in enumerate(items):
-        where = f"{args.file}[{i}]" if many else args.file
-        with _located_in(args.file, text):
-            answers.append(solve(obj, backend, int(args.timeout * 1000), where,
-                                 None if args.json else _progress))
+    say = _reporter(args)
+    stop = None
+    try:
+        with time_limit(args.time_limit):
+            for i, obj in enumerate(items):
+                where = f"{args.file}[{i}]" if many else args.file
+                if say is not None and many:
+                    say("puzzles solved", done=i, total=len(items))
+                with _located_in(args.file, text):
+                    answers.append(solve(obj, backend, int(args.timeout * 1000), where, say))
+    except KeyboardInterrupt as e:
+        stop = e
+        answers += [{"stopped": stop_reason(e)}] * (len(items) - len(answers))
+        _say_stopped(say, e)
+    if say is not None:
+        say.clear()
+    if stop is not None:
+        result = answers if many else answers[0]
+        print(json.dumps(result, ensure_ascii=False, indent=None if args.json else 2))
+        return _stopped_status(stop)
     if args.svg:
         from ..queries.puzzles import prepare
         from ..render.render import render_svg
@@ -404,6 +512,7 @@ def cmd_solve(args) -> int:
 def cmd_prove(args) -> int:
     from ..prover.options import ProveOptions
     from ..prover.prove import prove
+    from .progress import time_limit
     g = _load(args)
     t0 = time.perf_counter()
     only = tuple(args.invariant) if args.invariant else None
@@ -412,24 +521,50 @@ def cmd_prove(args) -> int:
         step_timeout_ms=int(args.step_timeout * 1000), split_lengths=args.split_lengths,
         exact_reals=args.exact_reals, split_on=tuple(args.split_on), jobs=args.jobs,
         journal=args.journal, opaque_fix=args.opaque_fix, alone=args.alone,
-        region_facts=args.region_facts, symmetric=args.symmetry)
-    res = prove(g, options, None if args.json else _progress)
+        region_facts=args.region_facts, symmetric=args.symmetry,
+        time_limit_s=args.time_limit, keep_partial=True)
+    say = _reporter(args)
+    with time_limit(args.time_limit):
+        res = prove(g, options, say)
+    if say is not None:
+        say.clear()
+    stopped = next((r.stopped for r in res if r.stopped), "")
+    scope = f"{g.name}" + "".join(f" {k}={v}" for k, v in g.p.param_values.items()) \
+        + f", depth {args.depth}"
     if args.json:
-        print(json.dumps({"game": g.name, "seconds": round(time.perf_counter() - t0, 2),
+        print(json.dumps({"game": g.name, "params": g.p.param_values, "depth": args.depth,
+                          "seconds": round(time.perf_counter() - t0, 2),
+                          **({"stopped": stopped} if stopped else {}),
                           "results": [r.as_json() for r in res]}))
     else:
+        if stopped:
+            print(f"stopped ({stopped}); what was established on {scope}:")
         for r in res:
             print(f"{r.name}: {r.headline()}" + (f" — {r.detail}" if r.detail else ""))
             if r.trace:
                 print(f"    trace: {' '.join(json.dumps(m) for m in r.trace)}")
-        print(f"({time.perf_counter() - t0:.1f} s)")
-    return 1 if any(r.status == "refuted" for r in res) else 0
+        print(f"({time.perf_counter() - t0:.1f} s; {scope})")
+    status = 1 if any(r.status == "refuted" for r in res) else 0
+    if stopped and status == 0:
+        return EXIT_STOPPED if stopped.startswith("time limit") else EXIT_INTERRUPTED
+    return status
 
 
 def cmd_examples(args) -> int:
-    from ..queries.examples import run_examples
-    res = run_examples(args.game, tuple(args.variant), args.example)
-    if args.example and not res:
+    from ..queries.examples import each_example
+    from .progress import time_limit
+    say = _reporter(args)
+    res, stop = [], None
+    try:
+        with time_limit(args.time_limit):
+            for r in each_example(args.game, tuple(args.variant), args.example, say):
+                res.append(r)
+    except KeyboardInterrupt as e:
+        stop = e
+        _say_stopped(say, e)
+    if say is not None:
+        say.clear()
+    if args.example and not res and stop is None:
         raise InputError(f"{args.game} has no example named {args.example!r}")
     if args.json:
         print(json.dumps([r.as_json() for r in res], ensure_ascii=False))
@@ -441,29 +576,64 @@ def cmd_examples(args) -> int:
                 mark = "ok " if o.ok else "NO "
                 print(f"   {mark} {o.text}   computed {json.dumps(o.computed)}, "
                       f"book {json.dumps(o.book)}")
-    return 0 if all(r.confirmed for r in res) else EXIT_CONTRADICTED
+        if stop is not None:
+            print(f"stopped after {len(res)} example(s); the others were not checked")
+    status = 0 if all(r.confirmed for r in res) else EXIT_CONTRADICTED
+    return _stopped_status(stop, status)
 
 
 def cmd_ambiguities(args) -> int:
-    from ..queries.readings import find_ambiguities
+    from ..lang.errors import TimeUp, stop_reason
+    from ..queries.ascent import Climb, ambiguities, scope
+    from ..queries.readings import reading_pairs
     from ..render.witness import witness_svg, witness_text
+    from .progress import time_limit
     g = _load(args)
-    res = find_ambiguities(g, args.reading, int(args.timeout * 1000),
-                           None if args.json else _progress, args.invariants)
-    if args.svg_dir:
-        d = Path(args.svg_dir)
-        d.mkdir(parents=True, exist_ok=True)
-        for r in res:
-            svg = witness_svg(r)
-            if svg:
-                (d / f"{g.name}-{r.reading}-{r.a}-{r.b}.svg").write_text(svg, encoding="utf-8")
+    say = _reporter(args)
+    pinned = {name for name, _ in _params(args)}
+    where = Climb()
+    found, stop = [], None
+    d = Path(args.svg_dir) if args.svg_dir else None
+    deadline = time.monotonic() + args.time_limit if args.time_limit else None
+    try:
+        with time_limit(args.time_limit):
+            for r in ambiguities(g, args.reading, int(args.timeout * 1000), say,
+                                 args.invariants, pinned, deadline, where):
+                found.append(r)
+                if d is not None and witness_svg(r):
+                    d.mkdir(parents=True, exist_ok=True)
+                    (d / f"{g.name}-{r.reading}-{r.a}-{r.b}.svg").write_text(
+                        witness_svg(r), encoding="utf-8")
+                if not args.json:
+                    if say is not None:
+                        say.clear()
+                    print(witness_text(r) + "\n", flush=True)
+    except KeyboardInterrupt as e:
+        # The search's own deadline raises a TimeUp that does not know the limit.
+        stop = TimeUp(args.time_limit) if isinstance(e, TimeUp) else e
+    if say is not None:
+        say.clear()
+    left = reading_pairs(g, args.reading)[len(found):]
+    undecided = []
+    if stop is not None:
+        _say_stopped(None, stop)
+        for i, (rd, a, b) in enumerate(left):
+            here = i == 0 and where.params is not None and where.pair == (rd.name, a, b)
+            undecided.append({"reading": rd.name, "a": a, "b": b, "found": None,
+                              "stopped": stop_reason(stop),
+                              "searching": where.params if here else None,
+                              "tried": list(where.tried) if here else []})
     if args.json:
-        print(json.dumps([r.as_json() for r in res], ensure_ascii=False))
-    else:
-        for r in res:
-            print(witness_text(r))
-            print()
-    return 0
+        print(json.dumps([r.as_json() for r in found] + undecided, ensure_ascii=False))
+    elif stop is not None:
+        print(f"stopped ({stop_reason(stop)}) after {len(found)} of {len(found) + len(left)} "
+              f"pairs of readings; not decided:")
+        for u in undecided:
+            print(f"  {u['reading']}: {u['a']} vs {u['b']}"
+                  + (f" (was searching on {scope(u['searching'])}" if u["searching"] else "")
+                  + (f"; no witness on {'; '.join(scope(t) for t in u['tried'])}"
+                     if u["tried"] else "") + (")" if u["searching"] else ""))
+    return _stopped_status(stop)
 
 
 def cmd_play(args) -> int:
@@ -474,22 +644,41 @@ def cmd_play(args) -> int:
     players = list(range(g.p.param_values.get("players", 0)))
     games = []
     t0 = time.perf_counter()
-    for i in range(args.games):
-        if args.trace and i == 0:
-            st, n, moves = _traced_playout(g, rng)
-            for k, m in enumerate(moves, 1):
-                print(f"{k:5d}  {json.dumps(m)}", file=sys.stderr if args.json else sys.stdout)
-        else:
-            st, n = g.playout(rng)
-        games.append({"moves": n,
-                      "scores": [score(st, p) for p in players] if score else None,
-                      "winners": [p for p in players if win(st, p)] if win else None})
-    dt = time.perf_counter() - t0
+    say = _reporter(args)
+    stop = None
+    from .progress import time_limit
+    try:
+        with time_limit(args.time_limit):
+            for i in range(args.games):
+                if say is not None and args.games > 1:
+                    say("games played", done=i, total=args.games)
+                if args.trace and i == 0:
+                    st, n, moves = _traced_playout(g, rng)
+                    for k, m in enumerate(moves, 1):
+                        print(f"{k:5d}  {json.dumps(m)}",
+                              file=sys.stderr if args.json else sys.stdout)
+                else:
+                    st, n = g.playout(rng)
+                games.append({"moves": n,
+                              "scores": [score(st, p) for p in players] if score else None,
+                              "winners": [p for p in players if win(st, p)] if win else None})
+    except KeyboardInterrupt as e:
+        stop = e
+        _say_stopped(say, e)
+    if say is not None:
+        say.clear()
+    dt = max(time.perf_counter() - t0, 1e-9)
     summary = {"game": g.name, "players": len(players), "seed": args.seed, "games": games,
-               "seconds": round(dt, 3), "games_per_second": round(len(games) / dt, 1)}
+               "seconds": round(dt, 3), "games_per_second": round(len(games) / dt, 1),
+               **({"stopped": _reason(stop), "asked": args.games} if stop else {})}
     if args.json:
         print(json.dumps(summary))
-        return 0
+        return _stopped_status(stop)
+    if stop is not None:
+        print(f"stopped ({_reason(stop)}) after {len(games)} of {args.games} games; "
+              f"the figures below are of those {len(games)}")
+    if not games:
+        return _stopped_status(stop)
     for i, gm in enumerate(games):
         print(f"game {i + 1}: {gm['moves']} moves; scores {gm['scores']}; "
               f"winner(s) {gm['winners']}")
@@ -498,7 +687,7 @@ def cmd_play(args) -> int:
         mean = [round(sum(gm["scores"][p] for gm in games) / len(games), 1) for p in players]
         print(f"wins per player {wins}; mean scores {mean}")
     print(f"({len(games)} game(s) in {dt:.2f} s, {len(games) / dt:.1f} games/s)")
-    return 0
+    return _stopped_status(stop)
 
 
 def _traced_playout(g, rng):

@@ -349,6 +349,8 @@ def _decide_z3(rows) -> bool:
         lhs = z3.Sum(terms) if len(terms) > 1 else terms[0]
         s.add(lhs <= 0 if kind == "le" else lhs < 0 if kind == "lt" else lhs == 0)
     r = s.check()
+    if r == z3.unknown and s.reason_unknown() == "interrupted from keyboard":
+        raise KeyboardInterrupt
     if r == z3.unknown:
         raise RuntimeError(f"z3 could not decide a linear system: {s.reason_unknown()}")
     return r == z3.sat

@@ -64,12 +64,26 @@ def check(solver, *assumptions, deadline: float | None = None) -> bool:
     side = linear.side_conditions(solver, assumptions, abstraction_of(solver))
     if side:
         solver.add(*side)
-    r = solver.check(*assumptions)
+    r = run_check(solver, *assumptions)
     if r == z3.sat:
         return True
     if r == z3.unsat:
         return False
     raise Unknown(solver.reason_unknown())
+
+
+# What z3 says when a Ctrl-C stopped a check: z3 catches the signal itself and answers
+# "unknown", so Python never sees it.
+INTERRUPTED = ("interrupted from keyboard",)
+
+
+def run_check(solver, *assumptions):
+    """``solver.check(*assumptions)``, but a Ctrl-C that z3 caught during the check is raised
+    again as KeyboardInterrupt (z3 would answer "unknown" and the work would go on)."""
+    r = solver.check(*assumptions)
+    if r == z3.unknown and solver.reason_unknown() in INTERRUPTED:
+        raise KeyboardInterrupt
+    return r
 
 
 # ---- fast term builders for the unrolling's control literals ---------------------------------

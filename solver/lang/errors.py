@@ -64,3 +64,22 @@ class InputError(RulebookError):
 
 class Disagreement(RulebookError):
     """The solver's answer did not replay in the interpreter: a bug, reported loudly."""
+
+
+class TimeUp(KeyboardInterrupt):
+    """A command's time limit (``--time-limit``) ran out.  It is raised where the work is, as a
+    Ctrl-C would be (a KeyboardInterrupt, so that no ``except Exception`` swallows it), and
+    whoever keeps partial results on Ctrl-C keeps them on it too, saying which of the two
+    stopped the work."""
+
+    def __init__(self, seconds: float | None = None):
+        super().__init__(f"the time limit ({seconds:g} s) ran out" if seconds is not None
+                         else "the time limit ran out")
+        self.seconds = seconds
+
+
+def stop_reason(e: BaseException) -> str:
+    """How a stopped run says why it stopped: "time limit (N s)" or "interrupted"."""
+    if isinstance(e, TimeUp):
+        return "time limit" + (f" of {e.seconds:g} s" if e.seconds is not None else "")
+    return "interrupted"

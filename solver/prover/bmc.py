@@ -12,20 +12,30 @@ from ..engine.evaluate import Refused
 from ..engine.game import Game, Move
 from ..engine.symbolic import Unknown, check, make_solver, read_moves, unroll
 from ..lang import ir
-from ..lang.errors import RulebookError
+from ..lang.errors import RulebookError, TimeUp
 from .options import ProveOptions
 from .result import Result
 
 
-def model_check(game: Game, invs: list[ir.Invariant], options: ProveOptions) -> list[Result]:
-    """Check the invariants on every state reachable in at most ``options.bmc_depth`` moves,
-    each query within ``options.timeout_ms``."""
-    depth, timeout_ms = options.bmc_depth, options.timeout_ms
+def model_check(game: Game, invs: list[ir.Invariant], options: ProveOptions,
+                depth: int | None = None, deadline: float | None = None,
+                say=None) -> list[Result]:
+    """Check the invariants on every state reachable in at most ``depth`` moves (by default
+    ``options.bmc_depth``), each query within ``options.timeout_ms`` and none past
+    ``deadline`` (a `time.monotonic()` instant: past it, `TimeUp`)."""
+    depth = options.bmc_depth if depth is None else depth
+    timeout_ms = options.timeout_ms
+    say = say or (lambda *a, **k: None)
     init = game.initial()
     out = []
     t0 = time.perf_counter()
-    u = unroll(game, init, depth, None, prefix="b")
-    for inv in invs:
+    try:
+        u = unroll(game, init, depth, None, prefix="b", deadline=deadline)
+    except Unknown:
+        raise TimeUp(options.time_limit_s) from None   # only the deadline makes it give up
+    for n, inv in enumerate(invs):
+        say(f"bounded model checking to depth {depth}: invariants checked", done=n,
+            total=len(invs), note=inv.name)
         start = time.perf_counter()
         kind = "transition" if inv.transition else "invariant"
         solver = make_solver(timeout_ms)
@@ -36,8 +46,11 @@ def model_check(game: Game, invs: list[ir.Invariant], options: ProveOptions) -> 
             bad = z3.Not(dz.lift(u.final(lambda st: game.holds_symbolic(inv, st))))
         solver.add(bad)
         try:
-            found = check(solver)
+            found = check(solver, deadline=None if deadline is None else
+                          min(deadline, time.monotonic() + timeout_ms / 1000))
         except Unknown:
+            if deadline is not None and time.monotonic() >= deadline - 0.05:
+                raise TimeUp(options.time_limit_s) from None
             out.append(Result(inv.name, kind, "unknown", depth, "z3 gave up",
                               seconds=time.perf_counter() - start))
             continue

@@ -24,7 +24,7 @@ VACUITY_MISSES = 3
 
 
 def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, journal=None,
-            symmetric=None):
+            symmetric=None, tally=None):
     """Houdini: assume every candidate, check each action path, drop the candidates that a
     path breaks, and repeat until none is dropped; the survivors are inductive together.
     Return their names and, for each candidate that fell, why.
@@ -35,7 +35,9 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
     ``options.jobs`` over 1, each round's paths are shared out among that many forked
     processes.  A `journal.Journal` records each path once checked, and gives back those a
     previous run checked; ``symmetric`` (an `orbits.Symmetric`): the paths that follow by a
-    symmetry from others are not proved again."""
+    symmetry from others are not proved again.  ``tally`` (a `result.Tally`), if given, is
+    kept up to date with the round and the paths checked in it, for a caller stopped
+    part-way."""
     timeout_ms, split, jobs = options.step_timeout_ms, options.split_lengths, options.jobs
     t = game.state_type
     fresh = dz.Fresh("s_")
@@ -96,9 +98,14 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
     local.add(*fresh.constraints)
     split_memo: dict = {}
     learned: set = set()      # (action, invariant) whose steps needed splitting
+    from .result import Tally
+    tally = tally if tally is not None else Tally()
+    tally.stage, tally.round = "induction", 0
     while True:
         dropped: set[str] = set()
         timing: dict = {}
+        tally.round, tally.done = tally.round + 1, 0
+        tally.total = sum(len(c[2]) for c in cases)
         for ci, (S, conj, work, readers_of, lengths, falsified, build, small) \
                 in enumerate(cases):
             if falsified & set(candidates):
@@ -111,6 +118,7 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                 continue
             if not work:
                 work.extend(build())
+                tally.total = sum(len(c[2]) for c in cases)
 
             def check_paths(paths, say=say, S=S, conj=conj, readers_of=readers_of,
                             lengths=lengths, ci=ci, small=small):
@@ -119,7 +127,7 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                         ci, at, b.action, candidates, why, skipped, seconds=took))
                 return _check_paths(game, S, paths, local, conj, readers_of, candidates,
                                     lengths, (split_memo, learned, split), timeout_ms, say,
-                                    note, small)
+                                    note, small, tally)
             paths = list(enumerate(work))
             results = []
             if journal is not None:
@@ -251,7 +259,7 @@ def _build_next(cases: list, ci: int, candidates, journal):
 
 
 def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, split, timeout_ms,
-                 say, note=None, small=()):
+                 say, note=None, small=(), tally=None):
     """One Houdini round over some action paths of one case: the candidates a path breaks
     (or z3 gives up on), why, the time per action, and the (action, invariant) pairs that
     needed length splitting (or, without it, taking one conjunct at a time).  ``work`` holds
@@ -262,7 +270,8 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
     With ``note``, a candidate z3 gave up on is still checked on the later paths: a time-out
     depends on the machine's load, and a run that resumes from the journal then retries that
     path alone, not every path after it.
-    ``small``: the (name, index) of the conjuncts that `_vacuous` tries a guard against."""
+    ``small``: the (name, index) of the conjuncts that `_vacuous` tries a guard against.
+    ``tally`` counts the paths checked (`result.Tally`)."""
     dropped: set[str] = set()
     unsure: set[str] = set()          # z3 gave up on them (still checked, with a journal)
     ctis: dict[str, str] = {}
@@ -274,6 +283,8 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
     small_now = [conj[n][k] for n, k in small if n in candidates]
     said = time.perf_counter()
     for at, (b, changed, moved_lengths) in work:
+        say("induction: action paths checked", done=tally.done if tally else 0,
+            total=tally.total if tally else None, note=f"checking {b.action}")
         t_b = time.perf_counter()
         skipped = sorted(dropped)         # fallen already: not checked on this path
         gave_up = False
@@ -318,8 +329,10 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
             # A time-out depends on the machine's load: such a path is checked again.
             note(at, b, {n: why for n, (a2, why) in ctis.items() if a2 == at}, skipped,
                  time.perf_counter() - t_b)
+        if tally is not None:
+            tally.done += 1
         done = sum(x for x, _ in timing.values())
-        if done % 100 == 0 or time.perf_counter() - said > PROGRESS_S:
+        if time.perf_counter() - said > PROGRESS_S:
             said = time.perf_counter()
             say(f"induction: {done} paths checked ("
                 + ", ".join(f"{a} {x}: {s_:.0f} s" for a, (x, s_) in timing.items()) + ")")

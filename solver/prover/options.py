@@ -61,6 +61,15 @@ class ProveOptions:
     proved when z3 shows that it follows from that one mirrored (see
     solver/prover/symmetry.py); the verdicts are the same, only the time changes."""
 
+    time_limit_s: float | None = None
+    """Seconds the whole proof may take: bounded model checking then comes first, a depth at
+    a time, and past the limit `TimeUp` is raised (see `prove`).  It decides only how far
+    the proof gets, never a verdict."""
+    keep_partial: bool = False
+    """A Ctrl-C or the time limit ends the proof with what it established, each result
+    saying where it stopped, instead of propagating (the command line's choice; a script
+    that stores results wants the exception)."""
+
     def __post_init__(self):
         # A name alone is the one invariant; a list (argparse's) is read as a tuple, so that
         # the options stay hashable and compare equal however they were written.

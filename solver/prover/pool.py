@@ -49,7 +49,10 @@ def forked(fn, shares: list, say, meanwhile=None) -> list:
 
         def child(share=share, send=send, j=j):
             try:
-                send.send(("ok", fn(share, say=lambda m: say(f"[{j + 1}/{len(shares)}] {m}"))))
+                send.send(("ok", fn(share, say=lambda m, **k: say(
+                    f"[{j + 1}/{len(shares)}] {m}", **k))))
+            except KeyboardInterrupt:
+                send.send(("interrupted", ""))
             except BaseException as e:   # noqa: BLE001 - reported to the parent
                 send.send(("error", f"{type(e).__name__}: {e}"))
             finally:
@@ -68,6 +71,10 @@ def forked(fn, shares: list, say, meanwhile=None) -> list:
             except EOFError:
                 p.join()
                 raise RulebookError(f"a proof worker exited with status {p.exitcode}")
+            if kind == "interrupted":
+                # A Ctrl-C reaches the whole process group: a worker that heard it first
+                # (z3 catches it during a check) stops the pass as the parent would.
+                raise KeyboardInterrupt
             if kind != "ok":
                 raise RulebookError(f"a proof worker failed: {value}")
             out.append(value)

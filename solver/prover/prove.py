@@ -12,16 +12,26 @@ from __future__ import annotations
 import time
 
 from ..engine.game import Game
-from ..lang.errors import RulebookError
+from ..lang.errors import RulebookError, stop_reason
+from ..lang.progress import reporter
 from . import abstractions, bmc, induction, orbits, regionfacts, transitions
 from .journal import Journal, run_key
 from .options import ProveOptions
-from .result import Result
+from .result import Result, Tally
 
 
 def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None) -> list[Result]:
     """Prove the invariants of ``game`` under ``options`` (see `ProveOptions`), in the order
-    the spec declares them; ``progress`` hears what the proof is doing (one line a call)."""
+    the spec declares them; ``progress`` hears what the proof is doing (`lang.progress`).
+
+    With ``options.time_limit_s``, bounded model checking comes first, one depth after the
+    other up to ``options.bmc_depth`` (each completed depth is a verdict kept), then the
+    inductive step with the time left; without, the inductive step first and bounded model
+    checking of what it did not prove.  With ``options.keep_partial``, a Ctrl-C or the time
+    limit (`TimeUp`, raised here once ``time_limit_s`` is past) ends the proof with what it
+    established: each result then says where it stopped (``stopped``), an invariant is
+    "holds up to depth k" only for a depth completed and "not decided" otherwise, never
+    inductive unless the step finished."""
     only, alone = options.only, options.alone
     names = only
     known = {i.name for i in game.p.invariants}
@@ -31,8 +41,26 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None) -> 
     if alone and not names:
         raise RulebookError("proving invariants alone needs the invariants named")
     invs = [i for i in game.p.invariants if names is None or i.name in names]
-    say = progress or (lambda msg: None)
+    say = reporter(progress)
     results: dict[str, Result] = {}
+    held: dict[str, Result] = {}        # "holds up to depth k" by bounded model checking
+    tally = Tally()
+    deadline = None if options.time_limit_s is None else \
+        time.monotonic() + options.time_limit_s
+    try:
+        _prove(game, options, invs, say, results, held, tally, deadline)
+    except KeyboardInterrupt as e:
+        if not options.keep_partial:
+            raise
+        return _partial(invs, results, held, tally, stop_reason(e))
+    return [results[i.name] for i in invs]
+
+
+def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, held: dict,
+           tally: Tally, deadline: float | None) -> None:
+    """The passes of `prove`, filling ``results`` (final verdicts) and ``held`` (the depths
+    bounded model checking completed) as they go."""
+    alone = options.alone
     t0 = time.perf_counter()
 
     # Base case, in the interpreter: the initial state.
@@ -41,7 +69,22 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None) -> 
         if not inv.transition and not game.holds(inv, init):
             results[inv.name] = Result(inv.name, "invariant", "refuted", 0,
                                        "false in the initial state")
+    if deadline is not None:
+        # Against the clock: a verdict for every invariant first, the deepest reached in time.
+        for depth in range(1, options.bmc_depth + 1):
+            rest = [i for i in invs if i.name not in results]
+            if not rest:
+                break
+            tally.stage = f"bounded model checking at depth {depth}"
+            say(f"bounded model checking {', '.join(i.name for i in rest)} to depth {depth}")
+            for r in bmc.model_check(game, rest, options, depth, deadline, say):
+                if r.status == "refuted":
+                    results[r.name] = r
+                elif r.status == "holds" or r.name not in held:
+                    held[r.name] = r
+            tally.depth = depth
     # Inductive step (Houdini): drop refuted candidates until the rest is inductive together.
+    tally.stage = "the inductive step"
     say("induction: building the symbolic step")
     # ``alone``: the named invariants are the only candidates (none of the others is assumed
     # as an auxiliary): fewer conjuncts per query, and what they prove needs no other.
@@ -61,8 +104,10 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None) -> 
         log = None if options.journal is None else Journal(
             options.journal, run_key(game, options, state_invs), say)
         mirror = orbits.Symmetric(game, say) if options.symmetric else None
-        inductive, ctis = induction.houdini(game, state_invs, options, say, log, mirror)
-        trans = [i for i in invs if i.transition]
+        inductive, ctis = induction.houdini(game, state_invs, options, say, log, mirror,
+                                            tally)
+        trans = [i for i in invs if i.transition and i.name not in results]
+        tally.stage = "the transition properties' step"
         trans_ok = transitions.check_transitions(game, trans, inductive, options, say, log,
                                                  mirror) if trans else {}
     elapsed = time.perf_counter() - t0
@@ -77,17 +122,43 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None) -> 
             continue
         if inv.name in inductive:
             results[inv.name] = Result(inv.name, "invariant", "inductive", seconds=elapsed)
-    # The rest: bounded model checking from the initial state.
+    # The rest: bounded model checking from the initial state (done already against the clock).
     rest = [i for i in invs if i.name not in results]
-    if rest:
-        say(f"bounded model checking {', '.join(i.name for i in rest)} to depth "
+    missing = [i for i in rest if i.name not in held]
+    if missing:
+        tally.stage = f"bounded model checking at depth {options.bmc_depth}"
+        say(f"bounded model checking {', '.join(i.name for i in missing)} to depth "
             f"{options.bmc_depth}")
-        for r in bmc.model_check(game, rest, options):
-            if r.status == "holds":
-                why = ctis.get(r.name) or (trans_ok.get(r.name, (None, ""))[1])
-                if why:
-                    r.detail = f"not inductive: {why}" + (
-                        " (the step read each fixpoint as uninterpreted functions: that "
-                        "state may be one the fixpoints rule out)" if opaque_fix else "")
-            results[r.name] = r
-    return [results[i.name] for i in invs]
+        for r in bmc.model_check(game, missing, options, deadline=deadline, say=say):
+            held[r.name] = r
+    for inv in rest:
+        r = held[inv.name]
+        if r.status == "holds":
+            why = ctis.get(r.name) or (trans_ok.get(r.name, (None, ""))[1])
+            if why:
+                r.detail = f"not inductive: {why}" + (
+                    " (the step read each fixpoint as uninterpreted functions: that "
+                    "state may be one the fixpoints rule out)" if opaque_fix else "")
+        results[r.name] = r
+
+
+def _partial(invs: list, results: dict, held: dict, tally: Tally, why: str) -> list[Result]:
+    """What a proof stopped part-way (``why``: "time limit (60 s)", "interrupted")
+    established of each invariant: its final verdict where it has one, else the deepest
+    depth bounded model checking completed, else "not decided"."""
+    out = []
+    where = f"stopped ({why}) {tally.where()}"
+    for inv in invs:
+        if inv.name in results:
+            out.append(results[inv.name])
+            continue
+        kind = "transition" if inv.transition else "invariant"
+        r = held.get(inv.name)
+        if r is not None and r.status == "holds":
+            out.append(Result(inv.name, kind, "holds", r.depth, f"{where}; not proved "
+                              f"inductive", seconds=r.seconds, stopped=why))
+        else:
+            known = "" if inv.transition else "; holds in the initial state"
+            out.append(Result(inv.name, kind, "undecided", None, f"{where}{known}",
+                              stopped=why))
+    return out

@@ -9,11 +9,12 @@ from dataclasses import dataclass, field
 class Result:
     name: str
     kind: str                    # "invariant" | "transition"
-    status: str                  # inductive | holds | refuted | unknown
+    status: str                  # inductive | holds | refuted | unknown | undecided
     depth: int | None = None     # for "holds up to depth k" and refutations
     detail: str = ""
     trace: list = field(default_factory=list)
     seconds: float = 0.0
+    stopped: str = ""            # why the proof stopped short of its end (time limit, Ctrl-C)
 
     def headline(self) -> str:
         match self.status:
@@ -23,10 +24,32 @@ class Result:
                 return f"holds up to depth {self.depth} (bounded model checking)"
             case "refuted":
                 return f"refuted at depth {self.depth}"
+            case "undecided":
+                return "not decided"
         return "unknown"
 
     def as_json(self) -> dict:
         return {"invariant": self.name, "kind": self.kind, "status": self.status,
                 "depth": self.depth, "summary": self.headline(), "detail": self.detail,
-                "trace": self.trace, "seconds": round(self.seconds, 3)}
+                "trace": self.trace, "seconds": round(self.seconds, 3),
+                **({"stopped": self.stopped} if self.stopped else {})}
+
+
+@dataclass
+class Tally:
+    """How far a proof is, for one stopped part-way: the pass it is in and, in the
+    inductive step, the paths of this round checked so far out of those built, and the
+    deepest bounded-model-checking depth completed (0: the initial state alone)."""
+
+    stage: str = "base case"
+    round: int = 1
+    done: int = 0
+    total: int = 0
+    depth: int = 0
+
+    def where(self) -> str:
+        if self.stage == "induction":
+            return (f"during the inductive step (round {self.round}), after {self.done} of "
+                    f"{self.total} action paths")
+        return f"during {self.stage}"
 

@@ -9,6 +9,7 @@ import random
 import z3
 from z3.z3 import _to_expr_ref as _expr_ref
 
+from ..engine.symbolic import run_check
 from . import terms
 
 # Each identity `same_terms` asks gets this long (ms); past this many it gives up on, one
@@ -59,7 +60,7 @@ def same_terms(old, new):
     while rest:
         solver.reset()
         solver.add(z3.Or([ported[i][0] != ported[i][1] for i in rest]))
-        verdict = solver.check()
+        verdict = run_check(solver)
         if verdict == z3.unsat:
             same = rest
             break
@@ -72,7 +73,7 @@ def same_terms(old, new):
             for i in rest:
                 solver.reset()
                 solver.add(ported[i][0] != ported[i][1])
-                answer = solver.check()
+                answer = run_check(solver)
                 if answer == z3.unsat:
                     same.append(i)
                 elif answer != z3.sat:

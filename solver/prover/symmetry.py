@@ -35,7 +35,7 @@ from ..engine.domains import leaf_sorts
 from . import abstractions
 from . import regionfacts
 from ..engine import regions
-from ..engine.symbolic import leaves, make_solver
+from ..engine.symbolic import leaves, make_solver, run_check
 from ..lang.types import BagT, EnumT, IntT, BoolT, MapT, RecordT, SeqT, SetT, TextT, Type, finite, is_grid
 
 # z3's limit on one symmetry check (ms): the checks compare formulas of one shape, and one
@@ -403,7 +403,7 @@ class Symmetry:
         for g in goal:
             s.push()
             s.add(z3.Not(g))
-            r = s.check()
+            r = run_check(s)
             s.pop()
             if r != z3.unsat:
                 return False
@@ -425,7 +425,7 @@ class Symmetry:
         s = make_solver(CHECK_MS, general=True)
         s.add(*bounds, guard, known, z3.Not(z3.And(goal)),
               *_meaning([guard, known] + goal))
-        return s.check() == z3.unsat
+        return run_check(s) == z3.unsat
 
 
 class Rotation(Symmetry):

@@ -7,7 +7,7 @@ import z3
 
 from ..engine import domains as dz
 from ..engine.game import Game
-from ..engine.symbolic import Unknown, leaves, make_solver, substitution
+from ..engine.symbolic import Unknown, leaves, make_solver, run_check, substitution
 from ..lang import ir
 from . import nearby, orbits, pool, splits, terms, tiers
 from .options import ProveOptions
@@ -199,8 +199,9 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
             whole = make_solver(timeout_ms, abstraction=game.symbolic.abstraction)
             whole.add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
             for count, (at, b) in enumerate(share, 1):
-                if count % 100 == 0:
-                    say(f"transitions: {count} paths checked")
+                say("transitions: action paths checked", done=count - 1,
+                    total=len(share) if isinstance(share, list) else None,
+                    note=f"checking {b.action}")
                 # What a previous run decided on this path; a path decided whole is skipped.
                 prior = {tr.name: done[at][tr.name] for tr in live
                          if tr.name in done.get(at, {})}
@@ -330,5 +331,5 @@ def _valid(formula, bounds) -> bool:
         return True
     solver = make_solver(tiers.QUICK_MS)
     solver.add(*bounds, z3.Not(formula))
-    return solver.check() == z3.unsat
+    return run_check(solver) == z3.unsat
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from ..lang import ir
 from ..lang.codec import to_json
+from ..lang.progress import reporter
 from ..lang.errors import EvalError
 from ..engine.evaluate import Refused
 from ..engine.game import Game, Move, load_game
@@ -44,11 +45,18 @@ class ExampleResult:
 
 def run_examples(name: str, variants: tuple[str, ...] = (), only: str | None = None
                  ) -> list[ExampleResult]:
+    return list(each_example(name, variants, only))
+
+
+def each_example(name: str, variants: tuple[str, ...] = (), only: str | None = None,
+                 progress=None):
+    """Yield the result of each example of the spec (or of ``only``) as it is checked;
+    ``progress`` hears how many are done (`lang.progress`)."""
+    say = reporter(progress)
     base = load_game(name, tuple(variants))
-    out = []
-    for ex in base.p.examples:
-        if only is not None and ex.name != only:
-            continue
+    todo = [ex for ex in base.p.examples if only is None or ex.name == only]
+    for k, ex in enumerate(todo):
+        say("examples checked", done=k, total=len(todo), note=ex.name)
         # An example's own `with` settings (parameters, readings) win over the command's.
         if ex.params or ex.readings:
             chosen = dict(ex.readings)
@@ -58,8 +66,7 @@ def run_examples(name: str, variants: tuple[str, ...] = (), only: str | None = N
         else:
             game = base
         ex = next(e for e in game.p.examples if e.name == ex.name)
-        out.append(run_example(game, ex))
-    return out
+        yield run_example(game, ex)
 
 
 def run_example(game: Game, ex: ir.Example) -> ExampleResult:

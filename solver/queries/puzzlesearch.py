@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import time
 
+from ..lang.progress import reporter
+
 from ..lang import ir
 from ..lang.errors import EvalError
 from ..engine.game import Game
@@ -74,7 +76,8 @@ def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) ->
                         "incumbent": (best[0], best[1], at_most)}
         else:
             res = _search_one(game, st, env, goal, obj, within(st, env),
-                              query_actions(prep, q, st, env))
+                              query_actions(prep, q, st, env), progress,
+                              f" (choice {k + 1} of {len(ranked)})" if len(ranked) > 1 else "")
         if res is None:
             continue
         if best is None or (obj is not None and res[0] > best[0]):
@@ -118,9 +121,12 @@ def _reads_state(e: ir.Expr) -> bool:
     return any(isinstance(n, ir.StateRef) for n in nodes(e))
 
 
-def _search_one(game: Game, st0, env, goal, obj, depth: int, actions):
-    """Best (objective, shown steps) over runs of at most ``depth`` moves ending in a goal."""
+def _search_one(game: Game, st0, env, goal, obj, depth: int, actions, progress=None,
+                what: str = ""):
+    """Best (objective, shown steps) over runs of at most ``depth`` moves ending in a goal.
+    ``progress`` hears how many of the first moves are explored (`lang.progress`)."""
     memo: dict = {}
+    say = reporter(progress)
 
     def best_from(st, d):
         key = (st, d)
@@ -133,7 +139,15 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions):
                 memo[key] = best
                 return best
         if d > 0:
-            for m, st2, shows in game.legal(st, actions):
+            moves = game.legal(st, actions)
+            top = progress is not None and st is st0 and d == depth
+            if top:
+                moves = list(moves)
+            for i, (m, st2, shows) in enumerate(moves):
+                if top:
+                    say(f"search: first moves explored{what}", done=i, total=len(moves),
+                        note=f"{len(memo)} states"
+                        + (f", best {best[0]} so far" if best and obj else ""))
                 sub = best_from(st2, d - 1)
                 if sub is not None and (best is None or sub[0] > best[0]):
                     best = (sub[0], ((m, shows),) + sub[1])

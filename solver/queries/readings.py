@@ -5,13 +5,15 @@ interpreter before it is shown."""
 from __future__ import annotations
 
 import itertools
+import time
 from dataclasses import dataclass, field
 
 import z3
 
 from ..engine import domains as dz
 from ..lang import ir
-from ..lang.errors import EvalError, RulebookError
+from ..lang.errors import EvalError, RulebookError, TimeUp
+from ..lang.progress import reporter
 from ..engine.evaluate import Refused
 from ..engine.game import Game, Move, load_game
 from ..engine.symbolic import Unknown, check, leaves, make_solver, state_size
@@ -37,6 +39,9 @@ class Ambiguity:
     fields: list = field(default_factory=list)
     state_json: dict | None = None
     params: dict | None = None    # the parameters the witness holds under, when not the game's
+    searched_on: dict | None = None   # where a presented witness was found (`embed.present`)
+    tried: list = field(default_factory=list)   # parameters searched with no witness first
+    note: str = ""                # a word on its scope (a witness that does not carry over)
     # The witness for the layers above to draw (`render.witness`): its state, in ``game`` (the
     # game under reading ``a``), and whether the drawing marks the move's squares (a solver's
     # or a presented witness; one met in an example is drawn unmarked).
@@ -49,45 +54,70 @@ class Ambiguity:
                 "found": self.found, "move": self.move, "disagree_on": self.what,
                 "under_a": self.under_a, "under_b": self.under_b, "size": self.size,
                 "minimal": self.minimal, "fields": self.fields, "state": self.state_json,
-                **({"params": self.params} if self.params is not None else {})}
+                **({"params": self.params} if self.params is not None else {}),
+                **({"searched_on": self.searched_on} if self.searched_on is not None else {}),
+                **({"tried": self.tried} if self.tried else {}),
+                **({"note": self.note} if self.note else {})}
 
 
 def find_ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_000,
                      progress=None, invariants: bool = False) -> list[Ambiguity]:
     """For each reading (or only ``only``) and each pair of its options, a smallest state and
-    move where they disagree.  With ``invariants``, only states where every invariant of the
-    spec holds are searched (no piece missing from the box, none that the rules forbid): a
-    witness the rules can reach, at the cost of the elements the conservation
-    laws put back; without, a state may be one the rules never reach."""
+    move where they disagree, under the game's own parameters.  With ``invariants``, only
+    states where every invariant of the spec holds are searched (no piece missing from the
+    box, none that the rules forbid): a witness the rules can reach, at the cost of the
+    elements the conservation laws put back; without, a state may be one the rules never
+    reach.  (`ascent.ambiguities` searches from the smallest sizes upward instead.)"""
     say = progress or (lambda m: None)
+    first = examples_first(game)
+    params = tuple(sorted(game.p.param_values.items()))
+    out = []
+    for r, a, b in reading_pairs(game, only):
+        say(f"{r.name}: {a} vs {b}")
+        out.append(pair_ambiguity(game, r, a, b, params, timeout_ms, invariants,
+                                  examples=first))
+    return out
+
+
+def reading_pairs(game: Game, only: str | None = None) -> list[tuple]:
+    """(reading, option a, option b) for each pair of options of each reading (or of
+    ``only``), in the spec's order."""
     readings = [r for r in game.p.readings if only is None or r.name == only]
     if only is not None and not readings:
         raise RulebookError(f"{game.name} has no reading named {only!r} (readings: "
                             f"{', '.join(r.name for r in game.p.readings)})")
+    return [(r, a, b) for r in readings
+            for a, b in itertools.combinations([o for o, _ in r.options], 2)]
+
+
+def examples_first(game: Game) -> bool:
+    """Whether the states of the spec's examples are searched before any solving: the
+    symbolic comparison builds every action instance over a symbolic state, and past a
+    thousand instances (an action's orientations times the cells of a 3-D space) it is out of
+    reach."""
+    return sum(len(a.instances(game.initial())) for a in game.actions) > EXAMPLES_FIRST
+
+
+def pair_ambiguity(game: Game, r, a: str, b: str, params: tuple, timeout_ms: int,
+                   invariants: bool = False, say=None, deadline: float | None = None,
+                   examples: bool = False) -> Ambiguity:
+    """Where options ``a`` and ``b`` of reading ``r`` disagree, searched by z3 under
+    ``params``; with ``examples``, the states of the spec's examples first (under the game's
+    own parameters, for which they are written), and after z3 gives up, always."""
     variants = tuple(v for v in variants_of(game) if ":" not in v)
-    params = tuple(sorted(game.p.param_values.items()))
-    # The symbolic comparison builds every action instance over a symbolic state; past a
-    # thousand instances (an action's orientations times the cells of a 3-D space) it
-    # is out of reach, and the states of the spec's own examples are searched first.
-    first = sum(len(a.instances(game.initial())) for a in game.actions) > EXAMPLES_FIRST
-    out = []
-    for r in readings:
-        names = [o for o, _ in r.options]
-        for a, b in itertools.combinations(names, 2):
-            say(f"{r.name}: {a} vs {b}")
-            amb = from_examples(game, variants, r.name, r.doc.text, a, b, invariants) \
-                if first else None
-            if amb is None:
-                ga = load_game(game.name, variants + (f"{r.name}:{a}",), params)
-                gb = load_game(game.name, variants + (f"{r.name}:{b}",), params)
-                amb = compare(ga, gb, r.name, r.doc.text, a, b, timeout_ms, invariants)
-                if amb.found is None:
-                    # z3 gave up: a witness among the examples' states is still a witness
-                    # (replayed under both readings), though not claimed smallest.
-                    amb = from_examples(game, variants, r.name, r.doc.text, a, b,
-                                        invariants) or amb
-            out.append(amb)
-    return out
+    amb = from_examples(game, variants, r.name, r.doc.text, a, b, invariants) \
+        if examples else None
+    if amb is None:
+        ga = load_game(game.name, variants + (f"{r.name}:{a}",), params)
+        gb = load_game(game.name, variants + (f"{r.name}:{b}",), params)
+        amb = compare(ga, gb, r.name, r.doc.text, a, b, timeout_ms, invariants, say,
+                      deadline)
+        if amb.found is None:
+            # z3 gave up: a witness among the examples' states is still a witness
+            # (replayed under both readings), though not claimed smallest.
+            amb = from_examples(game, variants, r.name, r.doc.text, a, b,
+                                invariants) or amb
+    return amb
 
 
 def from_examples(game: Game, variants: tuple, reading: str, question: str, a: str, b: str,
@@ -196,7 +226,14 @@ def variants_of(game: Game) -> tuple[str, ...]:
 
 
 def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
-            timeout_ms: int, invariants: bool = False) -> Ambiguity:
+            timeout_ms: int, invariants: bool = False, say=None,
+            deadline: float | None = None) -> Ambiguity:
+    """A smallest state (and move) where readings ``a`` (game ``ga``) and ``b`` (``gb``)
+    disagree, by z3: found False when there is none, None when z3 gave up.  Each z3 query
+    gets ``timeout_ms``, and none runs past ``deadline`` (a `time.monotonic()` instant, where
+    `TimeUp` is raised); ``say`` hears what it is doing."""
+    say = reporter(say)
+    say(f"{reading}: {a} vs {b}: building the symbolic moves")
     t = ga.state_type
     fresh = dz.Fresh("w_")
     S = fresh.value(t, "s")
@@ -248,30 +285,60 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
     solver.add(dz.lift(any_case))
     # Smallest: fewest elements first, then fewest scalars away from their defaults.
     size = dz.lift(state_size(t, S)) * 1000 + _noise(t, S)
+    say(f"{reading}: {a} vs {b}: solving ({len(cases)} action instances disagree)")
     try:
-        if not check(solver):
+        if not _check(solver, timeout_ms, deadline):
             return amb
         model = solver.model()
-        minimal = False
-        while True:
-            v = model.eval(size, model_completion=True).as_long()
-            solver.push()
-            solver.add(size < v)
-            try:
-                if not check(solver):
-                    minimal = True
-                    solver.pop()
-                    break
-            except Unknown:
-                solver.pop()
-                break
-            model = solver.model()
-            solver.pop()
+        probes = iter(range(1, 10**9))
+        model, minimal = _smallest(solver, size, model, timeout_ms, deadline,
+                                   lambda lo, hi: say(f"{reading}: {a} vs {b}: shrinking the "
+                                                      f"witness, checks", done=next(probes)))
     except Unknown:
         amb.found = None
         return amb
     st = dz.concretize(t, S, model)
     return _explain(ga, gb, amb, st, model, cases, minimal)
+
+
+def _check(solver, timeout_ms: int, deadline: float | None) -> bool:
+    """`check` within ``timeout_ms``, and within ``deadline``: past it, `TimeUp` (the time
+    limit of the whole search), not "z3 gave up"."""
+    if deadline is None:
+        return check(solver)
+    if time.monotonic() >= deadline:
+        raise TimeUp()
+    try:
+        return check(solver, deadline=min(deadline, time.monotonic() + timeout_ms / 1000))
+    except Unknown:
+        if time.monotonic() >= deadline - 0.05:
+            raise TimeUp() from None
+        raise
+
+
+def _smallest(solver, size, model, timeout_ms: int, deadline: float | None, say):
+    """The model of least ``size`` (and whether it is proved least): bisection between what
+    the last model weighs and what no model can weigh less than, each probe one check.  When
+    z3 gives up on a probe, the best model so far, not claimed least."""
+    hi = model.eval(size, model_completion=True).as_long()
+    lo = 0                                    # no model weighs less than ``lo``
+    while lo < hi:
+        mid = (lo + hi) // 2 if hi - lo > 1 else lo
+        say(lo, hi)
+        solver.push()
+        solver.add(size <= mid)
+        try:
+            found = _check(solver, timeout_ms, deadline)
+        except Unknown:
+            solver.pop()
+            return model, False
+        if found:
+            model = solver.model()
+            hi = model.eval(size, model_completion=True).as_long()
+        else:
+            lo = mid + 1
+        solver.pop()
+    return model, True
 
 
 def _same_ir(x, y) -> bool:

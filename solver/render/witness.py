@@ -16,12 +16,14 @@ def _highlight(amb: Ambiguity) -> set[str] | None:
 def witness_text(amb: Ambiguity) -> str:
     """The witness as text: the two readings, the move, the outcomes and the state."""
     head = f"{amb.reading}: {amb.a} vs {amb.b} — {amb.question}"
+    where = scope_text(amb)
     if amb.found is None:
-        return head + "\n  unknown (z3 gave up)"
+        return head + "\n  unknown (z3 gave up)" + where
     if not amb.found:
-        return head + "\n  the readings agree on every state and move (no witness exists)"
-    lines = [head,
-             f"  {'smallest' if amb.minimal else 'small'} witness ({amb.size} elements), "
+        return head + "\n  the readings agree on every state and move (no witness exists)" \
+            + where
+    lines = [head + where,
+             f"  {_kind(amb)} witness ({amb.size} elements), "
              f"move {amb.move}: they disagree about the {amb.what}",
              f"  under {amb.a}: {amb.under_a}",
              f"  under {amb.b}: {amb.under_b}",
@@ -29,6 +31,31 @@ def witness_text(amb: Ambiguity) -> str:
     state = render_text(amb.game, amb.state, highlight=_highlight(amb))
     lines += ["    " + ln for ln in state.splitlines()]
     return "\n".join(lines)
+
+
+def _kind(amb: Ambiguity) -> str:
+    """"smallest", or "smallest where found" for a witness carried to other parameters (a
+    smaller one may exist there), or "small" when not proved smallest."""
+    if not amb.minimal:
+        return "small"
+    return "smallest (where found)" if amb.searched_on else "smallest"
+
+
+def scope_text(amb: Ambiguity) -> str:
+    """The parameters a witness (or its absence) holds under, where it was found and where
+    none was, as indented lines (empty when the game's own parameters are all there is)."""
+    def fmt(params: dict) -> str:
+        return " ".join(f"{k}={v}" for k, v in params.items())
+    lines = []
+    if amb.params:
+        lines.append(f"on {fmt(amb.params)}")
+    if amb.searched_on and amb.searched_on != amb.params:
+        lines.append(f"found on {fmt(amb.searched_on)}, replayed on the parameters above")
+    if amb.note:
+        lines.append(amb.note)
+    if amb.tried:
+        lines.append("no witness on " + "; ".join(fmt(t) for t in amb.tried))
+    return "".join(f"\n  {ln}" for ln in lines)
 
 
 def witness_svg(amb: Ambiguity) -> str:

@@ -1,0 +1,169 @@
+"""Ambiguities searched from the smallest sizes upward, each witness given as soon as found.
+
+A symbolic comparison of two readings costs with the size of the state: on the game's own
+board (Torres' 8 x 8, four players) it runs for many minutes where a board of a few squares
+answers in seconds.  So, unless the caller pins them, the parameters that set how large a
+state is start at the lowest value their `param` declaration allows and go up one step at a
+time toward the game's own values.  Which parameters those are, and how far each goes, is read
+from the spec alone: a parameter is a size when the state has fewer leaves at its lowest
+declared value than at the game's value (a board's width, the number of players); one that
+changes no field's extent (a count of blocks per stack, a variant switch) keeps the game's
+value.  Each step up raises the one size whose step adds the fewest leaves (ties: the first
+declared), so the ladder of parameter sets is the same for every pair of readings.
+
+Each pair of readings climbs the ladder until z3 finds a witness (then it is presented on the
+game's own parameters where it carries over, `embed.present`, and on those it was found on
+otherwise), proves that none exists on the game's own parameters, or gives up (then the
+states of the spec's examples are tried, as `readings.pair_ambiguity` does).  A witness found
+on a small board is a disagreement of the rules there; the record names where it was found
+(``searched_on``) and the smaller parameter sets that showed none (``tried``)."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from ..engine.game import Game, load_game
+from ..lang.errors import RulebookError
+from ..lang.progress import reporter
+from ..lang.types import IntT, leaf_count
+from .embed import present
+from .readings import Ambiguity, examples_first, pair_ambiguity, reading_pairs, variants_of
+
+
+@dataclass
+class Ladder:
+    """The parameter sets to search, smallest first (`sizes`), built as they are needed."""
+
+    game: Game
+    sizes: list[str]                                 # the size parameters, in spec order
+    steps: list[dict] = field(default_factory=list)
+    leaves: dict = field(default_factory=dict)       # params (sorted tuple) -> state leaves
+
+    @classmethod
+    def of(cls, game: Game, pinned=()) -> "Ladder":
+        own = game.p.param_values
+        sizes = []
+        for prm in game.p.params:
+            lo = prm.type.lo if isinstance(prm.type, IntT) else None
+            if prm.name in pinned or lo is None or lo >= own[prm.name]:
+                continue
+            lad = cls(game, [])
+            if lad.leaf_count({**own, prm.name: lo}) < leaf_count(game.state_type):
+                sizes.append(prm.name)
+        lad = cls(game, sizes)
+        lad.steps.append({**own, **{n: _lowest(game, n) for n in sizes}})
+        return lad
+
+    def leaf_count(self, params: dict) -> int:
+        key = tuple(sorted(params.items()))
+        if key not in self.leaves:
+            self.leaves[key] = leaf_count(_load(self.game, key).state_type)
+        return self.leaves[key]
+
+    def at(self, k: int) -> dict | None:
+        """The ``k``-th parameter set (0: every size at its lowest), or None past the game's
+        own."""
+        own = self.game.p.param_values
+        while len(self.steps) <= k:
+            last = self.steps[-1]
+            ups = [{**last, n: last[n] + 1} for n in self.sizes if last[n] < own[n]]
+            if not ups:
+                return None
+            self.steps.append(min(ups, key=self.leaf_count))
+        return self.steps[k]
+
+
+def _lowest(game: Game, name: str) -> int:
+    return next(p.type.lo for p in game.p.params if p.name == name)
+
+
+def _load(game: Game, params: tuple) -> Game:
+    """The game (with its expansions) under ``params``."""
+    variants = tuple(v for v in variants_of(game) if ":" not in v)
+    return load_game(game.name, variants, params)
+
+
+def scope(params: dict) -> str:
+    """``players=2 w=3 h=2``: a parameter set as the command line would set it."""
+    return " ".join(f"{k}={v}" for k, v in params.items())
+
+
+@dataclass
+class Climb:
+    """Where the search is (for a caller that stops it part-way): the pair of readings being
+    searched and the parameters it is on, and the pairs finished."""
+
+    pair: tuple | None = None
+    params: dict | None = None
+    tried: list = field(default_factory=list)
+    done: int = 0
+    total: int = 0
+
+
+def ambiguities(game: Game, only: str | None = None, timeout_ms: int = 120_000,
+                progress=None, invariants: bool = False, pinned=(),
+                deadline: float | None = None, where: Climb | None = None):
+    """Yield, for each pair of options of each reading (or of ``only``), where they disagree,
+    searched upward from the smallest sizes (the parameters in ``pinned`` keep the game's
+    values): see the module's docstring.  ``where`` (a `Climb`) is kept up to date, for a
+    caller stopped part-way; ``deadline`` (a `time.monotonic()` instant) bounds every z3
+    query, past it `TimeUp`.  ``progress``: see `lang.progress`."""
+    say = reporter(progress)
+    where = where if where is not None else Climb()
+    pairs = reading_pairs(game, only)
+    where.total = len(pairs)
+    own = dict(game.p.param_values)
+    ladder = Ladder.of(game, pinned)
+    for k, (r, a, b) in enumerate(pairs):
+        where.pair, where.tried = (r.name, a, b), []
+        say("reading pairs", done=k, total=len(pairs))
+        step = 0
+        while True:
+            params = ladder.at(step)
+            where.params = params
+            say(f"{r.name}: {a} vs {b} on {scope(params)}"
+                + (" (the game's own parameters)" if params == own else ""))
+            t0 = time.monotonic()
+            # On a parameter set too large for the symbolic search (`examples_first`), the
+            # states of the spec's examples are searched first.
+            key = tuple(sorted(params.items()))
+            amb = pair_ambiguity(game, r, a, b, key, timeout_ms, invariants, say, deadline,
+                                 examples=examples_first(_load(game, key)))
+            say(f"{r.name}: {a} vs {b} on {scope(params)}: "
+                + ("a witness" if amb.found else "none" if amb.found is False
+                   else "z3 gave up") + f" ({time.monotonic() - t0:.1f} s)")
+            if amb.found is False and params != own and ladder.at(step + 1) is not None:
+                where.tried.append(dict(params))
+                step += 1
+                continue
+            break
+        if amb.found and amb.params is None and params != own:
+            amb = _shown(game, amb, params, own, ladder.sizes)
+        elif amb.params is None:
+            amb.params = dict(params)
+            if amb.found is None:
+                amb.note = "z3 gave up on these parameters (no witness among the examples)"
+        amb.tried = list(where.tried)
+        where.done = k + 1
+        yield amb
+    where.pair = where.params = None
+
+
+def _shown(game: Game, amb: Ambiguity, small: dict, own: dict, sizes: list) -> Ambiguity:
+    """The witness ``amb``, found under ``small``, presented under the game's own parameters,
+    or as near them as it carries over: each size that does not carry (a per-player table
+    of two players is no table of four) stays as found, the first declared first."""
+    kept: list[str] = []
+    for n in [None] + sizes:
+        if n is not None:
+            kept.append(n)
+        big = {**own, **{k: small[k] for k in kept}}
+        if big == small:
+            break
+        try:
+            return present(game.name, amb, small, big)
+        except (RulebookError, StopIteration):
+            continue
+    amb.params = dict(small)
+    amb.note = f"shown where found: it does not carry over to {scope(own)}"
+    return amb
