@@ -62,5 +62,15 @@ class InputError(RulebookError):
     """A malformed or impossible puzzle, state or command-line argument."""
 
 
+class VariantError(InputError):
+    """A variant that names no expansion or reading option of the game, or a second option of
+    one reading; ``variant`` is the reading's name (or the expansion as written), so that a
+    puzzle file can point at the entry of its "variants" at fault."""
+
+    def __init__(self, message: str, variant: str):
+        super().__init__(message)
+        self.variant = variant
+
+
 class Disagreement(RulebookError):
     """The solver's answer did not replay in the interpreter: a bug, reported loudly."""
