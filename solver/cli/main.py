@@ -43,6 +43,12 @@ def main(argv: list[str] | None = None) -> int:
         if ctx:
             print(ctx, file=sys.stderr)
         return EXIT_BAD_INPUT
+    except RecursionError:
+        # The checker bounds how deeply rules nest, and inputs are read without recursion:
+        # this is a bug, but it is still reported in one line.
+        print(f"rulebook {args.command}: the input is nested too deeply for Python's recursion "
+              f"limit ({sys.getrecursionlimit()})", file=sys.stderr)
+        return EXIT_BAD_INPUT
     except BrokenPipeError:  # `rulebook ... | head`
         return 0
     except KeyboardInterrupt:

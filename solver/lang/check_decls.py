@@ -179,7 +179,7 @@ class DeclChecks:
                                    f"{', '.join(names)}")
                 chosen = self.reading_choices.get(it.name, dflt)
                 if chosen not in names:
-                    raise VariantError(f"variant {it.name}:{chosen}: reading {it.name!r} has "
+                    raise VariantError(f"variant '{it.name}:{chosen}': reading {it.name!r} has "
                                        f"no option {chosen!r} (options: {', '.join(names)})",
                                        it.name)
                 et = EnumT(it.name, tuple(names))

@@ -61,7 +61,7 @@ class ProgramChecks:
             if name not in self.readings:
                 known = "; ".join(f"{r.name}:{'|'.join(o for o, _ in r.options)}"
                                   for r in self.readings.values()) or "none"
-                raise VariantError(f"variant {name}:{opt}: {game} has no reading {name!r} "
+                raise VariantError(f"variant '{name}:{opt}': {game} has no reading {name!r} "
                                    f"(readings: {known})", name)
 
     def _rotate(self, types: dict) -> ir.Rotate | None:
