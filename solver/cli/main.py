@@ -221,14 +221,17 @@ def cmd_solve(args) -> int:
     result = answers if many else answers[0]
     print(json.dumps(result, ensure_ascii=False, indent=None if args.json else 2), flush=True)
     if args.svg and items:
-        from ..queries.puzzles import prepare, solution_state
+        from ..queries.puzzles import chosen_values, prepare, solution_state
         from ..render.render import render_svg
         prep = prepare(items[0], f"{args.file}[0]" if many else args.file)
         q = prep.puzzle.queries[0]
         st, marks, n = solution_state(prep, q, answers[0])
+        spots = chosen_values(prep, q, answers[0])
         title = f"{args.file}: start" if n == 0 else \
             f"{args.file}: after the first solution ({n} move{'s' if n > 1 else ''})"
-        _write(args.svg, render_svg(prep.game, st, title=title, marks=marks))
+        if spots:
+            title += f"; the {len(spots)} answer{'s' if len(spots) > 1 else ''} framed"
+        _write(args.svg, render_svg(prep.game, st, title=title, marks=marks, spots=spots))
     return 0
 
 

@@ -129,7 +129,7 @@ class ProgramChecks:
         for part in [it, *it.extra]:
             self.enter(part)
             for f in part.tree.children:
-                doc_t, name_t, type_t = f.children
+                doc_t, internal_t, name_t, type_t = f.children
                 doc = ir.Doc(string(doc_t.children[0]),
                              string(doc_t.children[1]) if doc_t.children[1] else "") \
                     if doc_t is not None else ir.Doc()
@@ -139,7 +139,8 @@ class ProgramChecks:
                                    f"{seen[name]}")
                 seen[name] = self.span(name_t)
                 typ = self.type_(type_t)
-                fields.append(ir.StateFieldDecl(name, typ, doc, self.span(f)))
+                fields.append(ir.StateFieldDecl(name, typ, doc, self.span(f),
+                                                internal_t is not None))
         self.state_fields = fields
         self.state_type = RecordT("State", tuple((f.name, f.type) for f in fields))
 

@@ -203,5 +203,11 @@ def load_path(path: Path) -> list[SourceFile]:
         if base in seen:
             raise SpecError(f"{files[0].path}: `extends` cycle through {base!r}")
         seen.add(base)
-        files.insert(0, read_source(find_spec(base, Path(files[0].path).parent)))
+        try:
+            path = find_spec(base, Path(files[0].path).parent)
+        except SpecError as e:
+            tok = files[0].tree.children[0].children[2]
+            raise SpecError(f"extends {base!r}: {e.message}",
+                            Span(files[0].path, tok.line, tok.column), files[0].text) from None
+        files.insert(0, read_source(path))
     return files
