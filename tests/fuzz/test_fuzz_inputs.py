@@ -34,7 +34,7 @@ def puzzles(draw, name: str):
             continue
         if inp.default is None or draw(st.booleans()):
             obj[inp.name] = draw(json_of(inp.type))
-    if g.p.readings and draw(st.integers(0, 3)) == 0:
+    if g.p.readings and draw(st.integers(0, 5)) == 0:
         r = draw(st.sampled_from(g.p.readings))
         obj["variants"] = [f"{r.name}:{draw(st.sampled_from([o for o, _ in r.options]))}"]
     return obj
@@ -61,7 +61,7 @@ def _documents(make, keys):
 def test_puzzle_files(name, capsys):
     docs = _documents(puzzles(name), _puzzle_keys(name))
 
-    @budget(6)
+    @budget(4)
     @given(texts(docs), st.sampled_from(["search"] * 3 + ["z3"]))
     def check(data, backend):
         with tempfile.TemporaryDirectory() as d:
@@ -78,7 +78,7 @@ def test_state_files(name, capsys):
     g = load_game(name)
     docs = _documents(states(name), [f.name for f in g.p.state])
 
-    @budget(5)
+    @budget(3)
     @given(texts(docs))
     def check(data):
         with tempfile.TemporaryDirectory() as d:
