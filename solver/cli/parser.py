@@ -123,9 +123,10 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                    help="search: the referee tries every move (faster on these sizes); z3: "
                    "the Z3 solver (default: %(default)s)")
     p.add_argument("--timeout", type=seconds, default=60.0, metavar="SECONDS",
-                   help="time limit of each Z3 query, and of a search for the best answer, "
-                   "which then answers \"unknown\" with the best found so far (best_found) and "
-                   "a bound on the best (at_most) (default: %(default)s)")
+                   help="time limit of each Z3 query and of the search for a puzzle's answer, "
+                   "which then is \"unknown\" (a search for the best with a `bound:` adds the "
+                   "best found so far, best_found, and a bound on the best, at_most) (default: "
+                   "%(default)s)")
     p.add_argument("--svg", metavar="FILE", help="also draw, into FILE, the position the first "
                    "puzzle's first answer reaches (the start when there is none), the squares "
                    "it names highlighted; the folder must exist")

@@ -38,8 +38,8 @@ def search_runs(prep: Prepared, q: ir.Query) -> list:
 
 
 def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) -> dict:
-    """The search backend's answer.  A query with a `bound:` stops after ``timeout_ms``: its
-    answer is then "unknown", with the best run found so far as the incumbent."""
+    """The search backend's answer, "unknown" after ``timeout_ms``: a query with a `bound:`
+    then gives the best run found so far as the incumbent."""
     deadline = _clock() + timeout_ms / 1000
     game = prep.game
     goal = game.compiled(q.goal)
@@ -73,8 +73,12 @@ def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) ->
                 return {"found": True, "steps": None, "best": "unknown",
                         "incumbent": (best[0], best[1], at_most)}
         else:
-            res = _search_one(game, st, env, goal, obj, within(st, env),
-                              query_actions(prep, q, st, env))
+            try:
+                res = _search_one(game, st, env, goal, obj, within(st, env),
+                                  query_actions(prep, q, st, env), deadline)
+            except _OutOfTime:
+                # Exhaustive, so nothing found so far is claimed: no answer within the time.
+                return {"found": "unknown", "steps": None, "best": "unknown"}
         if res is None:
             continue
         if best is None or (obj is not None and res[0] > best[0]):
@@ -118,14 +122,18 @@ def _reads_state(e: ir.Expr) -> bool:
     return any(isinstance(n, ir.StateRef) for n in nodes(e))
 
 
-def _search_one(game: Game, st0, env, goal, obj, depth: int, actions):
-    """Best (objective, shown steps) over runs of at most ``depth`` moves ending in a goal."""
+def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
+                deadline: float | None = None):
+    """Best (objective, shown steps) over runs of at most ``depth`` moves ending in a goal.
+    Past ``deadline`` (checked every few hundred states) it raises `_OutOfTime`."""
     memo: dict = {}
 
     def best_from(st, d):
         key = (st, d)
         if key in memo:
             return memo[key]
+        if deadline is not None and len(memo) % 256 == 255 and _clock() > deadline:
+            raise _OutOfTime(None, None)
         best = None
         if goal(st, env):
             best = ((obj(st, env) if obj else 0), ())
