@@ -166,18 +166,18 @@ def run(capsys, argv: list[str], what: str) -> tuple[int, str, str]:
     Any other exception (a traceback) fails the test with the input."""
     capsys.readouterr()
     t0, c0 = time.perf_counter(), time.process_time()
+    status: int | str = "?"
     try:
         status = main(argv)
     except SystemExit as e:              # argparse
         status = e.code
-    took, wall = time.process_time() - c0, time.perf_counter() - t0
+    except BaseException as e:           # a traceback: logged with its input, then raised
+        status = f"{type(e).__name__}: {e}"[:300]
+        raise
+    finally:
+        took, wall = time.process_time() - c0, time.perf_counter() - t0
+        _log(argv, status, took, wall, what)
     out, err = capsys.readouterr()
-    log = os.environ.get("RULEBOOK_FUZZ_LOG")
-    if log:
-        with open(log, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"argv": argv[:2], "status": status, "cpu": round(took, 3),
-                                "wall": round(wall, 3),
-                                "input": what[:300]}) + "\n")
     assert "Traceback" not in err, err
     assert status in (0, 1, 2), (status, err, what[:500])
     if status == 2:
@@ -189,6 +189,18 @@ def run(capsys, argv: list[str], what: str) -> tuple[int, str, str]:
         assert "interpreter" not in lines[0], (err, what[:500])
     assert took < SLOW, (took, argv, what)
     return status, out, err
+
+
+def _log(argv, status, took: float, wall: float, what: str) -> None:
+    """One line of RULEBOOK_FUZZ_LOG, when set: the command, its status, its times, the
+    input (its first characters; all of it when the command raised)."""
+    log = os.environ.get("RULEBOOK_FUZZ_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as f:
+            f.write(json.dumps({"argv": argv[:2], "status": status, "cpu": round(took, 3),
+                                "wall": round(wall, 3),
+                                "input": what if isinstance(status, str) else what[:300]})
+                    + "\n")
 
 
 def write(tmp: Path, name: str, data: bytes) -> str:
