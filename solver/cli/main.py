@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return COMMANDS[args.command](args)
     except RulebookError as e:
-        print(f"rulebook: {e.headline()}", file=sys.stderr)
+        print(f"rulebook: {printable(e.headline())}", file=sys.stderr)
         ctx = e.context()
         if ctx:
             print(ctx, file=sys.stderr)
@@ -60,6 +60,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rulebook {args.command}: out of memory; try smaller game parameters "
               f"(--param, e.g. a smaller board) where the command takes them", file=sys.stderr)
         return EXIT_OUT_OF_MEMORY
+
+
+def printable(text: str) -> str:
+    """``text`` on one line: a character that is not printable (a line break, U+0085, a
+    control character read from an input file) written as its escape."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
 
 
 def _out_of_memory(e: BaseException) -> bool:

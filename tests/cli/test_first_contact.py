@@ -169,6 +169,14 @@ def test_a_game_of_several_puzzles_needs_ask(capsys, tmp_path):
         f'block-squares, knight-squares, round-score, best-turn)')
 
 
+def test_a_line_break_in_a_key_stays_on_one_line(capsys, tmp_path):
+    """Found by the fuzzing: a key holding U+0085 (a line break to Python) split the report."""
+    f = _puzzle(tmp_path, '{"game": "les-5-tours", "\\u0085x\\n": 1}')
+    assert refused(capsys, ["solve", f]) == (
+        f"rulebook: {f}:1:38: \\x85x\\n: not an input of puzzle build (inputs: players, "
+        f"towers, demolished, hand, market)")
+
+
 # ---- messages ---------------------------------------------------------------------------------
 
 def test_a_missing_file(capsys):
