@@ -5,11 +5,14 @@ import argparse
 import contextlib
 import json
 import random
+import re
 import sys
+import textwrap
 import time
 from pathlib import Path
 
 from ..lang.errors import InputError, RulebookError
+from . import parser
 
 EXIT_BAD_INPUT = 2
 EXIT_CONTRADICTED = 1
@@ -17,219 +20,15 @@ EXIT_OUT_OF_MEMORY = 3
 EXIT_STOPPED = 4          # --time-limit ran out: the answers printed are partial
 EXIT_INTERRUPTED = 130    # Ctrl-C: likewise, as a shell reports a SIGINT
 
-DESCRIPTION = """\
-rulebook: the rules of tower-building games, written once in spec/*.rules and compiled into a
-reference interpreter and Z3 constraints.
-
-Games are named after their spec file (e.g. les-5-tours).  --variant selects an expansion
-(a spec file that extends the game) or a reading of an ambiguous rule, written READING:OPTION.
-Errors in a rules file or an input are reported as FILE:LINE:COL (or the input field) with
-exit status 2.
-
-Long commands (prove, ambiguities, solve, examples, play) say on stderr what they are doing
-and how far they are (when stderr is a terminal and not under --json, or with --progress).
-Stopped by Ctrl-C or by their --time-limit, they print what they found so far and say what it
-covers (the parameters, the depth, how many of the paths or games); the exit status is then
-130 (Ctrl-C) or 4 (time limit), unless the partial answer is already a failure (a refuted
-invariant, a contradicted example: 1)."""
-
-
-def _game_args(p: argparse.ArgumentParser, players: bool = True) -> None:
-    p.add_argument("game", help="the game, by spec name (e.g. les-5-tours)")
-    p.add_argument("--variant", action="append", default=[], metavar="NAME",
-                   help="an expansion (tours-de-pouvoir) or a reading (zero_bid:pass); repeatable")
-    if players:
-        p.add_argument("--players", type=int, default=None,
-                       help="number of players (the game's `players` parameter)")
-    p.add_argument("--param", action="append", default=[], metavar="NAME=N",
-                   help="set a parameter of the game (e.g. a smaller board: w=4); repeatable")
-    p.add_argument("--json", action="store_true", help="print JSON for scripts")
-
-
-def _long_args(p: argparse.ArgumentParser, time_limit: bool = True) -> None:
-    """--progress and --time-limit, for the commands that can run for minutes."""
-    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
-                   help="say on stderr what the command is doing and how far it is: one "
-                   "line kept up to date on a terminal, a line every few seconds otherwise "
-                   "(default: on when stderr is a terminal, except under --json)")
-    if time_limit:
-        p.add_argument("--time-limit", type=_seconds, default=None, metavar="SECONDS",
-                       help="stop after this many seconds and print what was found so far, "
-                       "with what it covers; exit status 4 (default: no limit; Ctrl-C "
-                       "stops it the same way, exit status 130)")
+# Input nested deeper than this is refused before it is read (no puzzle or state needs more
+# than a few levels; Python's own readers would overflow their stack far below a million).
+MAX_JSON_DEPTH = 100
 
 
 def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="rulebook", description=DESCRIPTION,
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = ap.add_subparsers(dest="command", metavar="COMMAND")
-
-    p = sub.add_parser("check", help="parse and type-check a spec, run its examples",
-                       description="Parse and type-check a game's spec (and its variants), then "
-                       "run its worked examples.  Exit 0 when the spec is well formed and every "
-                       "example is confirmed, 1 when an example is contradicted, 2 on errors.")
-    p.add_argument("game", nargs="?", help="a game name or a .rules file (default: every spec)")
-    p.add_argument("--variant", action="append", default=[], metavar="NAME")
-    p.add_argument("--json", action="store_true", help="print JSON for scripts")
-
-    p = sub.add_parser("moves", help="legal moves of a state, with the rule behind each refusal",
-                       description="List every action instance of a state: legal ones, and for "
-                       "illegal ones the named `requires` that forbids them.  The state is the "
-                       "game's initial state, or a JSON object of state fields (missing fields "
-                       "keep their initial value) given with --state.")
-    _game_args(p)
-    p.add_argument("--state", metavar="FILE", help="a JSON file of state fields ('-' for stdin)")
-    p.add_argument("--all", action="store_true", help="also list the illegal moves")
-
-    p = sub.add_parser("solve", help="solve puzzles (feasibility, witness, optimum)",
-                       description="Solve one puzzle (a JSON object) or a JSON list of puzzles; "
-                       "answers come back as one object or a list in the same order.  Every "
-                       "answer of the z3 backend is replayed in the interpreter before it is "
-                       "shown.  A solver that gives up answers \"unknown\", never \"impossible\".  "
-                       "Stopped by --time-limit or Ctrl-C, it prints the answers found so "
-                       "far, a puzzle not finished answering {\"stopped\": WHY}.")
-    p.add_argument("file", help="a JSON puzzle file ('-' for stdin)")
-    p.add_argument("--backend", choices=["search", "z3"], default=None,
-                   help="search: exhaustive interpreter search (default, faster on these "
-                   "sizes); z3: the Z3 backend")
-    p.add_argument("--timeout", type=float, default=60.0,
-                   help="time limit, seconds (60): of each z3 query, and of a search by branch "
-                   "and bound, which then answers \"unknown\" with the best found so far "
-                   "(best_found) and an upper bound of the optimum (at_most)")
-    p.add_argument("--svg", metavar="FILE", help="draw the state the (first) puzzle's first "
-                   "solution reaches (the start state when there is none); the cells the last "
-                   "move shows are highlighted")
-    p.add_argument("--json", action="store_true", help="print compact JSON (default: indented)")
-    _long_args(p)
-
-    p = sub.add_parser("prove", help="prove the spec's invariants",
-                       description="Prove each invariant: 'inductive' (1-induction, jointly), "
-                       "else 'holds up to depth k' by bounded model checking from the initial "
-                       "state, or 'refuted' with a trace replayed in the interpreter.  With "
-                       "--time-limit, bounded model checking comes first, one depth at a time, "
-                       "then the inductive step with the time left; stopped (the time limit or "
-                       "Ctrl-C), each invariant says what was established: 'holds up to depth "
-                       "k' for the depths completed, else 'not decided'.  Exit status: 1 when "
-                       "an invariant is refuted, else 4 when the time limit stopped the proof, "
-                       "130 on Ctrl-C, 0 otherwise.")
-    _game_args(p)
-    p.add_argument("--depth", type=int, default=4, help="bounded model checking depth")
-    p.add_argument("--invariant", action="append", metavar="NAME",
-                   help="only this invariant (repeatable); the others are still assumed as "
-                   "auxiliaries of the induction")
-    p.add_argument("--alone", action="store_true",
-                   help="with --invariant: assume none of the other invariants; the named "
-                   "ones must be inductive together, and each step query checks only their "
-                   "conjuncts (a proof of part of the set where the whole is out of reach)")
-    p.add_argument("--timeout", type=float, default=300.0, help="z3 time limit, seconds")
-    p.add_argument("--step-timeout", type=float, default=5.0,
-                   help="z3 time limit per query of the inductive step, seconds (5); a query "
-                   "over it leaves its invariant to bounded model checking, never 'proved'")
-    p.add_argument("--split-lengths", action="store_true",
-                   help="retry a step query z3 gives up on (within 2 s) case by case over the "
-                   "lengths of the sequences the step changes: slower, but it proves counts "
-                   "over items pushed onto sequences (clock-towers' conserved)")
-    p.add_argument("--split-on", action="append", default=[], metavar="FIELD",
-                   help="check the inductive step case by case over the values of this state "
-                   "field (a bool, integer or enum), the field concrete in each case: a step "
-                   "that reads a table at that field then reads "
-                   "numbers; repeatable")
-    p.add_argument("--exact-reals", action="store_true",
-                   help="decide each `exists real` exactly in the inductive step (primal or "
-                   "Farkas dual) instead of as an uninterpreted predicate of what it reads: "
-                   "proves what depends on the statics themselves, at a far higher cost")
-    p.add_argument("--opaque-fix", action="store_true",
-                   help="in the inductive step, read each expression that computes a `fix` "
-                   "(a flood) over symbolic values as uninterpreted functions of what it reads: "
-                   "a step that floods a large board then builds, and proves what does not "
-                   "depend on the floods (the rest is left to bounded model checking)")
-    p.add_argument("--region-facts", action="store_true",
-                   help="in the inductive step, read component(seed, ok) and components(ok) "
-                   "as unknowns with the facts of connected regions (a component is an "
-                   "equivalence class of one size; adding or taking out one square changes "
-                   "the components around it only), instantiated where two sets differ by "
-                   "one square (each conjunct tried first from the facts about its own "
-                   "squares and those around the change), and a max or min of more than 8 "
-                   "symbolic values as one unknown with its defining facts; other fixpoints "
-                   "as with --opaque-fix")
-    p.add_argument("--symmetry", action="store_true",
-                   help="in the inductive step, prove only the first path of each orbit under "
-                   "the board's symmetries (mirrors and turns of the grid); each other path "
-                   "is settled when z3 shows it follows from that one mirrored, and proved "
-                   "itself otherwise; where the spec declares `rotate`, the paths of each "
-                   "other player to move likewise from the first player's, the players "
-                   "numbered anew: the verdicts are the same, only the time changes")
-    p.add_argument("--jobs", type=_jobs, default=1, metavar="N",
-                   help="check the inductive step's paths in N processes at once (default 1); "
-                   "the verdicts are the same, only the time changes")
-    p.add_argument("--journal", metavar="FILE",
-                   help="record in FILE each action path of the inductive step once checked "
-                   "(the invariants' and the transition properties'), and skip the paths a "
-                   "previous run with the same spec, parameters, options and z3 version "
-                   "recorded there: a proof stopped part-way resumes where it stopped")
-    _long_args(p)
-
-    p = sub.add_parser("examples", help="check the rulebook's worked examples",
-                       description="Run the spec's examples: for each, 'confirmed' or "
-                       "'contradicted', with the value the rules compute beside the book's.  "
-                       "Exit 1 when any example is contradicted.")
-    _game_args(p, players=False)
-    p.add_argument("--example", help="only this example")
-    _long_args(p)
-
-    p = sub.add_parser("ambiguities", help="find where two readings of a rule disagree",
-                       description="For each ambiguous rule (a `reading`) and each pair of its "
-                       "options, find a smallest state (fewest elements) and a move where the "
-                       "readings disagree, print it and draw it as SVG.  The search starts on "
-                       "the smallest sizes the spec declares (the lowest value of each `param` "
-                       "that sets how large a state is: a board's width, the number of "
-                       "players) and goes up one step at a time toward the game's own, until "
-                       "a witness is found; it is then shown on the game's own parameters "
-                       "where it carries over (replayed there), and each witness is printed as "
-                       "soon as it is found.  --param and --players pin a size instead.  With "
-                       "--json, one JSON list at the end, a pair not decided when the command "
-                       "was stopped saying \"stopped\" and the parameters it was searching.")
-    _game_args(p)
-    p.add_argument("--reading", help="only this reading")
-    p.add_argument("--svg-dir", metavar="DIR", help="write one SVG per disagreement here")
-    p.add_argument("--timeout", type=float, default=120.0,
-                   help="z3 time limit of each query, seconds (%(default)s)")
-    p.add_argument("--invariants", action="store_true",
-                   help="search only states where every invariant of the spec holds (no "
-                   "piece missing from the box, none the rules forbid): a witness the rules "
-                   "can reach; without it a smallest state may leave pieces out")
-    _long_args(p)
-
-    p = sub.add_parser("play", help="seeded random playouts and statistics",
-                       description="Play whole games with uniformly random players (chance "
-                       "weighted as the spec says); the same seed gives the same games.")
-    _game_args(p)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--games", type=int, default=1)
-    p.add_argument("--trace", action="store_true", help="print every move of the first game")
-    _long_args(p)
-
-    p = sub.add_parser("serve", help="the explorer in a browser: play, compare readings, puzzles",
-                       description="Serve the explorer on http://HOST:PORT/: play a game move by "
-                       "move with every refused move and its rule, compare two readings on one "
-                       "state (each stored witness opens there), step through a puzzle's "
-                       "answer.  Stop it with Ctrl-C.",
-                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    p.add_argument("--host", default="127.0.0.1",
-                   help="the address to listen on (this machine only by default)")
-    p.add_argument("--port", type=int, default=8000, help="the port to listen on")
-
-    p = sub.add_parser("docs", help="build the documentation site (Sphinx)",
-                       description="Build the Sphinx site of docs/ (game pages generated from "
-                       "spec/) with warnings as errors.  Needs the docs extra "
-                       "(pip install -e '.[docs]') and a checkout (docs/ is not installed).")
-    p.add_argument("--out", default="docs/_build/html", metavar="DIR", help="output directory")
-
-    sub.add_parser("lsp", help="the language server for editors (errors, hover, navigation)",
-                   description="Run the language server of the rules language on stdin and "
-                   "stdout, for an editor (docs/editors.md): errors as you type, hover, go to "
-                   "definition, references, outline, completion and rename in .rules files.")
-    return ap
+    """The parser of the `rulebook` command (`parser.build_parser`), `solve --help` closed by
+    the puzzle kinds of every game found."""
+    return parser.build_parser(puzzle_kinds)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -242,10 +41,16 @@ def main(argv: list[str] | None = None) -> int:
         return COMMANDS[args.command](args)
     except RulebookError as e:
         _clear_status_line()
-        print(f"rulebook: {e.headline()}", file=sys.stderr)
+        print(f"rulebook: {printable(e.headline())}", file=sys.stderr)
         ctx = e.context()
         if ctx:
             print(ctx, file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except RecursionError:
+        # The checker bounds how deeply rules nest, and inputs are read without recursion:
+        # this is a bug, but it is still reported in one line.
+        print(f"rulebook {args.command}: the input is nested too deeply for Python's recursion "
+              f"limit ({sys.getrecursionlimit()})", file=sys.stderr)
         return EXIT_BAD_INPUT
     except BrokenPipeError:  # `rulebook ... | head`
         return 0
@@ -265,48 +70,6 @@ def _clear_status_line() -> None:
     """Take a progress line off the terminal before an error is printed."""
     if sys.stderr.isatty():
         sys.stderr.write("\r\x1b[K")
-
-
-def _out_of_memory(e: BaseException) -> bool:
-    """Python's MemoryError, or z3's (a Z3Exception whose value says so)."""
-    if isinstance(e, MemoryError):
-        return True
-    value = getattr(e, "value", None)
-    if type(e).__name__ == "Z3Exception" and isinstance(value, (bytes, str)):
-        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
-        return "out of memory" in text
-    return False
-
-
-def _params(args) -> tuple:
-    out = dict(_named_params(getattr(args, "param", []) or []))
-    if getattr(args, "players", None) is not None:
-        out["players"] = args.players
-    return tuple(sorted(out.items()))
-
-
-def _named_params(items: list[str]) -> list[tuple[str, int]]:
-    out = []
-    for it in items:
-        name, eq, val = it.partition("=")
-        try:
-            out.append((name.strip(), int(val)))
-        except ValueError:
-            raise InputError(f"--param {it}: expected NAME=N (a whole number)") from None
-        if not eq or not name.strip():
-            raise InputError(f"--param {it}: expected NAME=N")
-    return out
-
-
-def _seconds(text: str) -> float:
-    """argparse type of --time-limit: a positive number of seconds."""
-    try:
-        x = float(text)
-    except ValueError:
-        x = -1.0
-    if not x > 0 or x == float("inf"):
-        raise argparse.ArgumentTypeError(f"expected a number of seconds above 0, got {text!r}")
-    return x
 
 
 def _reporter(args):
@@ -341,15 +104,49 @@ def _stopped_status(stop, status: int = 0) -> int:
     return EXIT_STOPPED if isinstance(stop, TimeUp) else EXIT_INTERRUPTED
 
 
-def _jobs(text: str) -> int:
-    """argparse type of --jobs: a whole number of processes, at least 1."""
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of processes (1 or more), got {text!r}")
-    return n
+def printable(text: str) -> str:
+    """``text`` on one line: a character that is not printable (a line break, U+0085, a
+    control character read from an input file) written as its escape."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
+def _out_of_memory(e: BaseException) -> bool:
+    """Python's MemoryError, or z3's (a Z3Exception whose value says so)."""
+    if isinstance(e, MemoryError):
+        return True
+    value = getattr(e, "value", None)
+    if type(e).__name__ == "Z3Exception" and isinstance(value, (bytes, str)):
+        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+        return "out of memory" in text
+    return False
+
+
+def _params(args) -> tuple:
+    """The parameters set by --param and --players, each once (a second, different value of
+    one is refused)."""
+    out: dict[str, tuple[int, str]] = {}
+    named = _named_params(getattr(args, "param", []) or [])
+    if getattr(args, "players", None) is not None:
+        named.append(("players", args.players, f"--players {args.players}"))
+    for name, value, text in named:
+        if name in out and out[name][0] != value:
+            raise InputError(f"{text}: parameter {name} is already set by {out[name][1]}")
+        out[name] = (value, text)
+    return tuple(sorted((name, v) for name, (v, _) in out.items()))
+
+
+def _named_params(items: list[str]) -> list[tuple[str, int, str]]:
+    out = []
+    for it in items:
+        name, eq, val = it.partition("=")
+        if not eq or not name.strip():
+            raise InputError(f"--param {it}: expected NAME=N")
+        try:
+            out.append((name.strip(), int(val), f"--param {it}"))
+        except ValueError:
+            raise InputError(f"--param {it}: expected NAME=N (a whole number)") from None
+    return out
 
 
 def _load(args):
@@ -364,62 +161,48 @@ def _emit(obj, as_json: bool, text: str) -> None:
         print(text)
 
 
-# ---- commands ---------------------------------------------------------------------------
-
 def cmd_check(args) -> int:
     from ..queries.examples import run_examples
     from ..engine.game import load_game
     from ..lang.resources import spec_dir
-    if args.game and args.game.endswith(".rules"):
-        from ..queries.examples import run_example
-        from ..engine.game import load_path
-        g = load_path(args.game, tuple(v for v in args.variant if ":" in v))
-        results = []
-        for ex in g.p.examples:
-            own = dict(ex.readings)
-            vs = tuple(v for v in args.variant if ":" in v and v.partition(":")[0] not in own)
-            eg = load_path(args.game, vs + tuple(f"{r}:{o}" for r, o in ex.readings),
-                           tuple(sorted(ex.params))) if ex.params or ex.readings else g
-            results.append(run_example(eg, next(e for e in eg.p.examples if e.name == ex.name)))
-        bad = [r.name for r in results if not r.confirmed]
-        _emit({"file": args.game, "ok": True, "examples": len(results), "contradicted": bad},
-              args.json, f"{args.game}: ok ({len(results)} examples"
-              + (f"; CONTRADICTED: {', '.join(bad)})" if bad else ", all confirmed)"))
-        return EXIT_CONTRADICTED if bad else 0
     names = [args.game] if args.game else sorted(
         p.stem for p in spec_dir().glob("*.rules") if _is_base(p))
     report = []
-    status = 0
     for name in names:
         t0 = time.perf_counter()
         g = load_game(name, tuple(args.variant))
         dt = time.perf_counter() - t0
         exs = run_examples(name, tuple(args.variant))
         bad = [e.name for e in exs if not e.confirmed]
-        if bad:
-            status = EXIT_CONTRADICTED
-        report.append({"game": name, "files": list(g.p.files), "compile_ms": round(dt * 1000, 1),
+        report.append({"game": name, "files": list(g.p.files),
+                       "compile_ms": round(dt * 1000, 1),
                        "actions": [a.name for a in g.p.actions],
                        "invariants": [i.name for i in g.p.invariants],
                        "readings": {r.name: r.chosen for r in g.p.readings},
                        "examples": len(exs), "contradicted": bad})
     lines = []
     for r in report:
-        lines.append(f"{r['game']}: ok ({', '.join(r['files'])}; {len(r['actions'])} actions, "
+        name = r["game"]
+        n, bad = r["examples"], r["contradicted"]
+        verdicts = (f"{n - len(bad)} confirmed, {len(bad)} contradicted" if bad
+                    else "all confirmed")
+        lines.append(f"{name}: ok ({', '.join(r['files'])}; {len(r['actions'])} actions, "
                      f"{len(r['invariants'])} invariants, {len(r['readings'])} readings, "
-                     f"{r['examples']} examples"
-                     + (f"; CONTRADICTED: {', '.join(r['contradicted'])}" if r["contradicted"]
-                        else ", all confirmed") + ")")
+                     f"{n} examples, {verdicts})")
+        if bad:
+            lines.append(f"  the rules contradict the book's worked example"
+                         f"{'s' if len(bad) > 1 else ''} {', '.join(bad)} (`rulebook examples "
+                         f"{name}` shows both values): a finding about the book, not a fault "
+                         f"of the spec")
     _emit(report if len(report) != 1 else report[0], args.json, "\n".join(lines))
-    return status
+    return 0
 
 
 def _is_base(path: Path) -> bool:
-    from ..lang.sources import read_source
-    try:
-        return read_source(path).base is None
-    except RulebookError:
-        return True
+    """Whether a spec file is a game of its own (not an expansion of another)."""
+    from ..lang.sources import header_of
+    head = header_of(path)
+    return head is None or head[1] is None
 
 
 def cmd_moves(args) -> int:
@@ -469,6 +252,8 @@ def cmd_solve(args) -> int:
     from ..queries.puzzles import DEFAULT_BACKEND, solve
     from .progress import time_limit
     data, text = _read_json(args.file)
+    if args.svg:
+        _writable(args.svg)     # before solving: a bad --svg must not cost the answer
     backend = args.backend or DEFAULT_BACKEND
     many = isinstance(data, list)
     items = data if many else [data]
@@ -489,24 +274,41 @@ def cmd_solve(args) -> int:
         _say_stopped(say, e)
     if say is not None:
         say.clear()
+    result = answers if many else answers[0]
+    print(json.dumps(result, ensure_ascii=False, indent=None if args.json else 2), flush=True)
     if stop is not None:
-        result = answers if many else answers[0]
-        print(json.dumps(result, ensure_ascii=False, indent=None if args.json else 2))
         return _stopped_status(stop)
-    if args.svg:
-        from ..queries.puzzles import prepare
+    if args.svg and items:
+        from ..queries.puzzles import chosen_values, prepare, solution_state
         from ..render.render import render_svg
         prep = prepare(items[0], f"{args.file}[0]" if many else args.file)
         q = prep.puzzle.queries[0]
-        from ..queries.puzzles import solution_state
         st, marks, n = solution_state(prep, q, answers[0])
+        spots = chosen_values(prep, q, answers[0])
         title = f"{args.file}: start" if n == 0 else \
             f"{args.file}: after the first solution ({n} move{'s' if n > 1 else ''})"
-        Path(args.svg).write_text(render_svg(prep.game, st, title=title, marks=marks),
-                                  encoding="utf-8")
-    result = answers if many else answers[0]
-    print(json.dumps(result, ensure_ascii=False, indent=None if args.json else 2))
+        if spots:
+            title += f"; the {len(spots)} answer{'s' if len(spots) > 1 else ''} framed"
+        _write(args.svg, render_svg(prep.game, st, title=title, marks=marks, spots=spots))
     return 0
+
+
+def _writable(path: str) -> None:
+    """Refuse an output file that cannot be written: in a missing folder, or a folder."""
+    p = Path(path)
+    if p.is_dir():
+        raise InputError(f"{path}: cannot write (a directory)")
+    parent = p.parent
+    if not parent.is_dir():
+        raise InputError(f"{path}: cannot write (no folder {parent})")
+
+
+def _write(path: str, text: str) -> None:
+    from ..lang.sources import reason
+    try:
+        Path(path).write_text(text, encoding="utf-8")
+    except OSError as e:
+        raise InputError(f"{path}: cannot write ({reason(e)})") from None
 
 
 def cmd_prove(args) -> int:
@@ -637,16 +439,17 @@ def cmd_ambiguities(args) -> int:
 
 
 def cmd_play(args) -> int:
+    from .progress import time_limit
     g = _load(args)
     rng = random.Random(args.seed)
-    score = g.expr("score(p)", {"p": g.p.types["Player"]})[0] if g.has_def("score") else None
-    win = g.expr("winner(p)", {"p": g.p.types["Player"]})[0] if g.has_def("winner") else None
+    player_t = g.p.types.get("Player")
+    score = g.expr("score(p)", {"p": player_t})[0] if g.has_def("score") and player_t else None
+    win = g.expr("winner(p)", {"p": player_t})[0] if g.has_def("winner") and player_t else None
     players = list(range(g.p.param_values.get("players", 0)))
     games = []
     t0 = time.perf_counter()
     say = _reporter(args)
     stop = None
-    from .progress import time_limit
     try:
         with time_limit(args.time_limit):
             for i in range(args.games):
@@ -680,12 +483,23 @@ def cmd_play(args) -> int:
     if not games:
         return _stopped_status(stop)
     for i, gm in enumerate(games):
-        print(f"game {i + 1}: {gm['moves']} moves; scores {gm['scores']}; "
-              f"winner(s) {gm['winners']}")
+        parts = [f"{gm['moves']} moves"]
+        if score:
+            parts.append(f"scores {gm['scores']}")
+        if win:
+            parts.append(f"winner(s) {gm['winners']}")
+        print(f"game {i + 1}: {'; '.join(parts)}")
     if len(games) > 1:
-        wins = [sum(p in gm["winners"] for gm in games) for p in players]
-        mean = [round(sum(gm["scores"][p] for gm in games) / len(games), 1) for p in players]
-        print(f"wins per player {wins}; mean scores {mean}")
+        totals = []
+        if win:
+            totals.append(f"wins per player {[sum(p in gm['winners'] for gm in games) for p in players]}")
+        if score:
+            mean = [round(sum(gm["scores"][p] for gm in games) / len(games), 1) for p in players]
+            totals.append(f"mean scores {mean}")
+        if totals:
+            print("; ".join(totals))
+    if not win:
+        print(f"({g.name} declares no `def winner`: no winners to show)")
     print(f"({len(games)} game(s) in {dt:.2f} s, {len(games) / dt:.1f} games/s)")
     return _stopped_status(stop)
 
@@ -706,14 +520,46 @@ def _traced_playout(g, rng):
 
 def _read_json(path: str):
     """The JSON document at ``path`` ("-": stdin) and its text (to locate later errors in)."""
+    from ..lang.sources import reason
     try:
-        text = sys.stdin.read() if path == "-" else Path(path).read_text(encoding="utf-8")
+        if path == "-":
+            raw = sys.stdin.buffer.read() if hasattr(sys.stdin, "buffer") else \
+                sys.stdin.read().encode("utf-8", "surrogateescape")
+        else:
+            raw = Path(path).read_bytes()
     except OSError as e:
-        raise InputError(f"{path}: {e.strerror}") from None
+        raise InputError(f"{path}: cannot read ({reason(e)})") from None
     try:
-        return json.loads(text), text
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        col = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
+        raise InputError(f"{path}:{line}:{col}: not UTF-8 text (byte 0x{raw[e.start]:02x})") \
+            from None
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"{path}:{e.lineno}:{e.colno}: invalid JSON: {e.msg}") from None
+    except RecursionError:
+        data, depth = None, None
+    else:
+        depth = json_depth(data)
+    if depth is None or depth > MAX_JSON_DEPTH:
+        levels = "too many" if depth is None else str(depth)
+        raise InputError(f"{path}: JSON nested {levels} levels deep, at most {MAX_JSON_DEPTH}")
+    return data, text
+
+
+def json_depth(data) -> int:
+    """How deeply the lists and objects of a JSON value nest (a scalar: 0), without recursion."""
+    most = 0
+    todo = [(data, 1)]
+    while todo:
+        v, d = todo.pop()
+        if isinstance(v, (list, dict)):
+            most = max(most, d)
+            todo.extend((x, d + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return most
 
 
 @contextlib.contextmanager
@@ -763,3 +609,33 @@ def cmd_serve(args) -> int:
 
 
 COMMANDS["serve"] = cmd_serve
+
+
+def puzzle_kinds() -> str:
+    """The closing text of `solve --help`: the puzzle kinds of every game found, read from
+    their specs (the first of a game is its default)."""
+    from ..lang.errors import RulebookError as Error
+    from ..lang.sources import games_found, read_source, string
+    lines = ["puzzle kinds (the \"ask\" key of a puzzle file; the first of a game is its "
+             "default):"]
+    for game, (path, base) in sorted(games_found().items()):
+        try:
+            tree = read_source(path).tree
+        except Error:
+            continue
+        kinds = []
+        for item in tree.children[1:]:
+            decl = item.children[-1]
+            if decl.data != "puzzle_decl":
+                continue
+            doc = item.children[0]
+            text = " ".join(string(doc.children[0]).split()) if doc is not None else ""
+            first = re.split(r"(?<=[.?!]) ", text, maxsplit=1)[0]
+            kinds.append(textwrap.fill(f"{str(decl.children[0]).replace('_', '-')}: {first}",
+                                       88, initial_indent="    ", subsequent_indent="      "))
+        if kinds:
+            lines.append(f"  {game}" + (f" (with {base})" if base else "") + ":")
+            lines.extend(kinds)
+        elif base is None:
+            lines.append(f"  {game}: none")
+    return "\n".join(lines)

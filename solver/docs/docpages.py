@@ -221,11 +221,13 @@ def _setup_section(g: Game, page: Page, en: E.English) -> str:
             out.append(rst.code(it.text[m.start_pos:m.end_pos]))
             out.append(_doc_para(it.doc))
     out.append(rst.title("State", "~"))
-    out.append("Everything a position of the game holds; every field is finite.\n\n")
+    out.append("Everything a position of the game holds; every field is finite.  A field "
+               "marked (internal) is bookkeeping the rules need, left out of the pictures.\n\n")
     written = _state_types(g)
     out.append(rst.table(["field", "type", "meaning"],
                       [[f"``{f.name}``", rst.inline_code(written.get(f.name, str(f.type))),
-                        rst.esc(f.doc.text)] for f in g.p.state], "20 30 50"))
+                        ("(internal) " if f.internal else "") + rst.esc(f.doc.text)]
+                       for f in g.p.state], "20 30 50"))
     init = _source_of(g, "init", "init")
     if init:
         out.append(rst.title("Set-up (init)", "~"))

@@ -14,7 +14,7 @@ from ..lang.codec import to_json
 from ..lang.errors import EvalError, InputError
 from .evaluate import Compiler, Refused, SymCtx, const_value
 from ..lang.irwalk import nodes
-from ..lang.sources import gc_paused, load_files, load_path as load_path_files
+from ..lang.sources import gc_paused, is_path, load_files
 from ..lang.types import BagT, SeqT, SetT, Type, default, finite
 
 
@@ -316,6 +316,17 @@ class Game:
         self._compiled: dict = {}
         gate = _gate(program.terminal) if program.terminal else None
         self._terminal_gate = gate
+
+    @property
+    def source(self) -> str:
+        """The spec file of the game itself (its base when loaded with expansions): the name
+        under which `load_game` finds it again, whether it was given by name or by path."""
+        return self.p.files[0]
+
+    @property
+    def extensions(self) -> tuple[str, ...]:
+        """The files of the expansions it was loaded with, as `load_game` takes them back."""
+        return tuple(self.p.files[1:])
 
     def action(self, name: str) -> CompiledAction:
         if name not in self._by_name:
@@ -752,18 +763,15 @@ def locals_used(node) -> set[int]:
 @lru_cache(maxsize=64)
 @gc_paused()
 def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
-    """Compile a game from spec/ (cached per variants and parameters)."""
+    """Compile a game, by id (its `game` line: from spec/ or RULEBOOK_SPECS) or by the path of
+    its .rules file (cached per variants and parameters)."""
     files, readings = load_files(name, tuple(variants))
     return Game(*check_program(files, dict(params), readings, const_value))
 
 
 def load_path(path, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
-    """Compile a spec file given by path (its `extends` base is looked up in spec/)."""
-    files = load_path_files(path)
-    readings = {}
-    for v in variants:
-        if ":" not in v:
-            raise InputError(f"load_path takes readings (name:option) as variants, not {v!r}")
-        r, _, o = v.partition(":")
-        readings[r] = o
+    """Compile the spec file at ``path`` afresh (not cached; its `extends` base is looked up
+    beside it, in spec/ and on RULEBOOK_SPECS)."""
+    name = str(path)
+    files, readings = load_files(name if is_path(name) else f"./{name}", tuple(variants))
     return Game(*check_program(files, dict(params), readings, const_value))

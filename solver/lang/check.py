@@ -64,6 +64,8 @@ class Checker(DeclChecks, ExprChecks, RealChecks, StmtChecks, ProgramChecks):
         self.state_fields: list[ir.StateFieldDecl] = []
         self.state_type: RecordT | None = None
         self.inlining: list[str] = []
+        self.nesting = 0                        # expressions and ifs being checked, nested
+        self.reached = 0                        # the most `nesting` reached (see inline)
 
     @classmethod
     def resume(cls, symbols: "Symbols") -> "Checker":

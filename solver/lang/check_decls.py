@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from lark import Tree
 
 from . import ir
-from .errors import InputError, SpecError
+from .errors import SpecError, VariantError
 from .scope import Frame, Scope
 from .sources import string
 from .types import (BOOL, BagT, EnumT, IntT, MapT, RecordT, SeqT, SetT, Type, cardinality,
@@ -179,8 +179,9 @@ class DeclChecks:
                                    f"{', '.join(names)}")
                 chosen = self.reading_choices.get(it.name, dflt)
                 if chosen not in names:
-                    raise InputError(f"reading {it.name!r} has no option {chosen!r} "
-                                     f"(options: {', '.join(names)})")
+                    raise VariantError(f"variant '{it.name}:{chosen}': reading {it.name!r} has "
+                                       f"no option {chosen!r} (options: {', '.join(names)})",
+                                       it.name)
                 et = EnumT(it.name, tuple(names))
                 for i, m in enumerate(names):
                     self._add_member(m, et, i, t)

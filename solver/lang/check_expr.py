@@ -12,6 +12,12 @@ from .types import (BOOL, BagT, BoolT, IntT, MapT, RealFamilyT, RealT, RecordT, 
                     is_finite, needs_bounds)
 
 
+# How deeply expressions, statements and the defs they call may nest, counted together: the
+# checker, the evaluator and Z3 all walk the rules recursively, within Python's recursion
+# limit (1000 frames).  The shipped specs nest at most 30 deep.
+MAX_NESTING = 200
+
+
 class ExprChecks:
     """The expressions of `Checker`: each checked against an expected type when one is known
     (``want``), which types empty literals and the bounds of a `fix`."""
@@ -19,6 +25,30 @@ class ExprChecks:
     # ---- expressions -----------------------------------------------------------------------
 
     def expr(self, t, sc: Scope, want: Type | None = None) -> ir.Expr:
+        self.nesting += 1
+        try:
+            if self.nesting > self.reached:
+                self.reached = self.nesting
+                if self.nesting > MAX_NESTING:
+                    raise self.too_deep(t)
+            return self._expr(t, sc, want)
+        finally:
+            self.nesting -= 1
+
+    def too_deep(self, t) -> SpecError:
+        """The error of a construct nested past `MAX_NESTING`."""
+        calls = len(self.inlining)
+        inside = "" if not calls else f" (in {self.inlining[-1]}" + (
+            f", reached through {calls - 1} nested calls)" if calls > 1 else ")")
+        return self.err(t, self.too_deep_message(inside))
+
+    @staticmethod
+    def too_deep_message(inside: str) -> str:
+        return (f"nested more than {MAX_NESTING} deep{inside}: the checker's limit on "
+                f"expressions, statements and the defs they call, counted together; split it "
+                f"(a let, a def, a table)")
+
+    def _expr(self, t, sc: Scope, want: Type | None = None) -> ir.Expr:
         sp = self.span(t)
         match t.data:
             case "int_lit":
@@ -385,7 +415,13 @@ class ExprChecks:
         key = (name, sc.old, sc.transition, sc.allow_state, self.state_type is None)
         hit = self._bodies.get(key)
         if hit is not None:
-            body0, slots0, base0, size, typ, check = hit
+            body0, slots0, base0, size, typ, check, height = hit
+            # The body checked once is written out again here, as deep as it was then.
+            if self.nesting + height > MAX_NESTING:
+                raise SpecError(self.too_deep_message(f" (a call of def {name}, {height} "
+                                                      f"deep itself, made {self.nesting} deep)"),
+                                sp, self.cursor()[1])
+            self.reached = max(self.reached, self.nesting + height)
             base = sc.frame.size
             sc.frame.size += size
             moved = dict(zip(slots0, slots))
@@ -394,6 +430,7 @@ class ExprChecks:
         base0 = sc.frame.size
         self.inlining.append(name)
         self.enter(it)
+        outer, self.reached = self.reached, self.nesting
         try:
             ret = self.type_(d.children[2]) if d.children[2] is not None else None
             body = self.expr(d.children[3], inner, ret)
@@ -402,11 +439,13 @@ class ExprChecks:
         finally:
             self.inlining.pop()
             self.goto(saved)
+            height = self.reached - self.nesting
+            self.reached = max(outer, self.reached)
         typ = ret if ret is not None else body.type
         # A declared result type is a promise: what the checker cannot prove is checked when
         # the def is evaluated (a spec bug otherwise, reported with the def's span).
         check = ret if ret is not None and needs_bounds(body.type, ret) else None
-        self._bodies[key] = (body, slots, base0, sc.frame.size - base0, typ, check)
+        self._bodies[key] = (body, slots, base0, sc.frame.size - base0, typ, check, height)
         return ir.Call(typ, sp, name, args, slots, body, check)
 
     # ---- quantifiers and domains ------------------------------------------------------------

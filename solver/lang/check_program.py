@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from . import ir
 from .check_decls import Item
-from .errors import RulebookError, Span, SpecError
+from .errors import InputError, RulebookError, Span, SpecError, VariantError
 from .scope import Frame, Scope
 from .sources import gc_paused, string
 from .types import EnumT, IntT, MapT, RecordT, Type
@@ -22,6 +22,7 @@ class ProgramChecks:
         for key in self.order:
             if key[0] == "static":
                 self.static_value(key[1], self.items[key].tree)
+        self._check_choices()
         self._state()
         types = {k[1]: v[1] for k in self.order if k[0] == "static"
                  for v in [self.static[k[1]]] if v[0] == "type"}
@@ -84,6 +85,21 @@ class ProgramChecks:
                  for v in [self.static.get(k[1])] if v is not None and v[0] == "type"}
         attempt(self._rotate, types)
         return errors
+
+    def _check_choices(self) -> None:
+        """Every parameter set and reading chosen from outside must be one the game declares."""
+        game = self.files[0].game
+        for name in self.param_overrides:
+            if name not in self.param_values:
+                known = ", ".join(p.name for p in self.params) or "none"
+                raise InputError(f"parameter {name!r}: {game} has no such parameter "
+                                 f"(parameters: {known})")
+        for name, opt in self.reading_choices.items():
+            if name not in self.readings:
+                known = "; ".join(f"{r.name}:{'|'.join(o for o, _ in r.options)}"
+                                  for r in self.readings.values()) or "none"
+                raise VariantError(f"variant '{name}:{opt}': {game} has no reading {name!r} "
+                                   f"(readings: {known})", name)
 
     def _rotate(self, types: dict) -> ir.Rotate | None:
         """`rotate Player(piece): f, ...;`: Player a type of the integers from 0, piece a def
@@ -150,7 +166,7 @@ class ProgramChecks:
         for part in [it, *it.extra]:
             self.enter(part)
             for f in part.tree.children:
-                doc_t, name_t, type_t = f.children
+                doc_t, internal_t, name_t, type_t = f.children
                 doc = ir.Doc(string(doc_t.children[0]),
                              string(doc_t.children[1]) if doc_t.children[1] else "") \
                     if doc_t is not None else ir.Doc()
@@ -160,7 +176,8 @@ class ProgramChecks:
                                    f"{seen[name]}")
                 seen[name] = self.span(name_t)
                 typ = self.type_(type_t)
-                fields.append(ir.StateFieldDecl(name, typ, doc, self.span(f)))
+                fields.append(ir.StateFieldDecl(name, typ, doc, self.span(f),
+                                                internal_t is not None))
         self.state_fields = fields
         self.state_type = RecordT("State", tuple((f.name, f.type) for f in fields))
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from . import ir
+from .check_expr import MAX_NESTING
 from .scope import Scope
 from .sources import string
 from .types import BOOL, BagT, IntT, MapT, RecordT, SeqT, SetT, TextT, needs_bounds
@@ -47,6 +48,24 @@ class StmtChecks:
         return out, sc
 
     def _if(self, t, sc: Scope, allow_assign: bool) -> ir.IfStmt:
+        return self._nested(self._if_body, t, sc, allow_assign)
+
+    def _do(self, t, sc: Scope, allow_assign: bool) -> list[ir.Stmt]:
+        return self._nested(self._do_body, t, sc, allow_assign)
+
+    def _nested(self, check, t, sc: Scope, allow_assign: bool):
+        """``check(t, sc, allow_assign)`` one level deeper (see `ExprChecks.expr`)."""
+        self.nesting += 1
+        try:
+            if self.nesting > self.reached:
+                self.reached = self.nesting
+                if self.nesting > MAX_NESTING:
+                    raise self.too_deep(t)
+            return check(t, sc, allow_assign)
+        finally:
+            self.nesting -= 1
+
+    def _if_body(self, t, sc: Scope, allow_assign: bool) -> ir.IfStmt:
         cond = self.bool_expr(t.children[0], sc)
         then, _ = self.stmts(t.children[1].children, sc, allow_assign)
         other: list[ir.Stmt] = []
@@ -58,7 +77,7 @@ class StmtChecks:
                 other, _ = self.stmts(e.children, sc, allow_assign)
         return ir.IfStmt(self.span(t), cond, tuple(then), tuple(other))
 
-    def _do(self, t, sc: Scope, allow_assign: bool) -> list[ir.Stmt]:
+    def _do_body(self, t, sc: Scope, allow_assign: bool) -> list[ir.Stmt]:
         name = str(t.children[0])
         args_t = list(t.children[1].children) if t.children[1] is not None else []
         key = ("proc", name)

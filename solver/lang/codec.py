@@ -2,7 +2,7 @@
 
 enum -> its name; record -> a list of its fields in order (an object by field name is accepted
 too); seq -> a list; bag -> a list of its elements (repeated); set -> a list; map with enum or
-bool keys -> an object by key name; a map of scalars keyed by a record of two integers (a board)
+bool keys -> an object by key name (never a list: a list is refused, not read by position); a map of scalars keyed by a record of two integers (a board)
 -> a list of rows, row y a list by x; other maps -> a list indexed by key.  An enum member may
 declare its JSON spelling (`empty = null`)."""
 from __future__ import annotations
@@ -118,6 +118,10 @@ def from_json(t: Type, j, where: str):
                                   f"{where} key")
                     out[finite(kt).index[k]] = from_json(vt, x, f"{where}.{name}")
                 return tuple(out)
+            if isinstance(kt, (EnumT, BoolT)):
+                shown = ", ".join(_key_name(kt, k) for k in keys)
+                raise InputError(f"{where}: expected an object keyed by {kt} ({shown}), "
+                                 f"found {_show(j)}")
             axes = grid_axes(t)
             if axes is not None and isinstance(j, list) and all(isinstance(r, list) for r in j):
                 xs, ys = axes

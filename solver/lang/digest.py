@@ -63,10 +63,28 @@ def rules_digest(game, keep: frozenset = frozenset(),
             used |= names(x[1])
     h = hashlib.sha256()
     for k, it, _, _ in sorted(kept, key=lambda x: (x[0], x[1].meta.start_pos)):
-        text = game.symbols.files[k].text
-        h.update(text[it.meta.start_pos:it.meta.end_pos].encode("utf-8"))
+        h.update(_rules_text(game.symbols.files[k].text, it).encode("utf-8"))
         h.update(b"\n")
     return h.hexdigest()[:16]
+
+
+# Markers that change no rule: a field marked `internal` is only left out of pictures.
+_MARKERS = {"internal"}
+
+
+def _rules_text(text: str, it) -> str:
+    """The text of the item ``it`` without its markers (each with the blanks after it)."""
+    start, end = it.meta.start_pos, it.meta.end_pos
+    cuts = sorted((t.meta.start_pos, t.meta.end_pos) for t in it.iter_subtrees()
+                  if t.data in _MARKERS and not t.meta.empty)
+    out, at = [], start
+    for a, b in cuts:
+        out.append(text[at:a])
+        at = b
+        while at < end and text[at] in " \t":
+            at += 1
+    out.append(text[at:end])
+    return "".join(out)
 
 
 def proof_digest(game, invariants=None) -> str:

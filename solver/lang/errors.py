@@ -20,6 +20,9 @@ class Span:
 
 NOWHERE = Span("<builtin>", 0, 0)
 
+# How much of a long source line an error shows around its column.
+CONTEXT_WIDTH = 100
+
 
 class RulebookError(Exception):
     """Base of every error the CLI reports in one line (plus context) with exit status 2."""
@@ -42,8 +45,14 @@ class RulebookError(Exception):
         lines = self.source.splitlines()
         if self.span.line > len(lines):
             return ""
-        text = lines[self.span.line - 1]
-        return f"    {text}\n    {' ' * (self.span.col - 1)}^"
+        text, col = lines[self.span.line - 1], self.span.col
+        if len(text) > CONTEXT_WIDTH:
+            # A long line is shown around the column only.
+            start = max(0, min(col - 1 - CONTEXT_WIDTH // 2, len(text) - CONTEXT_WIDTH))
+            text = ("..." if start else "") + text[start:start + CONTEXT_WIDTH] + (
+                "..." if start + CONTEXT_WIDTH < len(text) else "")
+            col = col - start + (3 if start else 0)
+        return f"    {text}\n    {' ' * (col - 1)}^"
 
     def __str__(self) -> str:
         ctx = self.context()
@@ -60,6 +69,16 @@ class EvalError(RulebookError):
 
 class InputError(RulebookError):
     """A malformed or impossible puzzle, state or command-line argument."""
+
+
+class VariantError(InputError):
+    """A variant that names no expansion or reading option of the game, or a second option of
+    one reading; ``variant`` is the reading's name (or the expansion as written), so that a
+    puzzle file can point at the entry of its "variants" at fault."""
+
+    def __init__(self, message: str, variant: str):
+        super().__init__(message)
+        self.variant = variant
 
 
 class Disagreement(RulebookError):

@@ -376,6 +376,7 @@ class StateFieldDecl:
     type: Type
     doc: Doc
     span: Span
+    internal: bool = False      # bookkeeping, not part of the position: not drawn
 
 
 @dataclass(frozen=True)

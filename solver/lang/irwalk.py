@@ -66,3 +66,4 @@ def has_real(e) -> bool:
         r = any(has_real(c) for c in _children(e))
     _HAS_REAL[key] = (e, r)
     return r
+

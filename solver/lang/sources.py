@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import errno
 import gc
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from lark import Token, Tree
 
-from .errors import Span, SpecError
+from .errors import Span, SpecError, VariantError
 from .resources import spec_dir
 from .syntax import parse
 
@@ -41,16 +43,76 @@ def gc_paused():
             gc.enable()
 
 
-def find_spec(name: str) -> Path:
-    path = spec_dir() / f"{name}.rules"
-    if not path.is_file():
-        # Games of one's own (the tutorial's): RULEBOOK_SPECS lists more directories to search.
-        for d in os.environ.get("RULEBOOK_SPECS", "").split(os.pathsep):
-            if d and (Path(d) / f"{name}.rules").is_file():
-                return Path(d) / f"{name}.rules"
-        known = sorted(p.stem for p in spec_dir().glob("*.rules"))
-        raise SpecError(f"no spec named {name!r} (known: {', '.join(known)})")
-    return path
+# The header of a spec file, read without parsing the rest: `game "id" ["title"] [extends
+# "base"];` after any comments and blank lines.
+_STRING = r'"(?:[^"\\\n]|\\.)*"|"""[\s\S]*?"""'
+_HEADER = re.compile(rf'(?:\s|#[^\n]*)*game\s+({_STRING})(?:\s+(?:{_STRING}))?'
+                     rf'(?:\s+extends\s+({_STRING}))?\s*;')
+
+
+def spec_dirs() -> list[Path]:
+    """Where games are looked up by name: spec/, then each directory of RULEBOOK_SPECS
+    (`:`-separated), in that order."""
+    extra = [Path(d) for d in os.environ.get("RULEBOOK_SPECS", "").split(os.pathsep) if d]
+    return [spec_dir(), *extra]
+
+
+def header_of(path: Path) -> tuple[str, str | None] | None:
+    """The game id of a spec file and the id it extends (None), from its `game` line; None
+    when the file cannot be read or does not start with one."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            head = f.read(8192)
+    except (OSError, UnicodeDecodeError):
+        return None
+    m = _HEADER.match(head)
+    if m is None:
+        return None
+    try:
+        return string(m.group(1)), (string(m.group(2)) if m.group(2) else None)
+    except (ValueError, SyntaxError):
+        return None
+
+
+def games_found(near: Path | None = None) -> dict[str, tuple[Path, str | None]]:
+    """Every game id found (in ``near``, a directory searched first, then `spec_dirs`) -> its
+    file and the id it extends; the first file with an id wins."""
+    out: dict[str, tuple[Path, str | None]] = {}
+    for d in ([near] if near is not None else []) + spec_dirs():
+        if not d.is_dir():
+            continue
+        for p in sorted(d.glob("*.rules")):
+            h = header_of(p)
+            if h is not None and h[0] not in out:
+                out[h[0]] = (p, h[1])
+    return out
+
+
+def is_path(name: str) -> bool:
+    """Whether a game given on the command line is a file rather than a name."""
+    return name.endswith(".rules") or "/" in name or os.sep in name
+
+
+def find_spec(name: str, near: Path | None = None) -> Path:
+    """The spec file of the game ``name``: a path to a .rules file, or a game id (its `game`
+    line), looked up in ``near`` (the directory of the file that names it), spec/ and the
+    directories of RULEBOOK_SPECS."""
+    if is_path(name):
+        path = Path(name)
+        if not path.is_file():
+            reason = "a directory" if path.is_dir() else "no such file"
+            raise SpecError(f"{name}: cannot read ({reason})")
+        return path
+    for d in ([near] if near is not None else []) + spec_dirs():
+        path = d / f"{name}.rules"
+        if path.is_file() and (header_of(path) or (name,))[0] == name:
+            return path
+    found = games_found(near)
+    if name in found:
+        return found[name][0]
+    raise SpecError(f"no game named {name!r} (games found: {', '.join(sorted(found)) or 'none'}"
+                    f"; to add one, write a .rules file whose first line is `game \"{name}\";` "
+                    f"in a directory on RULEBOOK_SPECS, or give the file's path)")
 
 
 def read_source(path: Path) -> SourceFile:
@@ -61,7 +123,7 @@ def read_source(path: Path) -> SourceFile:
         raise SpecError(f"not UTF-8 text (byte {e.start})", Span(display(path), line, 1)) \
             from None
     except OSError as e:
-        raise SpecError(f"cannot read: {e.strerror}", Span(display(path), 0, 0)) from None
+        raise SpecError(f"{display(path)}: cannot read ({reason(e)})") from None
     return parse_source(text, display(path))
 
 
@@ -73,6 +135,14 @@ def parse_source(text: str, name: str) -> SourceFile:
     title = string(header.children[1]) if header.children[1] is not None else game
     base = string(header.children[2]) if header.children[2] is not None else None
     return SourceFile(name, text, tree, game, title, base)
+
+
+def reason(e: OSError) -> str:
+    """Why a file cannot be read or written, in a few plain words."""
+    plain = {errno.ENOENT: "no such file", errno.EISDIR: "a directory",
+             errno.EACCES: "permission denied", errno.ENOTDIR: "not a directory",
+             errno.ENOSPC: "no space left"}
+    return plain.get(e.errno, (e.strerror or str(e)).lower())
 
 
 def display(path: Path) -> str:
@@ -95,36 +165,54 @@ def string(tok: Token) -> str:
 def load_files(game: str, variants: tuple[str, ...]) -> tuple[list[SourceFile], dict[str, str]]:
     """Return the source files (base first) and the reading choices named by ``variants``.
 
-    A variant is either an extension file (``tours-de-pouvoir``) or ``reading:option``."""
-    files: list[SourceFile] = []
-    chain: list[SourceFile] = []
-    src = read_source(find_spec(game))
-    seen = {src.game}
-    while True:
-        chain.append(src)
-        if src.base is None:
-            break
-        if src.base in seen:
-            raise SpecError(f"{src.path}: `extends` cycle through {src.base!r}")
-        seen.add(src.base)
-        src = read_source(find_spec(src.base))
-    files.extend(reversed(chain))
+    ``game`` is a game id or the path of a .rules file.  A variant is either an extension
+    (``tours-de-pouvoir``, or its path) or ``reading:option``; two options of one reading are
+    refused.  Whether each reading exists is the checker's to say (`check_choices`)."""
+    files = load_path(find_spec(game))
+    near = Path(files[-1].path).parent
     readings: dict[str, str] = {}
     for v in variants:
         if ":" in v:
-            r, _, opt = v.partition(":")
-            readings[r.strip()] = opt.strip()
+            r, _, opt = (x.strip() for x in v.partition(":"))
+            if not r or not opt:
+                raise VariantError(f"variant {v!r}: a reading is written READING:OPTION", r or v)
+            if readings.get(r, opt) != opt:
+                raise VariantError(f"variant {v!r}: reading {r!r} is already {readings[r]!r} "
+                                   f"(one option per reading)", r)
+            readings[r] = opt
             continue
-        ext = read_source(find_spec(v))
-        if ext.base not in {f.game for f in files}:
-            raise SpecError(f"variant {v!r} extends {ext.base!r}, not {game!r}")
+        ids = [f.game for f in files]
+        try:
+            ext = read_source(find_spec(v, near))
+        except SpecError:
+            exts = sorted(g for g, (_, base) in games_found(near).items() if base in ids)
+            raise VariantError(f"variant {v!r}: no expansion of {files[0].game} of that name "
+                               f"(expansions: {', '.join(exts) or 'none'}; a reading is "
+                               f"written READING:OPTION)", v) from None
+        if ext.game in ids:
+            raise VariantError(f"variant {v!r}: {ext.game} is already loaded", v)
+        if ext.base not in ids:
+            raise VariantError(f"variant {v!r}: {ext.game} extends {ext.base!r}, not "
+                               f"{files[-1].game!r}", v)
         files.append(ext)
     return files, readings
 
 
 def load_path(path: Path) -> list[SourceFile]:
-    """The source files of a spec given by path, its `extends` bases (from spec/) first."""
+    """The source files of a spec given by path, its `extends` bases first (looked up beside
+    it, in spec/ and on RULEBOOK_SPECS)."""
     files = [read_source(Path(path))]
+    seen = {files[0].game}
     while files[0].base is not None:
-        files.insert(0, read_source(find_spec(files[0].base)))
+        base = files[0].base
+        if base in seen:
+            raise SpecError(f"{files[0].path}: `extends` cycle through {base!r}")
+        seen.add(base)
+        try:
+            path = find_spec(base, Path(files[0].path).parent)
+        except SpecError as e:
+            tok = files[0].tree.children[0].children[2]
+            raise SpecError(f"extends {base!r}: {e.message}",
+                            Span(files[0].path, tok.line, tok.column), files[0].text) from None
+        files.insert(0, read_source(path))
     return files

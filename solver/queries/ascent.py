@@ -80,7 +80,7 @@ def _lowest(game: Game, name: str) -> int:
 def _load(game: Game, params: tuple) -> Game:
     """The game (with its expansions) under ``params``."""
     variants = tuple(v for v in variants_of(game) if ":" not in v)
-    return load_game(game.name, variants, params)
+    return load_game(game.source, variants, params)
 
 
 def scope(params: dict) -> str:

@@ -40,7 +40,7 @@ def present(game_name: str, amb: Ambiguity, small: dict, big: dict) -> Ambiguity
         return amb
     # An expansion (torres-advanced) loads as its base game with the expansion as a variant.
     base = load_game(game_name, (), tuple(sorted(small.items())))
-    name, variants = base.name, variants_of(base)
+    name, variants = base.source, variants_of(base)
     ga_s = load_game(name, variants + (f"{amb.reading}:{amb.a}",), tuple(sorted(small.items())))
     ga = load_game(name, variants + (f"{amb.reading}:{amb.a}",), tuple(sorted(big.items())))
     gb = load_game(name, variants + (f"{amb.reading}:{amb.b}",), tuple(sorted(big.items())))

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from ..lang import ir
 from ..lang.codec import from_json, to_json
-from ..lang.errors import Disagreement, InputError
+from ..lang.errors import Disagreement, InputError, VariantError
 from ..engine.evaluate import Refused
 from ..engine.game import Game, Move, allows, load_game
 
@@ -35,7 +35,7 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
     variants = obj.get("variants", [])
     if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
         raise InputError(f"{where}.variants: expected a list of names")
-    base = load_game(name, tuple(variants))
+    base = _load(name, tuple(variants), (), where, variants)
     puzzles = base.p.puzzles
     if not puzzles:
         raise InputError(f"{where}.game: {name} declares no puzzle")
@@ -43,6 +43,9 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
     if "puzzle" in obj and "ask" in obj:
         raise InputError(f"{where}.ask: give either puzzle or ask, not both")
     key = "ask" if "ask" in obj else "puzzle"
+    if key not in obj and len(puzzles) > 1:
+        raise InputError(f"{where}: say which puzzle with \"ask\" ({name} has "
+                         f"{', '.join(p.name.replace('_', '-') for p in puzzles)})")
     pname = obj.get(key, puzzles[0].name)
     if not isinstance(pname, str):
         raise InputError(f"{where}.{key}: expected a puzzle name")
@@ -69,7 +72,7 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
             else:
                 v = base.p.param_values[inp.name]
             params.append((inp.name, v))
-    game = load_game(name, tuple(variants), tuple(params))
+    game = _load(name, tuple(variants), tuple(params), where, variants)
     decl = next(p for p in game.p.puzzles if p.name == pname)
     env = [None] * (decl.frame + 1)
     present = set()
@@ -87,6 +90,19 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
     for c in decl.checks:
         _run_check(game, c, st0, env, where)
     return Prepared(game, decl, env, present)
+
+
+def _load(name: str, variants: tuple, params: tuple, where: str, written: list) -> Game:
+    """`load_game`, an error about one of the puzzle's variants pointed at its entry in
+    "variants" (the last entry of that reading or expansion: the one that conflicts)."""
+    try:
+        return load_game(name, variants, params)
+    except VariantError as e:
+        at = [i for i, v in enumerate(written)
+              if v == e.variant or v.partition(":")[0].strip() == e.variant]
+        if not at:
+            raise
+        raise InputError(f"{where}.variants[{at[-1]}]: {e.message}") from None
 
 
 def _run_check(game: Game, c: ir.Check, st, env, where: str) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 from ..lang import ir
-from ..lang.codec import to_json
+from ..lang.codec import from_json, to_json
 from ..lang.errors import Disagreement, InputError
 from .puzzleprep import Prepared, prepare, query_actions, query_start, step_json
 from .puzzlesearch import search_all, search_query, search_runs
@@ -136,6 +136,20 @@ def solution_state(prep: Prepared, q: ir.Query, answer: dict):
         else:
             raise Disagreement(f"the step {step} does not replay in the interpreter")
     return st, frozenset(_points(steps[-1])), len(steps)
+
+
+def chosen_values(prep: Prepared, q: ir.Query, answer: dict) -> list:
+    """The values an `answer x = all` of the query names (every choice with a solution: the
+    squares a piece reaches, say), as values of the choice's type; [] for other answers."""
+    if q.choose is None or not isinstance(q.choose.domain, ir.TypeDomain):
+        return []
+    et = q.choose.domain.elem
+    out = []
+    for key, kind in q.answers:
+        val = answer.get(key)
+        if kind == "all" and isinstance(val, list):
+            out.extend(from_json(et, j, key) for j in val)
+    return out
 
 
 def _points(j):

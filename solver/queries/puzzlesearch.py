@@ -40,8 +40,8 @@ def search_runs(prep: Prepared, q: ir.Query) -> list:
 
 
 def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) -> dict:
-    """The search backend's answer.  A query with a `bound:` stops after ``timeout_ms``: its
-    answer is then "unknown", with the best run found so far as the incumbent."""
+    """The search backend's answer, "unknown" after ``timeout_ms``: a query with a `bound:`
+    then gives the best run found so far as the incumbent."""
     deadline = _clock() + timeout_ms / 1000
     game = prep.game
     goal = game.compiled(q.goal)
@@ -75,9 +75,14 @@ def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) ->
                 return {"found": True, "steps": None, "best": "unknown",
                         "incumbent": (best[0], best[1], at_most)}
         else:
-            res = _search_one(game, st, env, goal, obj, within(st, env),
-                              query_actions(prep, q, st, env), progress,
-                              f" (choice {k + 1} of {len(ranked)})" if len(ranked) > 1 else "")
+            try:
+                res = _search_one(game, st, env, goal, obj, within(st, env),
+                                  query_actions(prep, q, st, env), deadline, progress,
+                                  f" (choice {k + 1} of {len(ranked)})" if len(ranked) > 1
+                                  else "")
+            except _OutOfTime:
+                # Exhaustive, so nothing found so far is claimed: no answer within the time.
+                return {"found": "unknown", "steps": None, "best": "unknown"}
         if res is None:
             continue
         if best is None or (obj is not None and res[0] > best[0]):
@@ -121,10 +126,11 @@ def _reads_state(e: ir.Expr) -> bool:
     return any(isinstance(n, ir.StateRef) for n in nodes(e))
 
 
-def _search_one(game: Game, st0, env, goal, obj, depth: int, actions, progress=None,
-                what: str = ""):
+def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
+                deadline: float | None = None, progress=None, what: str = ""):
     """Best (objective, shown steps) over runs of at most ``depth`` moves ending in a goal.
-    ``progress`` hears how many of the first moves are explored (`lang.progress`)."""
+    Past ``deadline`` (checked every few hundred states) it raises `_OutOfTime`; ``progress``
+    hears how many of the first moves are explored (`lang.progress`)."""
     memo: dict = {}
     say = reporter(progress)
 
@@ -132,6 +138,8 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions, progress=N
         key = (st, d)
         if key in memo:
             return memo[key]
+        if deadline is not None and len(memo) % 256 == 255 and _clock() > deadline:
+            raise _OutOfTime(None, None)
         best = None
         if goal(st, env):
             best = ((obj(st, env) if obj else 0), ())

@@ -108,8 +108,8 @@ def pair_ambiguity(game: Game, r, a: str, b: str, params: tuple, timeout_ms: int
     amb = from_examples(game, variants, r.name, r.doc.text, a, b, invariants) \
         if examples else None
     if amb is None:
-        ga = load_game(game.name, variants + (f"{r.name}:{a}",), params)
-        gb = load_game(game.name, variants + (f"{r.name}:{b}",), params)
+        ga = load_game(game.source, variants + (f"{r.name}:{a}",), params)
+        gb = load_game(game.source, variants + (f"{r.name}:{b}",), params)
         amb = compare(ga, gb, r.name, r.doc.text, a, b, timeout_ms, invariants, say,
                       deadline)
         if amb.found is None:
@@ -131,8 +131,8 @@ def from_examples(game: Game, variants: tuple, reading: str, question: str, a: s
     set-up may put pieces on the board without taking them from the box)."""
     for ex0 in game.p.examples:
         params = tuple(sorted({**game.p.param_values, **dict(ex0.params)}.items()))
-        ga = load_game(game.name, variants + (f"{reading}:{a}",), params)
-        gb = load_game(game.name, variants + (f"{reading}:{b}",), params)
+        ga = load_game(game.source, variants + (f"{reading}:{a}",), params)
+        gb = load_game(game.source, variants + (f"{reading}:{b}",), params)
         ex = next(e for e in ga.p.examples if e.name == ex0.name)
         try:
             amb = _example_witness(ga, gb, ex, reading, question, a, b, params, invariants)
@@ -220,9 +220,8 @@ def explained(ga: Game, gb: Game, amb: Ambiguity, st, m, ra, rb, params: dict) -
 
 
 def variants_of(game: Game) -> tuple[str, ...]:
-    """The variant files ``game`` was loaded with (its expansions and variants, by name)."""
-    from pathlib import Path
-    return tuple(Path(f).stem for f in game.p.files[1:])
+    """The variant files ``game`` was loaded with (its expansions, by path)."""
+    return game.extensions
 
 
 def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,

@@ -4,8 +4,10 @@ A *square type* is a record of two integer fields (x, then y).  Every state fiel
 of scalars or a bag keyed by such a type is a *layer* of that board: integer layers (a bag's
 counts, a map of numbers) shade each cell and print the number in its corner; enum and bool
 layers print their value (its JSON spelling) in a disc at the centre.  Nothing here knows what a
-game calls its fields: the types decide.  Squares given as ``marks`` (a move's arguments) get a
-red frame and an arrow from the first to the last.
+game calls its fields: the types decide.  Rows run as in the JSON of a board (row y = 0 on top,
+the first row of the list).  Squares given as ``marks`` (a move's arguments) get a red frame
+and an arrow from the first to the last; squares given as ``spots`` (the squares an answer
+names, say every destination of a piece) a green frame each.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, Type, default,
 
 CELL = 44
 _MARK = "#d62728"
+_SPOT = "#2ca02c"
 
 
 def square_type(t: Type) -> RecordT | None:
@@ -31,6 +34,8 @@ def layers(game, state) -> tuple[RecordT | None, list]:
     out = []
     for f, v in zip(game.p.state, state):
         k = square_type(f.type)
+        if f.internal:
+            continue
         if k is None or (key is not None and k != key):
             continue
         key = k
@@ -52,9 +57,10 @@ def _label(t: Type, x) -> str:
     return str(j)[:4]
 
 
-def draw(key: RecordT, lays: list, marks=(), highlight: bool = False) -> tuple[int, int, list]:
-    """The board as SVG elements: (width, height, elements).  Row y = 0 is drawn at the bottom,
-    like a board seen from its first row; columns and rows are numbered on the edges."""
+def draw(key: RecordT, lays: list, marks=(), highlight: bool = False,
+         spots=()) -> tuple[int, int, list]:
+    """The board as SVG elements: (width, height, elements).  Row y = 0 is drawn on top, as
+    the JSON of a board lists it first; columns and rows are numbered on the edges."""
     (_, fx), (_, fy) = key.fields
     xs, ys = range(fx.lo, fx.hi + 1), range(fy.lo, fy.hi + 1)
     index = finite(key).index
@@ -66,7 +72,7 @@ def draw(key: RecordT, lays: list, marks=(), highlight: bool = False) -> tuple[i
     w, h = pad + CELL * len(xs) + 4, CELL * len(ys) + pad + 4
     body = []
     for yi, y in enumerate(ys):
-        row = len(ys) - 1 - yi
+        row = yi
         body.append(f'<text class="axis" x="{pad - 6}" y="{row * CELL + CELL // 2 + 4}" '
                     f'text-anchor="end" fill="#888888">{y}</text>')
         for xi, x in enumerate(xs):
@@ -96,13 +102,21 @@ def draw(key: RecordT, lays: list, marks=(), highlight: bool = False) -> tuple[i
     for xi, x in enumerate(xs):
         body.append(f'<text class="axis" x="{pad + xi * CELL + CELL // 2}" '
                     f'y="{len(ys) * CELL + 14}" text-anchor="middle" fill="#888888">{x}</text>')
+    for m in sorted(set(spots)):
+        if m not in index:
+            continue
+        x, y = m
+        cx, cy = pad + (x - fx.lo) * CELL, (y - fy.lo) * CELL
+        body.append(f'<rect class="spot" data-x="{x}" data-y="{y}" x="{cx + 4}" y="{cy + 4}" '
+                    f'width="{CELL - 8}" height="{CELL - 8}" fill="none" stroke="{_SPOT}" '
+                    f'stroke-width="3"/>')
     centres = []
     for m in marks:
         if m not in index:
             continue
         x, y = m
         cx = pad + (x - fx.lo) * CELL
-        cy = (len(ys) - 1 - (y - fy.lo)) * CELL
+        cy = (y - fy.lo) * CELL
         body.append(f'<rect class="mark" x="{cx + 2}" y="{cy + 2}" width="{CELL - 4}" '
                     f'height="{CELL - 4}" fill="none" stroke="{_MARK}" stroke-width="3"/>')
         centres.append((cx + CELL // 2, cy + CELL // 2))

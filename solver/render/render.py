@@ -71,7 +71,9 @@ def _fields(game, state, highlight):
     unknown = hl - {f.name for f in decls}
     if unknown:
         raise ValueError(f"highlight names no state field: {', '.join(sorted(unknown))}")
-    return [(f.name, f.type, v, f.name in hl) for f, v in zip(decls, state)]
+    # A field the spec marks `internal` (bookkeeping, not the position) is not drawn.
+    return [(f.name, f.type, v, f.name in hl) for f, v in zip(decls, state)
+            if not f.internal or f.name in hl]
 
 
 # ---- text ------------------------------------------------------------------------------------
@@ -313,8 +315,11 @@ def _block(t: Type, v, path: str, sty: _Pen) -> _Block:
 
 
 def render_svg(game, state, highlight: set[str] | None = None, title: str = "",
-               note: str = "", marks=()) -> str:
+               note: str = "", marks=(), spots=()) -> str:
     """Render the non-default (and the highlighted) fields of ``state`` as a standalone SVG.
+
+    ``marks``: the squares or cells of a move (framed, an arrow from the first to the last on
+    a board); ``spots``: squares an answer names (each framed on the board).
 
     Each field is a ``<g class="field" data-field="name">``; stack boxes are ``rect.cell``, bag
     and set elements ``rect.chip``.  Highlighted fields are drawn in ``HIGHLIGHT`` and listed in
@@ -332,7 +337,7 @@ def render_svg(game, state, highlight: set[str] | None = None, title: str = "",
     omitted = 0
     marked: list[str] = []
     on_board: set[str] = set()
-    b = _board(game, state, highlight, marks)
+    b = _board(game, state, highlight, marks, spots)
     if b is not None:
         board_block, on_board = b
         parts.append(_place(board_block, _MARGIN, y, ' class="board"'))
@@ -377,7 +382,7 @@ def render_svg(game, state, highlight: set[str] | None = None, title: str = "",
             + "".join(parts) + "</svg>\n")
 
 
-def _board(game, state, highlight, marks):
+def _board(game, state, highlight, marks, spots=()):
     """The fields keyed by a square type, drawn as one board (see ``board``), or None."""
     from . import board
     key, lays = board.layers(game, state)
@@ -386,7 +391,7 @@ def _board(game, state, highlight, marks):
     names = [n for n, _, _ in lays]
     hl = bool(set(names) & set(highlight or ()))
     sty = _Pen.of(hl)
-    w, h, body = board.draw(key, lays, marks, hl)
+    w, h, body = board.draw(key, lays, marks, hl, spots)
     head = _text("board: " + ", ".join(names), sty, "group", ' font-weight="bold"')
     inner = _Block(w, h, body)
     return _Block(max(head.w, w), head.h + 4 + h,

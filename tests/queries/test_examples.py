@@ -110,11 +110,14 @@ def test_cli_examples_exit_status():
 
 def test_cli_check_of_a_rules_file_runs_its_examples():
     """`check FILE.rules` is documented as parse, type-check, then run the worked examples:
-    "Exit 0 when the spec is well formed and every example is confirmed, 1 when an example is
-    contradicted"."""
+    exit 0 when the spec is well formed, a contradicted example reported as a finding about
+    the book (`examples` is the command that exits 1 on one)."""
     r = run_cli("check", "tests/fixtures/wrong_example.rules")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "wrong_total" in r.stdout and "a finding about the book" in r.stdout
+    r = run_cli("examples", "tests/fixtures/wrong_example.rules")
     assert r.returncode == 1, r.stdout + r.stderr
-    assert "wrong_total" in r.stdout
+    assert "wrong_total: CONTRADICTED" in r.stdout
 
 
 def test_cli_check_of_a_correct_rules_file():

@@ -70,8 +70,10 @@ def test_text_values(game, state):
     assert "bids: [(2, 0), (3, 1)]" in lines
     # a bag groups repeated elements, in ordinal order
     assert "market: {(candy, 3)×2, (scary, 0), (sand, 15)}" in lines
-    # an int-keyed map of scalars
-    j = lines.index("cap:")
+    # an int-keyed map of scalars (`cap`, internal: drawn only when asked for by name)
+    assert "cap:" not in lines
+    lines = _lines(render_text(game, state, highlight={"cap"}))
+    j = lines.index("* cap:")
     assert lines[j + 1:j + 3] == ["  0: 6", "  1: 6"]
 
 
@@ -79,23 +81,26 @@ def test_text_defaults_omitted(game, state):
     text = render_text(game, state)
     lines = _lines(text)
     heads = {re.match(r"\*? ?(\w+):", ln).group(1) for ln in lines if re.match(r"\*? ?\w+:", ln)}
-    assert heads == {"deck", "market", "towers", "phase", "bids", "cap"}
+    # `cap` is not at its default either, but `internal`: bookkeeping, not drawn
+    assert heads == {"deck", "market", "towers", "phase", "bids"}
     assert lines[-1] == "(all other fields at their defaults)"
     for name in ("demolished", "saved_towers", "reshuffled", "discard", "hand"):
         assert not any(ln.startswith(name) for ln in lines)
 
     full = _lines(render_text(game, state, skip_defaults=False))
     for f in game.p.state:
-        assert any(ln.startswith(f.name + ":") for ln in full), f.name
+        # every field but the internal ones (bookkeeping, never drawn)
+        assert any(ln.startswith(f.name + ":") for ln in full) != f.internal, f.name
     assert "(all other fields at their defaults)" not in full
-    assert "demolished: false" in full and "saved_market: {}" in full
+    assert "demolished: false" in full and "saved_market" not in "\n".join(full)
     # without skipping, every key of a map is listed, the empty seqs too
     i = full.index("towers:")
     assert full[i + 1:i + 4] == ["  0:", "    candy: []", "    scary: []"]
 
-    # the initial state only differs from the defaults in deck and cap
+    # the initial state only differs from the defaults in deck and cap (internal: not drawn)
     init = _lines(render_text(game, game.initial()))
-    assert [ln for ln in init if not ln.startswith(" ")][:2] == [init[0], "cap:"]
+    assert [ln for ln in init if not ln.startswith(" ")] == [
+        init[0], "(all other fields at their defaults)"]
     assert init[0].startswith("deck: {(candy, 0), (candy, 1)")
 
 
@@ -174,7 +179,7 @@ def test_svg_structure(game, state):
     assert root.tag == NS + "svg"
     _check_geometry(root)
     fields = [g.get("data-field") for g in root.iter(NS + "g") if g.get("class") == "field"]
-    assert fields == ["deck", "market", "towers", "phase", "bids", "cap"]
+    assert fields == ["deck", "market", "towers", "phase", "bids"]     # not the internal cap
     # one box per tower card, one per bid
     towers = _field(root, "towers")
     assert len([r for r in towers.iter(NS + "rect") if r.get("class") == "cell"]) == 4
@@ -186,9 +191,9 @@ def test_svg_structure(game, state):
     assert len([r for r in deck.iter(NS + "rect") if r.get("class") == "chip"]) == 80
     texts = _texts(root)
     for s in ("towers[0][sand]", "towers[1][candy]", "towers[0][candy]", "towers", "towers[0]",
-              "phase = bidding", "cap = {0: 6, 1: 6}", "(candy, 3)×2", "(2, 0)", "11",
+              "phase = bidding", "(candy, 3)×2", "(2, 0)", "11",
               "Les <5> & tours", "first line", "second line", "market (4)",
-              "(13 other fields at their defaults)"):
+              "(9 other fields at their defaults)"):       # the internal ones not counted
         assert s in texts, s
     assert "Les &lt;5&gt; &amp; tours" in svg
 
@@ -235,10 +240,11 @@ def test_svg_deterministic_and_defaults(game, state):
     assert render_text(game, state) == render_text(game, state)
     init = ET.fromstring(render_svg(game, game.initial()))
     fields = [g.get("data-field") for g in init.iter(NS + "g") if g.get("class") == "field"]
-    assert fields == ["deck", "cap"]
+    assert fields == ["deck"]           # `cap` starts at no limit, but is internal
     empty = ET.fromstring(render_svg(game, game.default_state()))
     assert not [g for g in empty.iter(NS + "g") if g.get("class") == "field"]
-    assert [t.text for t in empty.iter(NS + "text")] == ["(19 other fields at their defaults)"]
+    # the 5 internal fields are neither drawn nor counted
+    assert [t.text for t in empty.iter(NS + "text")] == ["(14 other fields at their defaults)"]
 
 
 # ---- every type, on a synthetic state --------------------------------------------------------

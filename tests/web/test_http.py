@@ -131,11 +131,11 @@ def test_game_options_in_the_query_string(client):
 
 
 @pytest.mark.parametrize("url, status, words", [
-    ("/games/nope", 404, "no spec named 'nope'"),
+    ("/games/nope", 404, "no game named 'nope'"),
     ("/games/..%2Fspec%2Fles-5-tours", 404, "no page at"),
     ("/games/les-5-tours.rules", 404, "no game named 'les-5-tours.rules'"),
     (f"/games/{GAME}?variant=zero_bid:bogus", 400, "reading 'zero_bid' has no option 'bogus'"),
-    (f"/games/{GAME}?variant=nope", 400, "no spec named 'nope'"),
+    (f"/games/{GAME}?variant=nope", 400, "no game named 'nope'"),
     (f"/games/{GAME}?players=9", 400, "params.players: 9 is outside 2..5"),
     (f"/games/{GAME}?param.zz=1", 400, "les-5-tours has no parameter 'zz'"),
     (f"/games/{GAME}?param=players", 400, "param=players: expected NAME=N"),
@@ -247,7 +247,7 @@ def test_an_illegal_move_in_the_history_names_its_place(client):
 @pytest.mark.parametrize("raw, status, words", [
     ("{not json", 400, "request body:1:2: invalid JSON"),
     ("[1, 2]", 400, "request body: expected a JSON object"),
-    (json.dumps({**BODY, "game": "nope"}), 404, "no spec named 'nope'"),
+    (json.dumps({**BODY, "game": "nope"}), 404, "no game named 'nope'"),
     (json.dumps({**BODY, "game": 3}), 400, "game: missing or not a string"),
     (json.dumps({**BODY, "variants": "zero_bid:pass"}), 400, "variants: expected a list"),
     (json.dumps({**BODY, "params": {"players": 1}}), 400, "params.players: 1 is outside 2..5"),
@@ -358,7 +358,7 @@ def test_compare_two_readings_on_a_posted_state(client):
 
 @pytest.mark.parametrize("url, status, words", [
     ("/compare", 400, "game: missing"),
-    ("/compare?game=nope", 404, "no spec named 'nope'"),
+    ("/compare?game=nope", 404, "no game named 'nope'"),
     (f"/compare?game={GAME}&reading=colour", 400, "les-5-tours has no reading 'colour'"),
     (f"/compare?game={GAME}&reading=zero_bid&a=nothing&b=nothing", 400, "two different options"),
     (f"/compare?game={GAME}&reading=zero_bid&a=nothing&b=maybe", 400, "has no option 'maybe'"),
