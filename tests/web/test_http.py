@@ -135,7 +135,7 @@ def test_game_options_in_the_query_string(client):
     ("/games/..%2Fspec%2Fles-5-tours", 404, "no page at"),
     ("/games/les-5-tours.rules", 404, "no game named 'les-5-tours.rules'"),
     (f"/games/{GAME}?variant=zero_bid:bogus", 400, "reading 'zero_bid' has no option 'bogus'"),
-    (f"/games/{GAME}?variant=nope", 400, "no game named 'nope'"),
+    (f"/games/{GAME}?variant=nope", 400, "no expansion of les-5-tours"),
     (f"/games/{GAME}?players=9", 400, "params.players: 9 is outside 2..5"),
     (f"/games/{GAME}?param.zz=1", 400, "les-5-tours has no parameter 'zz'"),
     (f"/games/{GAME}?param=players", 400, "param=players: expected NAME=N"),
