@@ -5,7 +5,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 RB     := $(VENV)/bin/rulebook
 
-.PHONY: demo test bench install clean docs docs-browser web-browser
+.PHONY: demo test bench install clean docs docs-browser web-browser fuzz
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,13 @@ docs-browser: docs
 # the screenshots go to build/artefacts/.
 web-browser: $(VENV)/.installed
 	$(PY) -m pytest -q -m browser tests/web/test_browser.py
+
+# Fuzzing with a large budget: generated puzzle, state and rules files through the CLI
+# (tests/fuzz; `make test` runs the same tests with a small one).  RULEBOOK_FUZZ_LOG=FILE
+# keeps one line per input (command, exit status, times, the input).
+FUZZ_EXAMPLES ?= 2000
+fuzz: $(VENV)/.installed
+	RULEBOOK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
 
 bench: $(VENV)/.installed
 	$(PY) bench/run.py
