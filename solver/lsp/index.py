@@ -125,7 +125,7 @@ def declared(files: list[SourceFile]) -> set[Key]:
                 name = d.children[1] if d.data == "action_decl" else d.children[0]
                 out.add((_KINDS[d.data][0], str(name)))
             if d.data == "state_decl":
-                out.update(("state", str(x.children[1])) for x in d.children)
+                out.update(("state", str(x.children[-2])) for x in d.children)
             elif d.data == "enum_decl":
                 out.update(("member", str(m.children[0])) for m in d.children[1:])
             elif d.data == "reading_decl":
@@ -287,7 +287,7 @@ class _Walker:
 
     def d_state_decl(self, d, doc, ovr):
         for f in d.children:
-            fdoc, name, typ = f.children
+            fdoc, name, typ = f.children[0], f.children[-2], f.children[-1]   # [doc] [internal]
             self.decl(name, ("state", str(name)), "state field", f,
                       f"{name}: {' '.join(self.text(typ).split())}", fdoc, container="state")
             self.type_(typ)

@@ -295,14 +295,14 @@ def _members(body: list[Token], kind: str, after: tuple, then) -> list[Symbol]:
             depth += 1
         elif t.kind == "other" and t.text in "})]":
             depth -= 1
-        if depth == 1 and t.kind == "name" and t.text != "doc":
+        if depth == 1 and t.kind == "name" and t.text not in ("doc", "internal"):
             nxt = body[i + 1] if i + 1 < len(body) else None
             ok_next = then is None or (nxt is not None and (
                 nxt.kind == "string" if then == "string" else nxt.text == then))
             if prev is not None and prev.text in after and ok_next:
                 out.append(Symbol(t.text, kind, t.start, t.end, t.start, t.end))
-        if depth == 1 and not (t.kind == "string" or t.text in ("doc", "@")):
-            prev = t
+        if depth == 1 and not (t.kind == "string" or t.text in ("doc", "@", "internal")):
+            prev = t                  # a field's doc and `internal` marker come before it
     return out
 
 
