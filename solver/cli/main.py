@@ -206,22 +206,13 @@ def _is_base(path: Path) -> bool:
 
 
 def cmd_moves(args) -> int:
-    from ..lang.codec import from_json
     from ..render.render import render_text
     g = _load(args)
     st = g.initial()
     if args.state:
         data, text = _read_json(args.state)
         with _located_in(args.state, text):
-            if not isinstance(data, dict):
-                raise InputError(f"{args.state}: a state is a JSON object of fields")
-            st = list(st)
-            for k, v in data.items():
-                if k not in g.field_index:
-                    raise InputError(f"{args.state}.{k}: not a state field of {g.name}")
-                i = g.field_index[k]
-                st[i] = from_json(g.p.state[i].type, v, f"{args.state}.{k}")
-            st = tuple(st)
+            st = g.state_from_json(data, args.state)
     moves = g.moves(st)
     out = []
     for m, st2, shows, refused in moves:

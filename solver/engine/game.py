@@ -10,7 +10,7 @@ from itertools import compress, repeat
 from . import domains as dz
 from ..lang import ir
 from ..lang.check import Symbols, check_expression, check_program
-from ..lang.codec import to_json
+from ..lang.codec import from_json, to_json
 from ..lang.errors import EvalError, InputError
 from .evaluate import Compiler, Refused, SymCtx, const_value
 from ..lang.irwalk import nodes
@@ -346,6 +346,19 @@ class Game:
     def initial(self):
         """The initial state (computed once: `init` is deterministic, chance comes later)."""
         return self._initial
+
+    def state_from_json(self, obj, where: str = "state"):
+        """A state from a JSON object of fields, as `rulebook moves --state` reads it: the
+        fields not given keep their initial value.  `InputError` names ``where.field``."""
+        if not isinstance(obj, dict):
+            raise InputError(f"{where}: a state is a JSON object of fields")
+        st = list(self.initial())
+        for k, v in obj.items():
+            if k not in self.field_index:
+                raise InputError(f"{where}.{k}: not a state field of {self.name}")
+            i = self.field_index[k]
+            st[i] = from_json(self.p.state[i].type, v, f"{where}.{k}")
+        return tuple(st)
 
     @cached_property
     def _initial(self):

@@ -217,18 +217,9 @@ def state_json(g: Game, st) -> dict:
 def read_state(g: Game, obj, where: str = "state"):
     """A state from a JSON object of fields; missing fields keep their initial value (the
     format of ``rulebook moves --state``).  None: the initial state."""
-    st = g.initial()
     if obj is None:
-        return st
-    if not isinstance(obj, dict):
-        raise InputError(f"{where}: a state is a JSON object of fields")
-    st = list(st)
-    for k, v in obj.items():
-        if k not in g.field_index:
-            raise InputError(f"{where}.{k}: not a state field of {g.name}")
-        i = g.field_index[k]
-        st[i] = from_json(g.p.state[i].type, v, f"{where}.{k}")
-    return tuple(st)
+        return g.initial()
+    return g.state_from_json(obj, where)
 
 
 def read_state_text(g: Game, text: str, where: str = "state"):

@@ -139,12 +139,7 @@ def test_each_pair_of_gate_readings_has_a_smallest_witness(witnesses):
 
 
 def _state(g, state_json: dict):
-    from solver.lang.codec import from_json
-    stt = list(g.initial())
-    for k, v in state_json.items():
-        i = g.field_index[k]
-        stt[i] = from_json(g.p.state[i].type, v, k)
-    return tuple(stt)
+    return g.state_from_json(state_json)
 
 
 def test_the_witnesses_are_in_states_the_invariants_allow(witnesses):
@@ -171,15 +166,12 @@ def test_witness_replays_in_the_interpreter(witnesses):
     outcomes = []
     for opt in ("free", "around"):
         g = load_game("torres", (f"gate:{opt}",), (("h", 2), ("players", 2), ("w", 3)))
-        stt = list(g.initial())
-        for k, v in w.state_json.items():
-            i = g.field_index[k]
-            stt[i] = from_json(g.p.state[i].type, v, k)
+        stt = g.state_from_json(w.state_json)
         act = g.action("move")
         m = Move("move", tuple(from_json(b.domain.elem, j, "m")
                                for b, j in zip(act.ir.params, w.move[1:])))
         try:
-            g.apply(tuple(stt), m)
+            g.apply(stt, m)
             outcomes.append("legal")
         except Refused as r:
             outcomes.append(r.rule)
