@@ -396,7 +396,7 @@ class Game:
     def holds(self, inv: ir.Invariant, st, old=None) -> bool:
         """Whether an invariant (or, with ``old``, a transition property) holds of a state."""
         env = [old] + [None] * inv.frame
-        return bool(self.concrete.expr(inv.expr)(st, env))
+        return bool(self.compiled(inv.expr)(st, env))
 
     def holds_symbolic(self, inv: ir.Invariant, st, old=None):
         """The invariant over a symbolic state, as one z3 Boolean term."""
