@@ -38,24 +38,34 @@ def components(heights: dict, s):
 
 
 def symbolic_agrees(g, text, heights_list):
-    """The Z3 terms of ``text`` over a fresh state equal the interpreter on each board."""
+    """The Z3 terms of ``text`` over a fresh state equal the interpreter on each board.  The
+    terms are built once, for every square, and packed into one term, so that each board is
+    one substitution of their shared DAG."""
     square = square_type(g)
     fresh = dz.Fresh("f_")
     Z = fresh.value(g.state_type, "z")
     fs = g.expr(text, {"s": square}, symbolic=True)[0]
     fc = g.expr(text, {"s": square})[0]
     zh = Z[g.field_index["height"]]
+    squares = list(finite(square).values)
+    terms = []
+    for s in squares:
+        got = fs(Z, s)
+        terms.append([dz.lift(t) for t in (got if isinstance(got, tuple) else (got,))])
+    flat = [t for ts in terms for t in ts]
+    # Each term as an integer, so that one uninterpreted function packs them all.
+    ints = [z3.If(t, z3.IntVal(1), z3.IntVal(0)) if z3.is_bool(t) else t for t in flat]
+    pack = z3.Function("pack", *([z3.IntSort()] * len(ints)), z3.BoolSort())(*ints)
     for heights in heights_list:
         S = state(g, heights)
         pairs = [(v, z3.IntVal(n)) for v, n in zip(zh, S[g.field_index["height"]])]
-        for s in finite(square).values:
+        values = iter(z3.simplify(z3.substitute(pack, *pairs)).children())
+        for s, ts in zip(squares, terms):
             want = fc(S, s)
-            got = fs(Z, s)
             flat_w = want if isinstance(want, tuple) else (want,)
-            flat_g = got if isinstance(got, tuple) else (got,)
-            for w, t in zip(flat_w, flat_g):
-                v = z3.simplify(z3.substitute(dz.lift(t), *pairs))
-                v = z3.is_true(v) if z3.is_bool(v) else v.as_long()
+            for w, t in zip(flat_w, ts):
+                v = next(values)
+                v = v.as_long() == 1 if z3.is_bool(t) else v.as_long()
                 assert v == w, f"{text} at {s} on {heights}"
 
 
