@@ -93,3 +93,14 @@ def test_the_expansions_answer_the_crowded_boards_alike(game):
         inp, exp = CROWDED[name]
         got = solve({**inp, "game": game})
         assert {k: got[k] for k in exp} == exp, name
+
+
+def test_every_puzzle_has_a_crowded_golden_board():
+    """Each Torres puzzle has golden boards where a player has several knights (the old
+    destinations query could not be told apart from the right one on the other boards)."""
+    asks = {inp["ask"] for inp, _ in CROWDED.values()}
+    assert asks == {"destinations", "block-squares", "knight-squares", "round-score", "best-turn"}
+    for name, (inp, _) in CROWDED.items():
+        occ = [o for row in inp["board"]["occupant"] for o in row]
+        assert max(occ.count(p) for p in (0, 1, 2, 3)) >= 2, name
+        assert "king" in occ, name
