@@ -55,6 +55,19 @@ def test_the_listing_shows_only_the_pinned_instances(backend):
     assert len(got["refused"]) == 4          # hops of token 1 to 0, 1, 2 and 4
 
 
+@pytest.mark.parametrize("backend", ["search", "z3"])
+def test_a_pin_may_name_the_choice(backend):
+    """`using hop(_, to)` with `choose to`: the answer is the hop's own destination.  Token 0
+    (at 1) lands on 0 or 2, token 1 (at 4) on 3 or 5; asked of the state alone, the cell of the
+    token that did not hop (1 or 4) is answered too."""
+    assert _ask(backend, puzzle="landings") == {"cells": [0, 2, 3, 5]}
+    assert _ask(backend, puzzle="landings_by_state") == {"cells": [0, 1, 2, 3, 4, 5]}
+
+
+def test_the_layered_unrolling_pins_the_choice(monkeypatch):
+    monkeypatch.setattr(PZ, "EXPLICIT_BUDGET", 0)
+    assert _ask("z3", puzzle="landings") == {"cells": [0, 2, 3, 5]}
+
 def test_replay_refuses_a_move_the_pins_exclude():
     prep = prepare({"game": "pins-toy", "puzzle": "other", "token": 0})
     q = prep.puzzle.queries[0]
