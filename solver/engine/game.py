@@ -12,7 +12,7 @@ from ..lang import ir
 from ..lang.check import Symbols, check_expression, check_program
 from ..lang.codec import to_json
 from ..lang.errors import EvalError, InputError
-from .evaluate import Compiler, Refused, SymCtx, const_value
+from .evaluate import Compiler, Refused, ShowLog, SymCtx, const_value
 from ..lang.irwalk import nodes
 from ..lang.sources import gc_paused, is_path, load_files
 from ..lang.types import BagT, SeqT, SetT, Type, default, finite
@@ -477,6 +477,23 @@ class Game:
             st2, shows = succ[move]
             return st2, list(shows)
         return self.action(move.action).apply(st, move.params, check_domain=check_domain)
+
+    def move_via(self, st, name: str, params: tuple) -> list:
+        """The regions the move's `show ... via` statements name, in ``st`` (the state before
+        the move), as (type, value) pairs: the squares it passes on its way, for a picture.
+        [] when the action shows none, or refuses the move in ``st``."""
+        a = self.action(name)
+        if not any(isinstance(n, ir.Show) and n.via is not None for n in nodes(a.ir.body)):
+            return []
+        env = [None] * a.frame
+        for (slot, _), v in zip(a.domains, params):
+            env[slot] = v
+        log = ShowLog()
+        try:
+            a.run(st, env, log)
+        except (Refused, EvalError):
+            return []
+        return log.via
 
     # ---- playouts -----------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ layer's, so the queries stay free of the renderers."""
 from __future__ import annotations
 
 from ..queries.readings import Ambiguity
-from .board import move_marks
+from .board import move_marks, move_path, path_text
 from .render import render_svg, render_text
 
 
@@ -25,6 +25,7 @@ def witness_text(amb: Ambiguity) -> str:
     lines = [head + where,
              f"  {_kind(amb)} witness ({amb.size} elements), "
              f"move {amb.move}: they disagree about the {amb.what}",
+             *([f"  path: {path_text(p)}"] if (p := _path(amb)) else []),
              f"  under {amb.a}: {amb.under_a}",
              f"  under {amb.b}: {amb.under_b}",
              "  state:"]
@@ -66,6 +67,18 @@ def witness_svg(amb: Ambiguity) -> str:
     note = f"{amb.reading}: {amb.a} vs {amb.b}; move {amb.move}\n" \
            f"{amb.a}: {amb.under_a}\n{amb.b}: {amb.under_b}"
     marks = move_marks(amb.game, amb.move) if amb.marked else ()
+    path = _path(amb) if amb.marked else []
+    if path:
+        note += f"\npath: {path_text(path)}"
     return render_svg(amb.game, amb.state, highlight=_highlight(amb),
                       title=f"{amb.game.name}: where {amb.reading} readings disagree", note=note,
-                      marks=marks)
+                      marks=marks, path=path)
+
+
+def _path(amb: Ambiguity) -> list:
+    """The squares the witness's move passes on its way (under reading ``a``), when its action
+    says (`show ... via`) and it takes more than one step."""
+    if amb.game is None or amb.state is None or amb.move is None:
+        return []
+    p = move_path(amb.game, amb.move, amb.state)
+    return p if len(p) > 2 else []
