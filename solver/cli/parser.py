@@ -117,6 +117,7 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
     p.add_argument("--variant", action="append", default=[], metavar="NAME",
                    help="an expansion to add, or a reading READING:OPTION; repeatable")
     p.add_argument("--json", action="store_true", help="print JSON, for scripts")
+    _long_args(p)
 
     p = sub.add_parser("moves", help="legal moves of a state, with the rule behind each refusal",
                        description="List every move of a position: the legal ones, and with "
