@@ -303,17 +303,25 @@ def cmd_solve(args) -> int:
     if stop is not None:
         return _stopped_status(stop)
     if args.svg and items:
-        from ..queries.puzzles import chosen_values, prepare, solution_state
+        from ..queries.puzzles import chosen_values, last_move, prepare, solution_state
+        from ..render.board import move_marks, move_path
         from ..render.render import render_svg
         prep = prepare(items[0], f"{args.file}[0]" if many else args.file)
         q = prep.puzzle.queries[0]
         st, marks, n = solution_state(prep, q, answers[0])
+        path: list = []
+        last = last_move(prep, q, answers[0]) if not marks else None
+        if last is not None:
+            # The last move's squares framed, and the way it went when its action says.
+            mj = last[1].to_json(prep.game)
+            marks, path = move_marks(prep.game, mj), move_path(prep.game, mj, last[0])
         spots = chosen_values(prep, q, answers[0])
         title = f"{args.file}: start" if n == 0 else \
             f"{args.file}: after the first solution ({n} move{'s' if n > 1 else ''})"
         if spots:
             title += f"; the {len(spots)} answer{'s' if len(spots) > 1 else ''} framed"
-        _write(args.svg, render_svg(prep.game, st, title=title, marks=marks, spots=spots))
+        _write(args.svg, render_svg(prep.game, st, title=title, marks=marks, spots=spots,
+                                    path=path))
     return 0
 
 

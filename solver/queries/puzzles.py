@@ -152,7 +152,14 @@ def solution_state(prep: Prepared, q: ir.Query, answer: dict):
     """The state after the first solution's steps (replayed by matching each shown step among
     the legal moves), the points (``[x, y, z]`` lists) the last step shows, and the number of
     steps replayed.  The start state when the query has a choice or no solution."""
-    game = prep.game
+    steps = _first_steps(q, answer)
+    if q.choose is not None or not steps:
+        return query_start(prep, q)[0], frozenset(), 0
+    moves = replay_steps(prep, q, steps)
+    return moves[-1][2], frozenset(_points(steps[-1])), len(steps)
+
+
+def _first_steps(q: ir.Query, answer: dict) -> list | None:
     steps = None
     for key, kind in q.answers:
         val = answer.get(key)
@@ -160,18 +167,35 @@ def solution_state(prep: Prepared, q: ir.Query, answer: dict):
             steps = val
         elif kind == "runs" and isinstance(val, list) and val:
             steps = val[0]
-    if q.choose is not None or not steps:
-        return query_start(prep, q)[0], frozenset(), 0
+    return steps
+
+
+def replay_steps(prep: Prepared, q: ir.Query, steps: list) -> list:
+    """The shown ``steps`` of a solution replayed from the query's start: (state before,
+    move, state after) each, each step matched among the legal moves."""
+    game = prep.game
     st, env = query_start(prep, q)
     actions = query_actions(prep, q, st, env)
+    out = []
     for step in steps:
         for m, st2, shows in game.legal(st, actions):
             if step_json(game, m, shows) == step:
+                out.append((st, m, st2))
                 st = st2
                 break
         else:
             raise Disagreement(f"the step {step} does not replay in the interpreter")
-    return st, frozenset(_points(steps[-1])), len(steps)
+    return out
+
+
+def last_move(prep: Prepared, q: ir.Query, answer: dict):
+    """The first solution's last move and the state before it (a picture draws that move),
+    or None when the answer has no steps."""
+    steps = _first_steps(q, answer)
+    if q.choose is not None or not steps:
+        return None
+    before, m, _ = replay_steps(prep, q, steps)[-1]
+    return before, m
 
 
 def chosen_values(prep: Prepared, q: ir.Query, answer: dict) -> list:

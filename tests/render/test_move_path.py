@@ -134,3 +134,17 @@ def test_a_via_changes_no_stored_result(tmp_path):
     ga, gb = load_path(a / "viaerr.rules"), load_path(b / "viaerr.rules")
     assert rules_digest(ga) == rules_digest(gb)
     assert move_path(ga, ["go", [2, 0]], ga.initial()) == []   # a chain needs two squares
+
+
+def test_a_solution_picture_marks_its_last_move_from_the_state_before_it():
+    from solver.queries.puzzles import last_move, prepare, solution_state, solve
+    golden = json.loads((REPO / "tests" / "golden" / "torres" / "best_turn_small.json")
+                        .read_text())
+    prep = prepare(golden["input"])
+    q = prep.puzzle.queries[0]
+    answer = solve(golden["input"])
+    after, marks, n = solution_state(prep, q, answer)
+    before, m = last_move(prep, q, answer)
+    assert n == len(answer["actions"]) and not marks
+    assert m.to_json(prep.game) == answer["actions"][-1]
+    assert prep.game.apply(before, m)[0] == after
