@@ -4,6 +4,7 @@
 layer's, so the queries stay free of the renderers."""
 from __future__ import annotations
 
+from ..engine.game import load_game
 from ..queries.readings import Ambiguity
 from .board import move_marks, move_path, path_text
 from .render import render_svg, render_text
@@ -76,9 +77,15 @@ def witness_svg(amb: Ambiguity) -> str:
 
 
 def _path(amb: Ambiguity) -> list:
-    """The squares the witness's move passes on its way (under reading ``a``), when its action
-    says (`show ... via`) and it takes more than one step."""
+    """The squares the witness's move passes on its way, when its action says (`show ...
+    via`) and it takes more than one step: under reading ``a``, or under ``b`` when only
+    ``b`` allows the move."""
     if amb.game is None or amb.state is None or amb.move is None:
         return []
     p = move_path(amb.game, amb.move, amb.state)
+    if not p and amb.under_b.startswith("legal"):
+        g = amb.game
+        gb = load_game(g.source, g.extensions + (f"{amb.reading}:{amb.b}",),
+                       tuple(sorted(g.p.param_values.items())))
+        p = move_path(gb, amb.move, amb.state)
     return p if len(p) > 2 else []

@@ -148,3 +148,16 @@ def test_a_solution_picture_marks_its_last_move_from_the_state_before_it():
     assert n == len(answer["actions"]) and not marks
     assert m.to_json(prep.game) == answer["actions"][-1]
     assert prep.game.apply(before, m)[0] == after
+
+
+def test_a_witness_legal_only_under_b_is_drawn_along_b_s_path():
+    stored = json.loads((REPO / "docs" / "witnesses" / "torres.json").read_text())
+    w = next(x for x in stored["ambiguities"] if x["reading"] == "gate" and x["b"] == "blocked"
+             and x["a"] == "around")
+    # The same witness with the readings the other way round: refused under a.
+    g = load_game("torres", ("gate:blocked",), tuple(sorted(w["params"].items())))
+    st = read_state(g, w["state"])
+    amb = Ambiguity("gate", "", "blocked", "around", True, w["move"], w["disagree_on"],
+                    w["under_b"], w["under_a"], w["size"], True, state=st, game=g, marked=True)
+    assert move_path(g, w["move"], st) == []
+    assert "path: (" in witness_text(amb)
