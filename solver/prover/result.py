@@ -89,6 +89,8 @@ class Tally:
             self.shared.value += n
 
     def where(self) -> str:
+        if self.stage == "induction" and not self.total:
+            return f"during the inductive step (round {self.round}), building its action paths"
         if self.stage == "induction":
             return (f"during the inductive step (round {self.round}), after {self.done} of "
                     f"{self.total} action paths")

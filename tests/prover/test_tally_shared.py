@@ -43,3 +43,10 @@ def test_a_worker_stopped_part_way_keeps_its_count():
     else:
         raise AssertionError("the interrupt was not passed on")
     assert tally.done == 3
+
+
+def test_a_proof_stopped_while_its_paths_are_built_says_so():
+    t = Tally(stage="induction", round=1)
+    assert t.where() == "during the inductive step (round 1), building its action paths"
+    t.total = 430
+    assert t.where() == "during the inductive step (round 1), after 0 of 430 action paths"
