@@ -619,7 +619,17 @@ def cmd_docs(args) -> int:
         from sphinx.cmd.build import build_main
     except ImportError:
         raise InputError("Sphinx is not installed: pip install -e '.[docs]'") from None
-    return build_main(["-W", "--keep-going", "-q", "-b", "html", str(src), args.out])
+    from .progress import time_limit
+    # Sphinx says how far it is itself (reading, writing: "[ 40%] torres"): kept unless the
+    # progress is off; it turns a Ctrl-C or the time limit into its own exit status 2.
+    quiet = ["-q"] if _reporter(args) is None else []
+    with time_limit(args.time_limit) as stopper:
+        status = build_main(["-W", "--keep-going", *quiet, "-b", "html", str(src), args.out])
+    if stopper.fired is not None:
+        print(f"rulebook: stopped ({_reason(stopper.fired)}); the site in {args.out} is "
+              f"incomplete", file=sys.stderr)
+        return _stopped_status(stopper.fired)
+    return status
 
 
 COMMANDS["docs"] = cmd_docs

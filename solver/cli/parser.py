@@ -247,6 +247,7 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                        "(pip install -e '.[docs]') and a checkout (docs/ is not installed).")
     p.add_argument("--out", default="docs/_build/html", metavar="DIR",
                    help="output directory (default: %(default)s)")
+    _long_args(p)
 
     sub.add_parser("lsp", help="the language server for editors (errors, hover, navigation)",
                    description="Run the language server of the rules language on stdin and "

@@ -24,3 +24,11 @@ def test_check_interrupted_prints_what_it_checked():
     assert lines[-1].startswith("stopped (interrupted) after ") and "not checked: " in lines[-1]
     done = int(lines[-1].split("after ")[1].split(" of ")[0])
     assert done < 4 and sum(": ok (" in ln for ln in lines) == done
+
+
+def test_docs_stopped_by_its_time_limit_says_the_site_is_incomplete(tmp_path):
+    r = run_cli("docs", "--time-limit", "0.5", "--out", str(tmp_path / "site"))
+    assert r.returncode == 4, r.stderr
+    assert r.stderr.strip().splitlines()[-1] == (
+        f"rulebook: stopped (time limit of 0.5 s); the site in {tmp_path / 'site'} is "
+        "incomplete")
