@@ -165,21 +165,38 @@ def cmd_check(args) -> int:
     from ..queries.examples import run_examples
     from ..engine.game import load_game
     from ..lang.resources import spec_dir
+    from .progress import time_limit
     names = [args.game] if args.game else sorted(
         p.stem for p in spec_dir().glob("*.rules") if _is_base(p))
     report = []
-    for name in names:
-        t0 = time.perf_counter()
-        g = load_game(name, tuple(args.variant))
-        dt = time.perf_counter() - t0
-        exs = run_examples(name, tuple(args.variant))
-        bad = [e.name for e in exs if not e.confirmed]
-        report.append({"game": name, "files": list(g.p.files),
-                       "compile_ms": round(dt * 1000, 1),
-                       "actions": [a.name for a in g.p.actions],
-                       "invariants": [i.name for i in g.p.invariants],
-                       "readings": {r.name: r.chosen for r in g.p.readings},
-                       "examples": len(exs), "contradicted": bad})
+    say = _reporter(args)
+    stop = None
+    try:
+        with time_limit(args.time_limit):
+            for name in names:
+                if say is not None:
+                    say("games checked", done=len(report), total=len(names), note=name)
+                t0 = time.perf_counter()
+                g = load_game(name, tuple(args.variant))
+                dt = time.perf_counter() - t0
+                exs = run_examples(name, tuple(args.variant))
+                bad = [e.name for e in exs if not e.confirmed]
+                report.append({"game": name, "files": list(g.p.files),
+                               "compile_ms": round(dt * 1000, 1),
+                               "actions": [a.name for a in g.p.actions],
+                               "invariants": [i.name for i in g.p.invariants],
+                               "readings": {r.name: r.chosen for r in g.p.readings},
+                               "examples": len(exs), "contradicted": bad})
+    except KeyboardInterrupt as e:
+        stop = e
+        _say_stopped(say, e)
+    if say is not None:
+        say.clear()
+    if stop is not None:
+        left = names[len(report):]
+        if args.json:
+            print(json.dumps({"checked": report, "stopped": _reason(stop), "not_checked": left}))
+            return _stopped_status(stop)
     lines = []
     for r in report:
         name = r["game"]
@@ -194,6 +211,11 @@ def cmd_check(args) -> int:
                          f"{'s' if len(bad) > 1 else ''} {', '.join(bad)} (`rulebook examples "
                          f"{name}` shows both values): a finding about the book, not a fault "
                          f"of the spec")
+    if stop is not None:
+        lines.append(f"stopped ({_reason(stop)}) after {len(report)} of {len(names)} games; "
+                     f"not checked: {', '.join(left)}")
+        print("\n".join(lines))
+        return _stopped_status(stop)
     _emit(report if len(report) != 1 else report[0], args.json, "\n".join(lines))
     return 0
 
@@ -260,9 +282,11 @@ def cmd_solve(args) -> int:
                 with _located_in(args.file, text):
                     answers.append(solve(obj, backend, int(args.timeout * 1000), where, say))
     except KeyboardInterrupt as e:
-        stop = e
-        answers += [{"stopped": stop_reason(e)}] * (len(items) - len(answers))
-        _say_stopped(say, e)
+        stop = getattr(e, "stop", e)
+        if getattr(e, "answer", None) is not None:
+            answers.append(e.answer)    # an exhaustive search's answers found so far
+        answers += [{"stopped": stop_reason(stop)}] * (len(items) - len(answers))
+        _say_stopped(say, stop)
     if say is not None:
         say.clear()
     result = answers if many else answers[0]
@@ -270,17 +294,25 @@ def cmd_solve(args) -> int:
     if stop is not None:
         return _stopped_status(stop)
     if args.svg and items:
-        from ..queries.puzzles import chosen_values, prepare, solution_state
+        from ..queries.puzzles import chosen_values, last_move, prepare, solution_state
+        from ..render.board import move_marks, move_path
         from ..render.render import render_svg
         prep = prepare(items[0], f"{args.file}[0]" if many else args.file)
         q = prep.puzzle.queries[0]
         st, marks, n = solution_state(prep, q, answers[0])
+        path: list = []
+        last = last_move(prep, q, answers[0]) if not marks else None
+        if last is not None:
+            # The last move's squares framed, and the way it went when its action says.
+            mj = last[1].to_json(prep.game)
+            marks, path = move_marks(prep.game, mj), move_path(prep.game, mj, last[0])
         spots = chosen_values(prep, q, answers[0])
         title = f"{args.file}: start" if n == 0 else \
             f"{args.file}: after the first solution ({n} move{'s' if n > 1 else ''})"
         if spots:
             title += f"; the {len(spots)} answer{'s' if len(spots) > 1 else ''} framed"
-        _write(args.svg, render_svg(prep.game, st, title=title, marks=marks, spots=spots))
+        _write(args.svg, render_svg(prep.game, st, title=title, marks=marks, spots=spots,
+                                    path=path))
     return 0
 
 
@@ -578,7 +610,17 @@ def cmd_docs(args) -> int:
         from sphinx.cmd.build import build_main
     except ImportError:
         raise InputError("Sphinx is not installed: pip install -e '.[docs]'") from None
-    return build_main(["-W", "--keep-going", "-q", "-b", "html", str(src), args.out])
+    from .progress import time_limit
+    # Sphinx says how far it is itself (reading, writing: "[ 40%] torres"): kept unless the
+    # progress is off; it turns a Ctrl-C or the time limit into its own exit status 2.
+    quiet = ["-q"] if _reporter(args) is None else []
+    with time_limit(args.time_limit) as stopper:
+        status = build_main(["-W", "--keep-going", *quiet, "-b", "html", str(src), args.out])
+    if stopper.fired is not None:
+        print(f"rulebook: stopped ({_reason(stopper.fired)}); the site in {args.out} is "
+              f"incomplete", file=sys.stderr)
+        return _stopped_status(stopper.fired)
+    return status
 
 
 COMMANDS["docs"] = cmd_docs

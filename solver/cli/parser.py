@@ -117,6 +117,7 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
     p.add_argument("--variant", action="append", default=[], metavar="NAME",
                    help="an expansion to add, or a reading READING:OPTION; repeatable")
     p.add_argument("--json", action="store_true", help="print JSON, for scripts")
+    _long_args(p)
 
     p = sub.add_parser("moves", help="legal moves of a state, with the rule behind each refusal",
                        description="List every move of a position: the legal ones, and with "
@@ -246,6 +247,7 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                        "(pip install -e '.[docs]') and a checkout (docs/ is not installed).")
     p.add_argument("--out", default="docs/_build/html", metavar="DIR",
                    help="output directory (default: %(default)s)")
+    _long_args(p)
 
     sub.add_parser("lsp", help="the language server for editors (errors, hover, navigation)",
                    description="Run the language server of the rules language on stdin and "

@@ -100,9 +100,11 @@ def time_limit(seconds: float | None):
     running: one raised inside z3's Python API (most often while ctypes converts an
     argument) would come out as a ctypes error, or leave z3 mid-call; it is raised a few
     milliseconds later instead, once the work is back in its own code.  Where there is no
-    interval timer (Windows) the limit is left to the work's own deadlines."""
+    interval timer (Windows) the limit is left to the work's own deadlines.  It yields an
+    object whose ``fired`` is the stop raised (None until then): for work that swallows it
+    (Sphinx turns a Ctrl-C into its own exit status)."""
     if not hasattr(signal, "setitimer"):
-        yield
+        yield _Stopper(seconds)
         return
     stopper = _Stopper(seconds)
     old_alarm = signal.signal(signal.SIGALRM, stopper.on_alarm)
@@ -110,7 +112,7 @@ def time_limit(seconds: float | None):
     if seconds is not None:
         signal.setitimer(signal.ITIMER_REAL, max(seconds, 0.001))
     try:
-        yield
+        yield stopper
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old_alarm)
@@ -127,6 +129,7 @@ class _Stopper:
     def __init__(self, seconds: float | None):
         self.seconds = seconds
         self.pending: BaseException | None = None
+        self.fired: BaseException | None = None
 
     def on_alarm(self, signum, frame):
         self._raise(self.pending or TimeUp(self.seconds), frame)
@@ -140,6 +143,7 @@ class _Stopper:
             signal.setitimer(signal.ITIMER_REAL, RETRY_S)
             return
         self.pending = None
+        self.fired = exc
         raise exc
 
 

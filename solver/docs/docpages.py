@@ -612,10 +612,11 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
                 f"{w['a']}: {w.get('under_a', '')}\n{w['b']}: {w.get('under_b', '')}"
             if hl:
                 out.append(f"Marked in red: {rst.esc(why_marked)}.\n\n")
-            from ..render.board import move_marks
+            from ..render.board import move_marks, move_path
             svg = render_svg(ga, st, highlight=hl,
                              title=f"{g.name}: where {r.name} readings disagree", note=note,
-                             marks=move_marks(ga, w.get("move")))
+                             marks=move_marks(ga, w.get("move")),
+                             path=move_path(ga, w.get("move"), st))
             out.append(rst.raw_html(f'<div class="rulebook-witness" data-reading="{r.name}">'
                                  f'{svg}</div>'))
     known = {r.name for r in g.p.readings}

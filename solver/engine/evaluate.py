@@ -46,6 +46,16 @@ class Refused(Exception):
         self.span = span
 
 
+class ShowLog(list):
+    """The shown items of a concrete run that also records each `show ... via` region (its
+    type and value): what a picture asks of a move (`Game.move_via`); a plain list records
+    only the items."""
+
+    def __init__(self):
+        super().__init__()
+        self.via: list = []
+
+
 @dataclass
 class SymCtx:
     """One path of a symbolic run of statements: its condition (the `if`s taken), its frame,
@@ -382,15 +392,18 @@ class Compiler(Operators, Loops):
                         return fo(st, ctx)
                     return ft(st, ctx.fork(cv)) + fo(st, ctx.fork(dz.not_(cv)))
                 return sif
-            case ir.Show(items=items):
+            case ir.Show(items=items, via=via):
                 fs = [self.expr(x) for x in items]
                 if not sym:
                     from ..lang.codec import to_json
                     typed = [(x.type, f) for x, f in zip(items, fs)]
+                    fvia = self.expr(via) if via is not None else None
 
                     def show(st, env, ctx):
                         if ctx is not None:
                             ctx.append([to_json(t, f(st, env)) for t, f in typed])
+                            if fvia is not None and isinstance(ctx, ShowLog):
+                                ctx.via.append((via.type, fvia(st, env)))
                         return st
                     return show
 

@@ -9,10 +9,10 @@ from itertools import compress, repeat
 
 from . import domains as dz
 from ..lang import ir
-from ..lang.check import Symbols, check_expression, check_program
+from ..lang.check import Symbols, check_expression, check_program, state_type
 from ..lang.codec import from_json, to_json
 from ..lang.errors import EvalError, InputError
-from .evaluate import Compiler, Refused, SymCtx, const_value
+from .evaluate import Compiler, Refused, ShowLog, SymCtx, const_value
 from ..lang.irwalk import nodes
 from ..lang.sources import gc_paused, is_path, load_files
 from ..lang.types import BagT, SeqT, SetT, Type, default, finite
@@ -491,6 +491,19 @@ class Game:
             return st2, list(shows)
         return self.action(move.action).apply(st, move.params, check_domain=check_domain)
 
+    def move_via(self, st, name: str, params: tuple) -> list:
+        """The regions the move's `show ... via` statements name in ``st`` (before the move),
+        as (type, value) pairs: the squares it passes, for a picture; [] if it is refused."""
+        a, log = self.action(name), ShowLog()
+        env = [None] * a.frame
+        for (slot, _), v in zip(a.domains, params):
+            env[slot] = v
+        try:
+            a.run(st, env, log)
+        except (Refused, EvalError):
+            return []
+        return log.via
+
     # ---- playouts -----------------------------------------------------------------------
 
     def playout(self, rng: random.Random, max_steps: int = 100000):
@@ -780,6 +793,13 @@ def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> 
     its .rules file (cached per variants and parameters)."""
     files, readings = load_files(name, tuple(variants))
     return Game(*check_program(files, dict(params), readings, const_value))
+
+
+@lru_cache(maxsize=64)
+def load_state_type(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Type:
+    """The state type `load_game` would give, checking only what the state depends on."""
+    files, readings = load_files(name, tuple(variants))
+    return state_type(files, dict(params), readings, const_value)
 
 
 def load_path(path, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:

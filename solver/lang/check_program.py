@@ -16,14 +16,20 @@ class ProgramChecks:
 
     # ---- the program ---------------------------------------------------------------------
 
-    @gc_paused()
-    def program(self) -> ir.Program:
-        # Static declarations first, in order (parameters before the types that use them).
+    def state_only(self):
+        """The state's type, checking only what it depends on (the static declarations and
+        the state): for a tool that asks how large a state is under some parameters."""
         for key in self.order:
             if key[0] == "static":
                 self.static_value(key[1], self.items[key].tree)
         self._check_choices()
         self._state()
+        return self.state_type
+
+    @gc_paused()
+    def program(self) -> ir.Program:
+        # Static declarations first, in order (parameters before the types that use them).
+        self.state_only()
         types = {k[1]: v[1] for k in self.order if k[0] == "static"
                  for v in [self.static[k[1]]] if v[0] == "type"}
         init, init_frame = self._init()

@@ -35,17 +35,30 @@ class StmtChecks:
                     out.append(self._if(t, sc, allow_assign))
                 case "show_stmt":
                     items = []
+                    via = None
                     for i in t.children:
+                        if i is None:
+                            continue
                         if i.data == "show_text":
                             items.append(ir.Text(TextT(), self.span(i), string(i.children[0])))
+                        elif i.data == "show_via":
+                            via = self._via(i.children[0], sc)
                         else:
                             items.append(self.expr(i, sc))
-                    out.append(ir.Show(sp, tuple(items)))
+                    out.append(ir.Show(sp, tuple(items), via))
                 case "do_stmt":
                     out.extend(self._do(t, sc, allow_assign))
                 case _:
                     raise self.err(t, f"unsupported statement {t.data}")
         return out, sc
+
+    def _via(self, t, sc: Scope) -> ir.Expr:
+        """The region of `show ... via r`: a set, or a map to bool (the squares passed)."""
+        e = self.expr(t, sc)
+        if isinstance(e.type, SetT) or (isinstance(e.type, MapT) and e.type.val == BOOL):
+            return e
+        raise self.err(t, "`via` takes the squares a move passes through: a set or a map to "
+                          f"bool, not {e.type}")
 
     def _if(self, t, sc: Scope, allow_assign: bool) -> ir.IfStmt:
         return self._nested(self._if_body, t, sc, allow_assign)

@@ -68,20 +68,23 @@ def rules_digest(game, keep: frozenset = frozenset(),
     return h.hexdigest()[:16]
 
 
-# Markers that change no rule: a field marked `internal` is only left out of pictures.
-_MARKERS = {"internal"}
+# Markers that change no rule: a field marked `internal` is only left out of pictures, and the
+# `via` of a `show` only says how a picture draws a move.  Each is cut with the blanks after it
+# (`internal` opens a line) or before it (`via` ends a statement).
+_MARKERS = {"internal": "after", "show_via": "before"}
 
 
 def _rules_text(text: str, it) -> str:
-    """The text of the item ``it`` without its markers (each with the blanks after it)."""
+    """The text of the item ``it`` without its markers (each with its blanks, see above)."""
     start, end = it.meta.start_pos, it.meta.end_pos
-    cuts = sorted((t.meta.start_pos, t.meta.end_pos) for t in it.iter_subtrees()
-                  if t.data in _MARKERS and not t.meta.empty)
+    cuts = sorted((t.meta.start_pos, t.meta.end_pos, _MARKERS[t.data])
+                  for t in it.iter_subtrees() if t.data in _MARKERS and not t.meta.empty)
     out, at = [], start
-    for a, b in cuts:
-        out.append(text[at:a])
+    for a, b, side in cuts:
+        chunk = text[at:a]
+        out.append(chunk.rstrip(" \t\n") if side == "before" else chunk)
         at = b
-        while at < end and text[at] in " \t":
+        while side == "after" and at < end and text[at] in " \t":
             at += 1
     out.append(text[at:end])
     return "".join(out)

@@ -338,6 +338,9 @@ class IfStmt:
 class Show:
     span: Span
     items: tuple[Expr, ...]
+    # `show ... via r`: the squares the move passes through (a set or a map to bool), for
+    # pictures only; evaluated only when a picture asks (`Game.move_via`).
+    via: Expr | None = None
 
 
 Stmt: TypeAlias = Requires | LetStmt | Assign | IfStmt | Show

@@ -52,9 +52,17 @@ def parser() -> Lark:
 def parse(text: str, filename: str) -> Tree:
     """Parse one rules file; raise `SpecError` with file:line:col on any syntax error."""
     try:
-        return parser().parse(text, start="start")
+        return _parsed(text)
     except UnexpectedInput as e:
         raise _friendly(e, text, filename) from None
+
+
+@lru_cache(maxsize=16)
+def _parsed(text: str) -> Tree:
+    """The tree of a rules file, parsed once per text: a search that compiles one spec under
+    many parameters and readings (`rulebook ambiguities`) parses it once.  Nothing changes a
+    parsed tree (the checker and the tools only read it), so the tree is shared."""
+    return parser().parse(text, start="start")
 
 
 def parse_expr(text: str, filename: str = "<expression>") -> Tree:

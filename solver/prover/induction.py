@@ -330,7 +330,7 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
             note(at, b, {n: why for n, (a2, why) in ctis.items() if a2 == at}, skipped,
                  time.perf_counter() - t_b)
         if tally is not None:
-            tally.done += 1
+            tally.add()
         done = sum(x for x, _ in timing.values())
         if time.perf_counter() - said > PROGRESS_S:
             said = time.perf_counter()

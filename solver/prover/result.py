@@ -35,6 +35,27 @@ class Result:
                 **({"stopped": self.stopped} if self.stopped else {})}
 
 
+class _Count:
+    """A count for a platform without fork: the same interface as a shared Value."""
+
+    def __init__(self):
+        self.value = 0
+        import threading
+        self._lock = threading.Lock()
+
+    def get_lock(self):
+        return self._lock
+
+
+def shared_count():
+    """An integer in memory that forked processes share (a plain one without fork)."""
+    import multiprocessing as mp
+    try:
+        return mp.get_context("fork").Value("q", 0)
+    except ValueError:
+        return _Count()
+
+
 @dataclass
 class Tally:
     """How far a proof is, for one stopped part-way: the pass it is in and, in the
@@ -43,11 +64,33 @@ class Tally:
 
     stage: str = "base case"
     round: int = 1
-    done: int = 0
     total: int = 0
     depth: int = 0
+    # The count of paths checked, in memory shared with the forked workers (`pool.forked`):
+    # the paths a worker finished count in the parent too, when the proof is stopped.
+    shared: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self):
+        if self.shared is None:
+            self.shared = shared_count()
+
+    @property
+    def done(self) -> int:
+        return self.shared.value
+
+    @done.setter
+    def done(self, n: int) -> None:
+        with self.shared.get_lock():
+            self.shared.value = n
+
+    def add(self, n: int = 1) -> None:
+        """Count ``n`` more paths checked (in whichever process checked them)."""
+        with self.shared.get_lock():
+            self.shared.value += n
 
     def where(self) -> str:
+        if self.stage == "induction" and not self.total:
+            return f"during the inductive step (round {self.round}), building its action paths"
         if self.stage == "induction":
             return (f"during the inductive step (round {self.round}), after {self.done} of "
                     f"{self.total} action paths")

@@ -22,7 +22,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from ..engine.game import Game, load_game
+from ..engine.game import Game, load_game, load_state_type
 from ..lang.errors import RulebookError
 from ..lang.progress import reporter
 from ..lang.types import IntT, leaf_count
@@ -57,7 +57,8 @@ class Ladder:
     def leaf_count(self, params: dict) -> int:
         key = tuple(sorted(params.items()))
         if key not in self.leaves:
-            self.leaves[key] = leaf_count(_load(self.game, key).state_type)
+            variants = tuple(v for v in variants_of(self.game) if ":" not in v)
+            self.leaves[key] = leaf_count(load_state_type(self.game.source, variants, key))
         return self.leaves[key]
 
     def at(self, k: int) -> dict | None:

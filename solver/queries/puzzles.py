@@ -13,9 +13,9 @@ import json
 
 from ..lang import ir
 from ..lang.codec import from_json, to_json
-from ..lang.errors import Disagreement, InputError
+from ..lang.errors import Disagreement, InputError, stop_reason
 from .puzzleprep import Prepared, prepare, query_actions, query_start, step_json
-from .puzzlesearch import search_all, search_query, search_runs
+from .puzzlesearch import Stopped, search_all, search_query, search_runs
 from .puzzlez3 import z3_all, z3_query, z3_runs
 
 BACKENDS = ("search", "z3")
@@ -33,7 +33,12 @@ def solve(obj: dict, backend: str = DEFAULT_BACKEND, timeout_ms: int = 60_000,
             for key, _ in q.answers:
                 out[key] = None
             continue
-        res = run_query(prep, q, backend, timeout_ms, progress)
+        try:
+            res = run_query(prep, q, backend, timeout_ms, progress)
+        except Stopped as e:
+            # What an exhaustive search found before it was stopped, and what that covers.
+            e.answer = {**out, **_partial(prep, q, e)}
+            raise
         for key, kind in q.answers:
             out[key] = res[kind]
         if res.get("incumbent") is not None:
@@ -49,6 +54,35 @@ def solve(obj: dict, backend: str = DEFAULT_BACKEND, timeout_ms: int = 60_000,
     return out
 
 
+def _partial(prep: Prepared, q: ir.Query, e: Stopped) -> dict:
+    """The answers of query ``q`` from a search stopped part-way: the runs or choices found
+    so far ("runs", "count", "all"), the rest unknown, with the scope they cover."""
+    out: dict = {}
+    incumbent = getattr(e, "incumbent", None)
+    if incumbent is not None:
+        best, at_most = incumbent
+        for key, kind in q.answers:
+            out[key] = best[1] if kind == "steps" and best else "unknown"
+            if kind == "best":
+                if best:
+                    out.setdefault("best_found", {})[key] = best[0]
+                out.setdefault("at_most", {})[key] = at_most
+        return {**out, "stopped": stop_reason(e.stop), "scope": e.scope}
+    if any(kind == "all" for _, kind in q.answers):
+        et = q.choose.domain.elem
+        found = sorted(to_json(et, c) for c in e.found)
+        part = {"found": True if found else "unknown", "all": found}
+    else:
+        runs = sorted(e.found, key=lambda r: json.dumps(r))
+        part = {"found": True if runs else "unknown", "runs": runs, "count": len(runs),
+                "steps": runs[0] if runs else None}
+    for key, kind in q.answers:
+        out[key] = part.get(kind, "unknown")
+    out["stopped"] = stop_reason(e.stop)
+    out["scope"] = e.scope
+    return out
+
+
 LISTING = ("legal", "illegal")
 
 
@@ -58,11 +92,12 @@ def run_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int,
     if backend not in BACKENDS:
         raise InputError(f"unknown backend {backend!r} (one of {', '.join(BACKENDS)})")
     if any(kind == "all" for _, kind in q.answers):
-        return _all_query(prep, q, backend, timeout_ms)
+        return _all_query(prep, q, backend, timeout_ms, progress)
     if any(kind in ("runs", "count") for _, kind in q.answers):
         # Every solution: the runs of at most `within` moves that reach the goal (a run stops
         # at its first goal state), sorted for output.
-        runs = search_runs(prep, q) if backend == "search" else z3_runs(prep, q, timeout_ms)
+        runs = search_runs(prep, q, progress) if backend == "search" \
+            else z3_runs(prep, q, timeout_ms)
         if runs == "unknown":
             return {"found": "unknown", "steps": None, "best": None, "runs": "unknown",
                     "count": "unknown"}
@@ -93,13 +128,14 @@ def _listing(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict
 
 # ---- `answer x = all`: every choice for which the goal is reachable ----------------------------
 
-def _all_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int) -> dict:
+def _all_query(prep: Prepared, q: ir.Query, backend: str, timeout_ms: int,
+               progress=None) -> dict:
     """The sorted JSON of every value of the query's `choose` for which a solution exists."""
     if q.choose is None or not isinstance(q.choose.domain, ir.TypeDomain):
         raise InputError("`answer ... = all` needs a `choose x in T` over a finite type")
     et = q.choose.domain.elem
     if backend == "search":
-        found = search_all(prep, q)
+        found = search_all(prep, q, progress)
     elif backend == "z3":
         found = z3_all(prep, q, et, timeout_ms)
         if found is None:
@@ -116,7 +152,14 @@ def solution_state(prep: Prepared, q: ir.Query, answer: dict):
     """The state after the first solution's steps (replayed by matching each shown step among
     the legal moves), the points (``[x, y, z]`` lists) the last step shows, and the number of
     steps replayed.  The start state when the query has a choice or no solution."""
-    game = prep.game
+    steps = _first_steps(q, answer)
+    if q.choose is not None or not steps:
+        return query_start(prep, q)[0], frozenset(), 0
+    moves = replay_steps(prep, q, steps)
+    return moves[-1][2], frozenset(_points(steps[-1])), len(steps)
+
+
+def _first_steps(q: ir.Query, answer: dict) -> list | None:
     steps = None
     for key, kind in q.answers:
         val = answer.get(key)
@@ -124,18 +167,35 @@ def solution_state(prep: Prepared, q: ir.Query, answer: dict):
             steps = val
         elif kind == "runs" and isinstance(val, list) and val:
             steps = val[0]
-    if q.choose is not None or not steps:
-        return query_start(prep, q)[0], frozenset(), 0
+    return steps
+
+
+def replay_steps(prep: Prepared, q: ir.Query, steps: list) -> list:
+    """The shown ``steps`` of a solution replayed from the query's start: (state before,
+    move, state after) each, each step matched among the legal moves."""
+    game = prep.game
     st, env = query_start(prep, q)
     actions = query_actions(prep, q, st, env)
+    out = []
     for step in steps:
         for m, st2, shows in game.legal(st, actions):
             if step_json(game, m, shows) == step:
+                out.append((st, m, st2))
                 st = st2
                 break
         else:
             raise Disagreement(f"the step {step} does not replay in the interpreter")
-    return st, frozenset(_points(steps[-1])), len(steps)
+    return out
+
+
+def last_move(prep: Prepared, q: ir.Query, answer: dict):
+    """The first solution's last move and the state before it (a picture draws that move),
+    or None when the answer has no steps."""
+    steps = _first_steps(q, answer)
+    if q.choose is not None or not steps:
+        return None
+    before, m, _ = replay_steps(prep, q, steps)[-1]
+    return before, m
 
 
 def chosen_values(prep: Prepared, q: ir.Query, answer: dict) -> list:

@@ -14,28 +14,50 @@ from ..lang.irwalk import nodes
 from .puzzleprep import Prepared, query_actions, query_choices, query_start, step_json
 
 
-def search_runs(prep: Prepared, q: ir.Query) -> list:
+class Stopped(KeyboardInterrupt):
+    """A search stopped part-way (Ctrl-C or the time limit, ``stop``) with what it found:
+    ``found`` (the runs, or the choices, found so far) and ``scope`` (what they cover)."""
+
+    def __init__(self, stop: KeyboardInterrupt, found: list, scope: str):
+        super().__init__(*stop.args)
+        self.stop, self.found, self.scope = stop, found, scope
+
+
+def search_runs(prep: Prepared, q: ir.Query, progress=None) -> list:
     """Every run of at most `within` moves that reaches the goal (stopping at its first goal
-    state), as shown steps."""
+    state), as shown steps.  ``progress`` hears how many first moves are explored; stopped
+    part-way, `Stopped` carries the runs found so far."""
     game = prep.game
     goal = game.concrete.expr(q.goal)
     within = game.concrete.expr(q.within)
-    out = []
-    for c in query_choices(prep, q):
-        st0, env = query_start(prep, q, c)
-        actions = query_actions(prep, q, st0, env)
+    say = reporter(progress)
+    out: list = []
+    choices = query_choices(prep, q)
+    where = ["before the first move"]
+    try:
+        for k, c in enumerate(choices):
+            st0, env = query_start(prep, q, c)
+            actions = query_actions(prep, q, st0, env)
+            of = f" (choice {k + 1} of {len(choices)})" if len(choices) > 1 else ""
 
-        def walk(st, d, path):
-            if goal(st, env):
-                out.append(list(path))
-                return
-            if d == 0:
-                return
-            for m, st2, shows in game.legal(st, actions):
-                path.append(step_json(game, m, shows))
-                walk(st2, d - 1, path)
-                path.pop()
-        walk(st0, within(st0, env), [])
+            def walk(st, d, path):
+                if goal(st, env):
+                    out.append(list(path))
+                    return
+                if d == 0:
+                    return
+                moves = game.legal(st, actions)
+                for i, (m, st2, shows) in enumerate(moves):
+                    if not path:
+                        where[0] = f"{i} of {len(moves)} first moves explored{of}"
+                        say(f"runs: first moves explored{of}", done=i, total=len(moves),
+                            note=f"{len(out)} runs found")
+                    path.append(step_json(game, m, shows))
+                    walk(st2, d - 1, path)
+                    path.pop()
+            walk(st0, within(st0, env), [])
+    except KeyboardInterrupt as e:
+        raise Stopped(e, out, f"the runs found with {where[0]}: at least these") from None
     return out
 
 
@@ -64,6 +86,17 @@ def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) ->
             try:
                 res = _search_bb(game, st, env, goal, obj, bound, within(st, env),
                                  query_actions(prep, q, st, env), deadline, progress)
+            except Stopped as s:
+                so_far, top = s.incumbent
+                if so_far is not None and (best is None or so_far[0] > best[0]):
+                    best = so_far
+                s.incumbent = (best, max([top] + ([best[0]] if best else [])
+                                         + [bound(st2, env2) for _, _, st2, env2
+                                            in ranked[k + 1:]]))
+                s.scope = (f"the best run found before the search was stopped (choice "
+                           f"{k + 1} of {len(ranked)}); the optimum is at most "
+                           f"{s.incumbent[1]}")
+                raise
             except _OutOfTime as o:
                 if o.best is not None and (best is None or o.best[0] > best[0]):
                     best = o.best
@@ -94,31 +127,44 @@ def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) ->
     return {"found": True, "steps": best[1], "best": best[0] if obj is not None else None}
 
 
-def search_all(prep: Prepared, q: ir.Query) -> list:
-    """Every choice of the query's `choose` from which a run reaches the goal."""
+def search_all(prep: Prepared, q: ir.Query, progress=None) -> list:
+    """Every choice of the query's `choose` from which a run reaches the goal.  ``progress``
+    hears how far the search is; stopped part-way, `Stopped` carries the choices found so
+    far."""
     game = prep.game
     goal = game.concrete.expr(q.goal)
     within = game.concrete.expr(q.within)
-    found = []
+    say = reporter(progress)
+    found: list = []
     choices = query_choices(prep, q)
     pins = tuple(e for _, es in q.pins for e in es if e is not None)
-    if _reads_slot(q.setup, q.choose.slot) or _reads_slot(q.within, q.choose.slot) \
-            or any(_reads_slot(e, q.choose.slot) for e in pins):
-        for c in choices:
-            st, env = query_start(prep, q, c)
-            if _search_one(game, st, env, goal, None, within(st, env),
-                           query_actions(prep, q, st, env)) is not None:
-                found.append(c)
-    else:
-        # The start does not depend on the choice: explore the runs once, then ask the
-        # goal of every state reached for each choice.
-        st, env = query_start(prep, q, choices[0])
-        reached = _reachable(game, st, within(st, env), query_actions(prep, q, st, env))
-        s1 = q.choose.slot + 1
-        for c in choices:
-            env[s1] = c
-            if any(goal(x, env) for x in reached):
-                found.append(c)
+    where = ["before the first choice"]
+    try:
+        if _reads_slot(q.setup, q.choose.slot) or _reads_slot(q.within, q.choose.slot) \
+                or any(_reads_slot(e, q.choose.slot) for e in pins):
+            for k, c in enumerate(choices):
+                where[0] = f"{k} of {len(choices)} choices checked"
+                say("choices checked", done=k, total=len(choices), note=f"{len(found)} found")
+                st, env = query_start(prep, q, c)
+                if _search_one(game, st, env, goal, None, within(st, env),
+                               query_actions(prep, q, st, env)) is not None:
+                    found.append(c)
+        else:
+            # The start does not depend on the choice: explore the runs once, then ask the
+            # goal of every state reached for each choice.
+            st, env = query_start(prep, q, choices[0])
+            where[0] = "the states reachable not all explored yet: no choice checked"
+            reached = _reachable(game, st, within(st, env), query_actions(prep, q, st, env),
+                                 say)
+            s1 = q.choose.slot + 1
+            for k, c in enumerate(choices):
+                where[0] = f"{k} of {len(choices)} choices checked"
+                env[s1] = c
+                if any(goal(x, env) for x in reached):
+                    found.append(c)
+    except KeyboardInterrupt as e:
+        raise Stopped(e, found, f"{where[0]}: these have a solution, the others unknown") \
+            from None
     return found
 
 
@@ -261,7 +307,15 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
             visit(st2, d - 1, cb, r if d == 1 else None)
             path.pop()
 
-    visit(st0, depth, bound_of(st0))
+    try:
+        visit(st0, depth, bound_of(st0))
+    except KeyboardInterrupt as e:
+        # Ctrl-C or the time limit: the best run so far, as the search's own deadline gives.
+        so_far = None if best[1] is None else \
+            (best[0], [step_json(game, m, shows) for m, shows in best[1]])
+        s = Stopped(e, [], "")
+        s.incumbent = (so_far, at_most())
+        raise s from None
     if best[0] is None:
         return None
     return best[0], [step_json(game, m, shows) for m, shows in best[1]]
@@ -271,11 +325,13 @@ def _reads_slot(node, slot: int) -> bool:
     return any(isinstance(n, ir.Local) and n.slot == slot for n in nodes(node))
 
 
-def _reachable(game: Game, st0, depth: int, actions) -> list:
+def _reachable(game: Game, st0, depth: int, actions, say=None) -> list:
     """Every state reachable in at most ``depth`` moves (the start included), each once."""
     seen = {st0}
     layer = [st0]
-    for _ in range(depth):
+    for d in range(depth):
+        if say is not None:
+            say(f"states reachable: depth {d + 1} of {depth}, {len(seen)} states so far")
         nxt = []
         for st in layer:
             for _, st2, _ in game.legal(st, actions):

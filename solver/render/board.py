@@ -11,8 +11,8 @@ names, say every destination of a piece) a green frame each.
 """
 from __future__ import annotations
 
-from ..lang.codec import grid_axes, to_json
-from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, Type, default, finite
+from ..lang.codec import from_json, grid_axes, to_json
+from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SetT, Type, default, finite
 
 CELL = 44
 _MARK = "#d62728"
@@ -58,9 +58,11 @@ def _label(t: Type, x) -> str:
 
 
 def draw(key: RecordT, lays: list, marks=(), highlight: bool = False,
-         spots=()) -> tuple[int, int, list]:
+         spots=(), path=()) -> tuple[int, int, list]:
     """The board as SVG elements: (width, height, elements).  Row y = 0 is drawn on top, as
-    the JSON of a board lists it first; columns and rows are numbered on the edges."""
+    the JSON of a board lists it first; columns and rows are numbered on the edges.  The
+    arrow runs through the squares of ``path`` when given (`move_path`), else through the
+    marks."""
     (_, fx), (_, fy) = key.fields
     xs, ys = range(fx.lo, fx.hi + 1), range(fy.lo, fy.hi + 1)
     index = finite(key).index
@@ -120,6 +122,9 @@ def draw(key: RecordT, lays: list, marks=(), highlight: bool = False,
         body.append(f'<rect class="mark" x="{cx + 2}" y="{cy + 2}" width="{CELL - 4}" '
                     f'height="{CELL - 4}" fill="none" stroke="{_MARK}" stroke-width="3"/>')
         centres.append((cx + CELL // 2, cy + CELL // 2))
+    if len(path) >= 2 and all(m in index for m in path):
+        centres = [(pad + (x - fx.lo) * CELL + CELL // 2, (y - fy.lo) * CELL + CELL // 2)
+                   for x, y in path]
     if len(centres) >= 2:
         pts = " ".join(f"{a},{b}" for a, b in centres)
         body.insert(0, '<defs><marker id="rb-arrow" viewBox="0 0 10 10" refX="8" refY="5" '
@@ -130,6 +135,10 @@ def draw(key: RecordT, lays: list, marks=(), highlight: bool = False,
     return w, h, body
 
 
+def _is_square(t: Type) -> bool:
+    return isinstance(t, RecordT) and square_type(MapT(t, BoolT())) is not None
+
+
 def move_marks(game, move) -> list:
     """The squares among a move's arguments (by type), in order: what a witness marks."""
     if move is None:
@@ -138,10 +147,67 @@ def move_marks(game, move) -> list:
     act = game.action(name)
     out = []
     for b, j in zip(act.ir.params, args):
-        if isinstance(b.domain.elem, RecordT) and square_type(MapT(b.domain.elem, BoolT())):
-            from ..lang.codec import from_json
+        if _is_square(b.domain.elem):
             out.append(from_json(b.domain.elem, j, f"move {name}"))
     return out
 
 
-__all__ = ["draw", "layers", "move_marks", "square_type", "EnumT"]
+def move_path(game, move, state) -> list:
+    """The squares a move passes, in order, when its action says by which (`show ... via r`):
+    a shortest chain from its first square argument to its last whose other squares are in r,
+    each a side away from the last (a corner when no such chain exists).  [] when the action
+    names no region, refuses the move in ``state`` (the state before it), or no chain exists:
+    the move is then drawn from square to square as its arguments give them."""
+    if move is None or state is None:
+        return []
+    ends = move_marks(game, move)
+    if len(ends) < 2 or ends[0] == ends[-1]:
+        return []
+    name, *args = move
+    act = game.action(name)
+    params = tuple(from_json(b.domain.elem, j, f"move {name}")
+                   for b, j in zip(act.ir.params, args))
+    square = next(b.domain.elem for b in act.ir.params if _is_square(b.domain.elem))
+    region: set = set()
+    for t, v in game.move_via(state, name, params):
+        key = t.elem if isinstance(t, SetT) else t.key
+        if key == square:
+            region |= {k for k, b in zip(finite(key).values, v) if b}
+    if not region:
+        return []
+    for diagonal in (False, True):
+        chain = _chain(ends[0], ends[-1], region, diagonal)
+        if chain:
+            return chain
+    return []
+
+
+def _chain(a, c, region: set, diagonal: bool) -> list:
+    """A shortest chain of squares from a to c through ``region`` (breadth first, neighbours
+    in a fixed order, so the same every time)."""
+    steps = [(1, 0), (-1, 0), (0, 1), (0, -1)]
+    if diagonal:
+        steps += [(1, 1), (1, -1), (-1, 1), (-1, -1)]
+    back = {a: None}
+    todo = [a]
+    for s in todo:
+        for dx, dy in steps:
+            n = (s[0] + dx, s[1] + dy)
+            if n in back or (n != c and n not in region):
+                continue
+            back[n] = s
+            if n == c:
+                out = [c]
+                while back[out[-1]] is not None:
+                    out.append(back[out[-1]])
+                return out[::-1]
+            todo.append(n)
+    return []
+
+
+def path_text(path: list) -> str:
+    """A chain of squares on one line: ``(0, 1) -> (0, 0) -> (1, 0)``."""
+    return " -> ".join("(" + ", ".join(str(x) for x in s) + ")" for s in path)
+
+
+__all__ = ["draw", "layers", "move_marks", "move_path", "path_text", "square_type", "EnumT"]

@@ -315,11 +315,13 @@ def _block(t: Type, v, path: str, sty: _Pen) -> _Block:
 
 
 def render_svg(game, state, highlight: set[str] | None = None, title: str = "",
-               note: str = "", marks=(), spots=()) -> str:
+               note: str = "", marks=(), spots=(), path=()) -> str:
     """Render the non-default (and the highlighted) fields of ``state`` as a standalone SVG.
 
     ``marks``: the squares or cells of a move (framed, an arrow from the first to the last on
-    a board); ``spots``: squares an answer names (each framed on the board).
+    a board); ``path``: the squares the move passes, in order (`board.move_path`), when the
+    arrow must follow them rather than jump; ``spots``: squares an answer names (each framed
+    on the board).
 
     Each field is a ``<g class="field" data-field="name">``; stack boxes are ``rect.cell``, bag
     and set elements ``rect.chip``.  Highlighted fields are drawn in ``HIGHLIGHT`` and listed in
@@ -337,7 +339,7 @@ def render_svg(game, state, highlight: set[str] | None = None, title: str = "",
     omitted = 0
     marked: list[str] = []
     on_board: set[str] = set()
-    b = _board(game, state, highlight, marks, spots)
+    b = _board(game, state, highlight, marks, spots, path)
     if b is not None:
         board_block, on_board = b
         parts.append(_place(board_block, _MARGIN, y, ' class="board"'))
@@ -382,7 +384,7 @@ def render_svg(game, state, highlight: set[str] | None = None, title: str = "",
             + "".join(parts) + "</svg>\n")
 
 
-def _board(game, state, highlight, marks, spots=()):
+def _board(game, state, highlight, marks, spots=(), path=()):
     """The fields keyed by a square type, drawn as one board (see ``board``), or None."""
     from . import board
     key, lays = board.layers(game, state)
@@ -391,7 +393,7 @@ def _board(game, state, highlight, marks, spots=()):
     names = [n for n, _, _ in lays]
     hl = bool(set(names) & set(highlight or ()))
     sty = _Pen.of(hl)
-    w, h, body = board.draw(key, lays, marks, hl, spots)
+    w, h, body = board.draw(key, lays, marks, hl, spots, path)
     head = _text("board: " + ", ".join(names), sty, "group", ' font-weight="bold"')
     inner = _Block(w, h, body)
     return _Block(max(head.w, w), head.h + 4 + h,

@@ -4,8 +4,9 @@
 layer's, so the queries stay free of the renderers."""
 from __future__ import annotations
 
+from ..engine.game import load_game
 from ..queries.readings import Ambiguity
-from .board import move_marks
+from .board import move_marks, move_path, path_text
 from .render import render_svg, render_text
 
 
@@ -25,6 +26,7 @@ def witness_text(amb: Ambiguity) -> str:
     lines = [head + where,
              f"  {_kind(amb)} witness ({amb.size} elements), "
              f"move {amb.move}: they disagree about the {amb.what}",
+             *([f"  path: {path_text(p)}"] if (p := _path(amb)) else []),
              f"  under {amb.a}: {amb.under_a}",
              f"  under {amb.b}: {amb.under_b}",
              "  state:"]
@@ -66,6 +68,24 @@ def witness_svg(amb: Ambiguity) -> str:
     note = f"{amb.reading}: {amb.a} vs {amb.b}; move {amb.move}\n" \
            f"{amb.a}: {amb.under_a}\n{amb.b}: {amb.under_b}"
     marks = move_marks(amb.game, amb.move) if amb.marked else ()
+    path = _path(amb) if amb.marked else []
+    if path:
+        note += f"\npath: {path_text(path)}"
     return render_svg(amb.game, amb.state, highlight=_highlight(amb),
                       title=f"{amb.game.name}: where {amb.reading} readings disagree", note=note,
-                      marks=marks)
+                      marks=marks, path=path)
+
+
+def _path(amb: Ambiguity) -> list:
+    """The squares the witness's move passes on its way, when its action says (`show ...
+    via`) and it takes more than one step: under reading ``a``, or under ``b`` when only
+    ``b`` allows the move."""
+    if amb.game is None or amb.state is None or amb.move is None:
+        return []
+    p = move_path(amb.game, amb.move, amb.state)
+    if not p and amb.under_b.startswith("legal"):
+        g = amb.game
+        gb = load_game(g.source, g.extensions + (f"{amb.reading}:{amb.b}",),
+                       tuple(sorted(g.p.param_values.items())))
+        p = move_path(gb, amb.move, amb.state)
+    return p if len(p) > 2 else []

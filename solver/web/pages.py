@@ -8,7 +8,7 @@ from html import escape
 from urllib.parse import quote, urlencode
 
 from ..lang.errors import RulebookError
-from ..render.board import move_marks
+from ..render.board import move_marks, move_path
 from ..render.render import render_svg
 
 KEYS = [("u / ←", "undo (a puzzle's answer: the previous step)"),
@@ -226,10 +226,11 @@ def fragments(g, states, moves, cursor: int, v: dict, last_json) -> dict:
         changed = {f.name for f, x, y in zip(g.p.state, st, prev) if x != y}
     try:
         marks = move_marks(g, last_json) if last_json else ()
+        path = move_path(g, last_json, prev) if last_json else ()
     except RulebookError:
-        marks = ()
+        marks, path = (), ()
     title = "start" if cursor == 0 else f"after move {cursor}: {moves[cursor - 1].label(g)}"
-    board = render_svg(g, st, highlight=changed or None, title=title, marks=marks)
+    board = render_svg(g, st, highlight=changed or None, title=title, marks=marks, path=path)
     return {"status": status_html(v, cursor, len(moves)), "board": board,
             "legal": legal_html(v), "refused": refused_html(v),
             "history": history_html(g, moves, cursor)}
@@ -358,9 +359,10 @@ def compare_page(ga, opts, reading: str, a: str, b: str, st, rows: list[dict], s
             f"{esc(witness.get('under_b', ''))}.</p>")
     try:
         marks = move_marks(ga, witness["move"]) if witness and witness.get("move") else ()
+        path = move_path(ga, witness["move"], st) if marks else ()
     except RulebookError:
-        marks = ()
-    svg = render_svg(ga, st, title=f"{ga.p.title}: the state compared", marks=marks)
+        marks, path = (), ()
+    svg = render_svg(ga, st, title=f"{ga.p.title}: the state compared", marks=marks, path=path)
     kinds = [("legality", "Legal under one reading, refused under the other"),
              ("outcome", "Legal under both, with different results"),
              ("rule", "Refused under both, by different rules")]
