@@ -13,6 +13,7 @@ from ..lang.check import Symbols, check_expression, check_program, state_type
 from ..lang.codec import from_json, to_json
 from ..lang.errors import EvalError, InputError
 from .evaluate import Compiler, Refused, ShowLog, SymCtx, const_value
+from .pins import matches, pins_of
 from ..lang.irwalk import nodes
 from ..lang.sources import gc_paused, is_path, load_files
 from ..lang.types import BagT, SeqT, SetT, Type, default, finite
@@ -31,35 +32,6 @@ class Move:
     def to_json(self, game: "Game") -> list:
         a = game.action(self.action)
         return [self.action, *[to_json(b.domain.elem, v) for b, v in zip(a.ir.params, self.params)]]
-
-
-def pins_of(actions, name: str) -> tuple | None:
-    """What a query's `using` pins of action ``name``: ``actions`` is None (every action), a
-    set of action names, or a mapping from each action used to the values its arguments must
-    equal (None: any; `using move(piece, _)`).  None when nothing is pinned."""
-    return actions.get(name) if isinstance(actions, dict) else None
-
-
-def _matches(pins: tuple, params: tuple) -> bool:
-    return all(v is None or v == x for v, x in zip(pins, params))
-
-
-def allows(actions, m: "Move") -> bool:
-    """Whether a query's `using` (see `pins_of`) allows the move."""
-    if actions is None:
-        return True
-    pins = pins_of(actions, m.action)
-    return m.action in actions and (pins is None or _matches(pins, m.params))
-
-
-def pin_guard(actions, a: "CompiledAction", params):
-    """`_matches` for a symbolic instance: the condition (a z3 Bool, or True/False when
-    known) that its arguments equal the pinned values."""
-    pins = pins_of(actions, a.name)
-    if pins is None:
-        return True
-    return dz.all_(dz.eq(b.domain.elem, v, x)
-                   for b, v, x in zip(a.ir.params, pins, params) if v is not None)
 
 
 def _fmt(t: Type, v) -> str:
@@ -198,7 +170,7 @@ class CompiledAction:
         with ``pins``, those whose arguments differ from the pinned values (see `pins_of`)."""
         if not any(self.prune):
             insts = self.instances(st)
-            return insts if pins is None else [ps for ps in insts if _matches(pins, ps)]
+            return insts if pins is None else [ps for ps in insts if matches(pins, ps)]
         pins = pins or (None,) * len(self.domains)
         env = [None] * self.frame
         out: list[tuple] = []

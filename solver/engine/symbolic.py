@@ -12,7 +12,8 @@ from . import domains as dz
 from . import linear
 from .abstraction import Abstraction
 from .values import seq_len, sum_terms
-from .game import Game, Move, pin_guard
+from .game import Game, Move
+from .pins import pin_guard
 from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type
 
 DEFAULT_TIMEOUT_MS = 60_000

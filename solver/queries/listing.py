@@ -13,7 +13,8 @@ import json
 from ..engine import domains as dz
 from ..lang import ir
 from ..engine.evaluate import Refused, SymCtx
-from ..engine.game import Game, Move, allows, pin_guard
+from ..engine.game import Game, Move
+from ..engine.pins import allows, pin_guard
 from ..engine.symbolic import Unknown, check, leaves, make_solver
 from ..lang.errors import Disagreement
 

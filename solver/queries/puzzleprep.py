@@ -11,7 +11,8 @@ from ..lang import ir
 from ..lang.codec import from_json, to_json
 from ..lang.errors import Disagreement, InputError, VariantError
 from ..engine.evaluate import Refused
-from ..engine.game import Game, Move, allows, load_game
+from ..engine.game import Game, Move, load_game
+from ..engine.pins import allows
 
 
 @dataclass
