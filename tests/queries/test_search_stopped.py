@@ -56,11 +56,21 @@ def test_runs_stopped_keep_the_runs_found(all_runs):
 
 
 def test_an_interrupted_all_search_says_what_it_covers():
+    """Stopped while it explores the reachable states (a `using` that pins nothing), no choice
+    is checked yet; stopped among the choices (`destinations` pins the move to the choice),
+    the choices checked keep their answers."""
+    squares = {k: v for k, v in GATES.items() if k != "piece"} | {"ask": "block-squares"}
     with pytest.raises(Stopped) as e:
-        solve(GATES, progress=StopAt("states reachable", 1, KeyboardInterrupt()))
+        solve(squares, progress=StopAt("states reachable", 1, KeyboardInterrupt()))
     ans = e.value.answer
-    assert ans["stopped"] == "interrupted" and ans["destinations"] == []
+    assert ans["stopped"] == "interrupted" and ans["squares"] == []
     assert "no choice checked" in ans["scope"]
+    full = solve(GATES)["destinations"]
+    with pytest.raises(Stopped) as e:
+        solve(GATES, progress=StopAt("choices checked", 12, KeyboardInterrupt()))
+    ans = e.value.answer
+    assert ans["stopped"] == "interrupted" and "11 of 64 choices checked" in ans["scope"]
+    assert all(d in full for d in ans["destinations"])
 
 
 def test_a_branch_and_bound_stopped_keeps_its_best_run():
