@@ -1,0 +1,115 @@
+"""Fuzzing the command line (issue 68): puzzle files for `solve` (valid ones solved by both
+backends, and corrupted ones), state files for `moves --state`, the options of every command,
+seeded playouts, and rules files for `check`.  Every input is answered, or refused in one line
+with exit status 2 naming where; never a traceback, never over 10 s (`support.fuzzrun`).
+
+A test is one chunk: one stream (`support.fuzzcases.streams`) in one round.  The suite runs
+one round with a few inputs per stream.  `make fuzz` runs RULEBOOK_FUZZ_ROUNDS rounds, each
+stream's chunk taking its share of RULEBOOK_FUZZ_ROUND_SECONDS of processor time (at most
+RULEBOOK_FUZZ_EXAMPLES inputs), so that the cheap refusals are not starved by the solver and
+a run stopped at any point has covered every stream alike; chunks already done (marked in
+RULEBOOK_FUZZ_DIR/done) are skipped, so the run resumes."""
+from __future__ import annotations
+
+import json
+import os
+import time
+import zlib
+
+import pytest
+from hypothesis import HealthCheck, Phase, given, seed, settings
+
+from support.fuzzcases import Case, streams
+from support.fuzzrun import Tally, _call, done_mark, judge, run_case
+
+ROUNDS = int(os.environ.get("RULEBOOK_FUZZ_ROUNDS", "0") or 0)
+LARGE = ROUNDS > 0
+ROUND_SECONDS = float(os.environ.get("RULEBOOK_FUZZ_ROUND_SECONDS", "300"))
+# The suite's budget: inputs per stream (a valid puzzle is solved twice).
+SMALL = {"solve/": 1, "solve-bad": 12, "moves": 6, "options": 12, "play": 2, "rules": 10,
+         "rules-mutated": 4}
+STREAMS = streams()
+TOTAL_WEIGHT = sum(w for _, w in STREAMS.values())
+
+
+class _ChunkDone(BaseException):
+    """The chunk's share of time is used up (raised through Hypothesis to end the chunk)."""
+
+
+def _small(stream: str) -> int:
+    return SMALL.get(stream, SMALL["solve/"] if stream.startswith("solve/") else 4)
+
+
+@pytest.mark.parametrize("round_,stream", [(r, s) for r in range(max(ROUNDS, 1))
+                                           for s in STREAMS],
+                         ids=lambda v: v if isinstance(v, str) else f"r{v}")
+def test_fuzz(round_, stream):
+    mark = done_mark(round_, stream)
+    if LARGE and mark.exists():
+        pytest.skip("done in an earlier run")
+    strategy, weight = STREAMS[stream]
+    examples = int(os.environ.get("RULEBOOK_FUZZ_EXAMPLES", "0") or 0) or 100_000
+    if not LARGE:
+        examples = _small(stream)
+    seconds = ROUND_SECONDS * weight / TOTAL_WEIGHT if LARGE else float("inf")
+    tally = Tally()
+    start = time.process_time()
+
+    @seed(zlib.crc32(f"{round_} {stream}".encode()))
+    @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate],
+              suppress_health_check=list(HealthCheck), print_blob=False)
+    @given(strategy)
+    def chunk(case: Case):
+        if time.process_time() - start > seconds:
+            raise _ChunkDone
+        run_case(case, tally)
+
+    try:
+        chunk()
+    except _ChunkDone:
+        pass
+    if LARGE:
+        mark.parent.mkdir(parents=True, exist_ok=True)
+        mark.write_text(json.dumps({"runs": tally.runs, "failures": len(tally.failures),
+                                    "cpu": round(time.process_time() - start, 1)}))
+    assert tally.runs > 0
+    assert not tally.failures, "\n".join(tally.failures)
+
+
+# ---- the harness is not vacuous ------------------------------------------------------------------
+
+def test_a_valid_puzzle_is_answered():
+    """A puzzle drawn as the strategies draw it is answered, and judged fine."""
+    tally = Tally()
+    obj = {"game": "les-5-tours", "ask": "build", "towers": {"sand": [11, 7]},
+           "hand": [["sand", 4]]}
+    run_case(Case("solve/les-5-tours", ("solve", "{file}", "--json", "--timeout", "1"),
+                  json.dumps(obj).encode(), compare=True), tally)
+    assert tally.runs == 2 and tally.failures == []
+
+
+def test_the_judge_refuses_what_the_issue_forbids(tmp_path, monkeypatch):
+    """A refusal on two lines, a status that is not documented, a refusal that names no
+    place, a traceback: each is a failure, saved whole with its input."""
+    monkeypatch.setenv("RULEBOOK_FUZZ_DIR", str(tmp_path))
+    monkeypatch.delenv("RULEBOOK_FUZZ_LOG", raising=False)
+    o = _call(["moves", "les-5-tours", "--players", "x"])
+    assert o.status == 2 and judge(o, None) is None
+    o.err = o.err + "second line\n"
+    assert judge(o, None) == "refused in 2 lines"
+    o.err = "rulebook: something is wrong\n"
+    assert judge(o, "input.json") == "the refusal does not say where (the file or the option)"
+    assert judge(o, None) is None           # no file: the command line is the place
+    o.status = 5
+    assert judge(o, None) == "exit status 5"
+    tally = Tally()
+    # A refusal of the command line before the state file is read.
+    run_case(Case("moves", ("moves", "les-5-tours", "--players", "0", "--state", "{file}"),
+                  b"{\"\\u0085\": 1}"), tally)
+    assert tally.runs == 1 and tally.failures == []
+    monkeypatch.setattr("support.fuzzrun.main", lambda argv: 1 // 0)
+    run_case(Case("moves", ("moves", "les-5-tours", "--state", "{file}"), b"{}"), tally)
+    assert len(tally.failures) == 1 and "raised ZeroDivisionError" in tally.failures[0]
+    saved = list((tmp_path / "failures").iterdir())
+    assert len(saved) == 1 and (saved[0] / "input.json").read_bytes() == b"{}"
+    assert "ZeroDivisionError" in json.loads((saved[0] / "case.json").read_text())["trace"]
