@@ -290,12 +290,12 @@ def streams() -> dict[str, tuple[object, float]]:
     out: dict[str, tuple[object, float]] = {}
     for g in puzzle_games():
         out[f"solve/{g}"] = (solve_valid(g), 1.0)
-    out["solve-bad"] = (solve_bad(), 3.0)
+    out["solve-bad"] = (solve_bad(), 4.0)
     out["moves"] = (moves_state(), 3.0)
-    out["options"] = (options(), 2.0)
+    out["options"] = (options(), 3.0)
     out["play"] = (play(), 1.0)
     from support.rulesfuzz import rules_generated, rules_mutated
-    out["rules"] = (rules_generated(), 2.0)
+    out["rules"] = (rules_generated(), 1.5)
     out["rules-mutated"] = (rules_mutated(), 1.0)
     return out
 
