@@ -26,7 +26,7 @@ ROUNDS = int(os.environ.get("RULEBOOK_FUZZ_ROUNDS", "0") or 0)
 LARGE = ROUNDS > 0
 ROUND_SECONDS = float(os.environ.get("RULEBOOK_FUZZ_ROUND_SECONDS", "300"))
 # The suite's budget: inputs per stream (a valid puzzle is solved twice).
-SMALL = {"solve/": 1, "solve-bad": 12, "moves": 6, "options": 12, "play": 2, "rules": 10,
+SMALL = {"solve/": 1, "solve-known": 2, "solve-bad": 12, "moves": 6, "options": 12, "play": 2, "rules": 10,
          "rules-mutated": 4}
 STREAMS = streams()
 TOTAL_WEIGHT = sum(w for _, w in STREAMS.values())
@@ -113,3 +113,25 @@ def test_the_judge_refuses_what_the_issue_forbids(tmp_path, monkeypatch):
     saved = list((tmp_path / "failures").iterdir())
     assert len(saved) == 1 and (saved[0] / "input.json").read_bytes() == b"{}"
     assert "ZeroDivisionError" in json.loads((saved[0] / "case.json").read_text())["trace"]
+
+
+# ---- what the fuzzing found ------------------------------------------------------------------------
+
+def test_a_puzzle_of_no_known_game_is_refused_at_its_game_key(tmp_path):
+    """Found by the fuzzing: `{"game": ""}` was refused with no file:line:col."""
+    path = tmp_path / "p.json"
+    path.write_text('{"ask": "build",\n "game": ""}', encoding="utf-8")
+    o = _call(["solve", str(path), "--json"])
+    assert o.status == 2 and judge(o, "p.json") is None
+    assert o.err.startswith(f"rulebook: {path}:2:10: game: no game named ''")
+
+
+def test_a_group_separator_in_a_state_key_stays_on_one_line(tmp_path):
+    """Yesterday's unreproduced failure (moves --state on torres, a key holding U+001D, which
+    Python's splitlines counts as a line break): the report is one line, the character
+    escaped."""
+    path = tmp_path / "s.json"
+    path.write_text('{"\\u001d\'x": []}', encoding="utf-8")
+    o = _call(["moves", "les-5-tours", "--state", str(path), "--json"])
+    assert o.status == 2 and judge(o, "s.json") is None
+    assert o.err == f"rulebook: {path}:1:14: \\x1d'x: not a state field of les-5-tours\n"

@@ -3,6 +3,8 @@ it reads), drawn by a Hypothesis strategy of a *stream*.  Each stream covers one
 
 - ``solve/GAME``: a valid puzzle of GAME (each input of its declared type), solved by both
   backends, whose answers must agree where both give one;
+- ``solve-known``: a puzzle of the repository (examples, golden files) with small edits,
+  solved by both backends likewise;
 - ``solve-bad``: a puzzle file of any game, corrupted (`support.jsonfuzz`);
 - ``moves``: a state file of any game, valid or corrupted, for `moves --state` (sometimes
   `--all`, sometimes a smaller board or another reading);
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 
 from hypothesis import strategies as st
 
@@ -27,7 +30,8 @@ from solver.lang.resources import spec_dir
 from solver.lang.sources import games_found
 from support.jsonfuzz import ANY_JSON, corrupted, json_of, texts
 
-FILE = "{file}"          # in a Case's argv: the path of its (first) input file
+FILE = "{file}"
+ROOT = Path(__file__).resolve().parents[2]          # in a Case's argv: the path of its (first) input file
 
 
 @dataclass(frozen=True)
@@ -109,6 +113,73 @@ def _file_bytes(draw, valid: bool, doc) -> tuple[bool, bytes]:
 
 
 SOLVE = ("solve", FILE, "--json", "--timeout", "1")
+
+
+@lru_cache(maxsize=None)
+def known_puzzles() -> tuple[str, ...]:
+    """The puzzles of the repository (examples/puzzles, the golden files' inputs), as JSON
+    texts: valid puzzles with answers, each a seed of `solve_known`."""
+    out = []
+    for path in sorted((ROOT / "examples" / "puzzles").glob("*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        out += doc if isinstance(doc, list) else [doc]
+    for path in sorted((ROOT / "tests" / "golden").glob("*/*.json")):
+        doc = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(doc.get("input"), dict) and "game" in doc["input"]:
+            out.append(doc["input"])
+    return tuple(json.dumps(d) for d in out)
+
+
+@st.composite
+def solve_known(draw):
+    """A puzzle of the repository with at most two small edits that keep it well typed (a
+    list entry dropped, a key of an input that has a default left out, a list's entries
+    reversed), solved by both backends: mostly puzzles that have an answer."""
+    doc = json.loads(draw(st.sampled_from(known_puzzles())))
+    edits = []
+    for _ in range(draw(st.integers(0, 2))):
+        paths = [p for p in _paths(doc) if p and isinstance(_at(doc, p), list) and _at(doc, p)]
+        kind = draw(st.sampled_from(["drop", "reverse", "key"]))
+        if kind in ("drop", "reverse") and paths:
+            p = draw(st.sampled_from(paths))
+            seq = list(_at(doc, p))
+            if kind == "drop":
+                del seq[draw(st.integers(0, len(seq) - 1))]
+            else:
+                seq.reverse()
+            doc = _put(doc, p, seq)
+            edits.append(kind)
+        elif kind == "key":
+            keys = sorted(k for k in doc if k not in ("game", "ask", "puzzle"))
+            if keys:
+                k = draw(st.sampled_from(keys))
+                doc = {a: b for a, b in doc.items() if a != k}
+                edits.append(kind)
+    return Case("solve-known", SOLVE, json.dumps(doc).encode(), compare=True)
+
+
+def _paths(j, here=()):
+    yield here
+    if isinstance(j, list):
+        for i, x in enumerate(j):
+            yield from _paths(x, here + (i,))
+    elif isinstance(j, dict):
+        for k, x in j.items():
+            yield from _paths(x, here + (k,))
+
+
+def _at(j, path):
+    for k in path:
+        j = j[k]
+    return j
+
+
+def _put(j, path, new):
+    if not path:
+        return new
+    if isinstance(j, list):
+        return [(_put(x, path[1:], new) if i == path[0] else x) for i, x in enumerate(j)]
+    return {k: (_put(x, path[1:], new) if k == path[0] else x) for k, x in j.items()}
 
 
 @st.composite
@@ -290,6 +361,7 @@ def streams() -> dict[str, tuple[object, float]]:
     out: dict[str, tuple[object, float]] = {}
     for g in puzzle_games():
         out[f"solve/{g}"] = (solve_valid(g), 1.0)
+    out["solve-known"] = (solve_known(), 3.0)
     out["solve-bad"] = (solve_bad(), 4.0)
     out["moves"] = (moves_state(), 3.0)
     out["options"] = (options(), 3.0)
