@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from solver.engine.game import load_game
 from solver.lang.resources import spec_dir
 from solver.lang.sources import games_found
-from support.jsonfuzz import ANY_JSON, corrupted, json_of, texts
+from support.jsonfuzz import ANY_JSON, corrupted, json_of, text_of
 
 FILE = "{file}"
 ROOT = Path(__file__).resolve().parents[2]          # in a Case's argv: the path of its (first) input file
@@ -108,7 +108,7 @@ def _maybe_corrupted(make, keys):
 
 
 def _file_bytes(draw, valid: bool, doc) -> tuple[bool, bytes]:
-    data = draw(texts(st.just(doc)))
+    data = text_of(draw, doc)
     return valid and data == json.dumps(doc, ensure_ascii=False).encode("utf-8"), data
 
 

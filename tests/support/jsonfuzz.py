@@ -6,6 +6,7 @@ runs and judges them."""
 from __future__ import annotations
 
 import json
+from functools import lru_cache
 
 from hypothesis import strategies as st
 
@@ -58,8 +59,10 @@ def _sparse(n: int, entry, blank):
     return st.lists(st.tuples(st.integers(0, n - 1), entry), max_size=min(n, 6)).map(build)
 
 
+@lru_cache(maxsize=None)
 def json_of(t):
-    """A strategy of the JSON of values of type ``t``, as `codec.to_json` writes them."""
+    """A strategy of the JSON of values of type ``t``, as `codec.to_json` writes them (one
+    strategy per type: Hypothesis validates each new strategy object it draws from)."""
     return values(t).map(lambda v: to_json(t, v))
 
 
@@ -116,7 +119,11 @@ def corrupted(draw, doc, keys: list[str]):
 def texts(draw, docs):
     """The bytes of a file holding a document of ``docs``: mostly its JSON, else that JSON cut
     short, with a byte that is not UTF-8, in Latin-1, nested far too deep, or empty."""
-    doc = draw(docs)
+    return text_of(draw, draw(docs))
+
+
+def text_of(draw, doc) -> bytes:
+    """`texts` of one document, inside a composite strategy (``draw`` is its draw)."""
     text = json.dumps(doc, ensure_ascii=False)
     kind = draw(st.sampled_from(["plain"] * 6 + ["cut", "byte", "latin1", "deep", "empty"]))
     if kind == "cut":
