@@ -135,3 +135,26 @@ def test_a_group_separator_in_a_state_key_stays_on_one_line(tmp_path):
     o = _call(["moves", "les-5-tours", "--state", str(path), "--json"])
     assert o.status == 2 and judge(o, "s.json") is None
     assert o.err == f"rulebook: {path}:1:14: \\x1d'x: not a state field of les-5-tours\n"
+
+
+def test_a_playout_at_a_dead_end_names_the_game(tmp_path):
+    """Found by the fuzzing: a rules file with no action and no end was refused by `play` in
+    a line that named neither the file nor the game."""
+    path = tmp_path / "stuck.rules"
+    path.write_text('game "g";\nstate { n: 0..4; }\n', encoding="utf-8")
+    o = _call(["play", str(path), "--games", "2"])
+    assert o.status == 2 and judge(o, "stuck.rules") is None
+    assert o.err == (f"rulebook: {path}: game 1 of seed 0: no legal move in a state that is "
+                     f"not terminal (after 0 moves)\n")
+
+
+def test_a_traced_playout_ends_as_an_untraced_one():
+    """Found by the fuzzing: `play --trace` of a game that never ends ran until stopped;
+    without --trace it stops after 100,000 moves.  Both now stop there."""
+    from solver.cli.main import _traced_playout
+    from solver.engine.game import load_game
+    import random
+    from solver.lang.errors import EvalError
+    g = load_game("tests/fixtures/toy.rules")
+    with pytest.raises(EvalError, match="no end after 50 moves"):
+        _traced_playout(g, random.Random(0), max_steps=50)
