@@ -16,12 +16,15 @@ def report(path: str) -> str:
     by_cmd = collections.Counter()
     status = collections.defaultdict(collections.Counter)
     valid = collections.Counter()
+    unknown = collections.Counter()
     for r in runs:
         cpu_stream[r["stream"]] += r["cpu"]
         by_cmd[r["argv"][0]] += 1
         status[r["argv"][0]][str(r["status"])] += 1
         if r["valid"]:
             valid[r["argv"][0]] += 1
+        if r.get("unknown"):
+            unknown[r["stream"]] += 1
     total_cpu = sum(cpu_stream.values())
     inputs = len({r["digest"] for r in runs})
     out = [f"{len(runs)} command runs of {inputs} distinct inputs, "
@@ -33,6 +36,8 @@ def report(path: str) -> str:
     for c, n in sorted(by_cmd.items()):
         st = ", ".join(f"{k}: {v}" for k, v in sorted(status[c].items()))
         out.append(f"{c:12s} {n:6d} {valid[c]:6d}  {st}")
+    out += ["", "answers holding \"unknown\" (out of time): " +
+            (", ".join(f"{s} {n}" for s, n in sorted(unknown.items())) or "none")]
     slow = sorted(runs, key=lambda r: -r["cpu"])[:5]
     out += ["", "slowest (processor s, clock s, command):"]
     out += [f"  {r['cpu']:6.2f} {r['wall']:6.2f}  {' '.join(r['argv'])}  [{r['digest']}]"

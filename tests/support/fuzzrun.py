@@ -12,7 +12,8 @@ best score).
 
 A run is logged (``RULEBOOK_FUZZ_LOG``) as one JSON line: the stream, the command (the input
 file's path replaced by its name), the exit status, processor and clock seconds, the input's
-digest, whether it was drawn valid, and the failure if any; a failing input is saved whole
+digest, whether it was drawn valid, whether the answer holds an "unknown" (a solver out of
+time), and the failure if any; a failing input is saved whole
 under the fuzzing's directory (``RULEBOOK_FUZZ_DIR``, default build/fuzz):
 ``failures/DIGEST/`` holds the input file and ``case.json`` (the command, its output, why).
 
@@ -191,7 +192,8 @@ def _log(case: Case, o: Outcome, digest: str, input_name: str | None) -> None:
     argv = [("FILE" if input_name and a.endswith(input_name) else a) for a in o.argv]
     line = json.dumps({"stream": case.stream, "argv": argv, "status": o.status,
                        "cpu": round(o.cpu, 3), "wall": round(o.wall, 3), "digest": digest,
-                       "valid": case.valid, "fail": o.failure}, ensure_ascii=True) + "\n"
+                       "valid": case.valid, "unknown": '"unknown"' in o.out,
+                       "fail": o.failure}, ensure_ascii=True) + "\n"
     Path(log).parent.mkdir(parents=True, exist_ok=True)
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
