@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SLOW = float(os.environ.get("RULEBOOK_FUZZ_SLOW", "10"))
 # Past this much processor time a command is stopped as hung (SIGPROF).
 HANG = 6 * SLOW
-ANSWERED = {"check": (0,), "moves": (0,), "solve": (0,), "play": (0, 4), "examples": (0, 1, 4),
+ANSWERED = {"check": (0,), "moves": (0,), "solve": (0, 4), "play": (0, 4), "examples": (0, 1, 4),
             "prove": (0, 1, 4), "ambiguities": (0, 4)}
 
 
