@@ -26,7 +26,7 @@ ROUNDS = int(os.environ.get("RULEBOOK_FUZZ_ROUNDS", "0") or 0)
 LARGE = ROUNDS > 0
 ROUND_SECONDS = float(os.environ.get("RULEBOOK_FUZZ_ROUND_SECONDS", "300"))
 # The suite's budget: inputs per stream (a valid puzzle is solved twice).
-SMALL = {"solve/": 1, "solve-known": 2, "solve-bad": 8, "moves": 6, "options": 8, "play": 1, "rules": 10,
+SMALL = {"solve/": 1, "solve-known": 2, "solve-bad": 8, "moves": 3, "moves-bad": 6, "options": 8, "play": 1, "rules": 10,
          "rules-mutated": 4}
 STREAMS = streams()
 TOTAL_WEIGHT = sum(w for _, w in STREAMS.values())

@@ -6,8 +6,8 @@ it reads), drawn by a Hypothesis strategy of a *stream*.  Each stream covers one
 - ``solve-known``: a puzzle of the repository (examples, golden files) with small edits,
   solved by both backends likewise;
 - ``solve-bad``: a puzzle file of any game, corrupted (`support.jsonfuzz`);
-- ``moves``: a state file of any game, valid or corrupted, for `moves --state` (sometimes
-  `--all`, sometimes a smaller board or another reading);
+- ``moves`` and ``moves-bad``: a state file of any game, valid or corrupted, for `moves
+  --state` (sometimes `--all`, sometimes a smaller board or another reading);
 - ``options``: the options of every command (`--param`, `--variant`, `--players`, `--seed`,
   `--games`, `--depth`, `--timeout`, `--time-limit`), valid and not;
 - ``play``: seeded playouts of every game on small boards, and of the tutorial's game;
@@ -99,12 +99,6 @@ def states(draw, name: str):
     _, fields, _, _ = _shape(name)
     picks = draw(st.lists(st.integers(0, len(fields) - 1), max_size=5, unique=True))
     return {fields[i][0]: draw(json_of(fields[i][1])) for i in picks}
-
-
-def _maybe_corrupted(make, keys):
-    """(valid?, document): the document as drawn, or with faults."""
-    return st.one_of(make.map(lambda d: (True, d)),
-                     make.flatmap(lambda d: corrupted(d, keys)).map(lambda d: (False, d)))
 
 
 def _file_bytes(draw, valid: bool, doc) -> tuple[bool, bytes]:
@@ -200,16 +194,20 @@ def solve_bad(draw):
 
 
 @st.composite
-def moves_state(draw):
+def moves_state(draw, corrupt: bool):
+    """`moves --state` of a state file: drawn by type (listing the moves of a full board
+    takes seconds), or corrupted (most are refused in milliseconds)."""
     name = draw(st.sampled_from(spec_games()))
     _, fields, readings, params = _shape(name)
-    valid, doc = draw(_maybe_corrupted(states(name), [f for f, _ in fields]))
-    valid, data = _file_bytes(draw, valid, doc)
+    doc = draw(states(name))
+    if corrupt:
+        doc = draw(corrupted(doc, [f for f, _ in fields]))
+    valid, data = _file_bytes(draw, not corrupt, doc)
     argv = ["moves", name, "--state", FILE, "--json"]
     if draw(st.integers(0, 3)) == 0:
         argv.append("--all")
     argv += draw(_valid_options(readings, params))
-    return Case("moves", tuple(argv), data, valid=valid)
+    return Case("moves-bad" if corrupt else "moves", tuple(argv), data, valid=valid)
 
 
 # ---- command-line options ----------------------------------------------------------------------
@@ -365,10 +363,11 @@ def streams() -> dict[str, tuple[object, float]]:
     """Each stream's strategy of Cases and its share of a round's time (a weight)."""
     out: dict[str, tuple[object, float]] = {}
     for g in puzzle_games():
-        out[f"solve/{g}"] = (solve_valid(g), 1.0)
-    out["solve-known"] = (solve_known(), 3.0)
-    out["solve-bad"] = (solve_bad(), 4.0)
-    out["moves"] = (moves_state(), 3.0)
+        out[f"solve/{g}"] = (solve_valid(g), 0.75)
+    out["solve-known"] = (solve_known(), 2.5)
+    out["solve-bad"] = (solve_bad(), 6.0)
+    out["moves"] = (moves_state(False), 1.5)
+    out["moves-bad"] = (moves_state(True), 3.0)
     out["options"] = (options(), 3.0)
     out["play"] = (play(), 1.0)
     from support.rulesfuzz import rules_generated, rules_mutated
