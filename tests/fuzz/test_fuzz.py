@@ -19,7 +19,7 @@ import zlib
 import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
-from support.fuzzcases import Case, streams
+from support.fuzzcases import Case, strategy, streams
 from support.fuzzrun import Tally, _call, done_mark, judge, run_case
 
 ROUNDS = int(os.environ.get("RULEBOOK_FUZZ_ROUNDS", "0") or 0)
@@ -29,7 +29,7 @@ ROUND_SECONDS = float(os.environ.get("RULEBOOK_FUZZ_ROUND_SECONDS", "300"))
 SMALL = {"solve/": 1, "solve-known": 2, "solve-bad": 8, "moves": 3, "moves-bad": 6, "options": 8, "play": 1, "rules": 10,
          "rules-mutated": 4}
 STREAMS = streams()
-TOTAL_WEIGHT = sum(w for _, w in STREAMS.values())
+TOTAL_WEIGHT = sum(STREAMS.values())
 
 
 class _ChunkDone(BaseException):
@@ -47,7 +47,9 @@ def test_fuzz(round_, stream):
     mark = done_mark(round_, stream)
     if LARGE and mark.exists():
         pytest.skip("done in an earlier run")
-    strategy, weight = STREAMS[stream]
+    weight, cases = STREAMS[stream], strategy(stream)
+    if cases is None:
+        pytest.skip("a game without puzzles")
     examples = int(os.environ.get("RULEBOOK_FUZZ_EXAMPLES", "0") or 0) or 100_000
     if not LARGE:
         examples = _small(stream)
@@ -58,7 +60,7 @@ def test_fuzz(round_, stream):
     @seed(zlib.crc32(f"{round_} {stream}".encode()))
     @settings(max_examples=examples, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck), print_blob=False)
-    @given(strategy)
+    @given(cases)
     def chunk(case: Case):
         if tally.runs and time.process_time() - start > seconds:
             raise _ChunkDone              # (at least one input: a first compile is slow)
