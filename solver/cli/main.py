@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..lang.errors import InputError, RulebookError
 from . import parser
+from .parser import printable
 
 EXIT_BAD_INPUT = 2
 EXIT_CONTRADICTED = 1
@@ -102,13 +103,6 @@ def _stopped_status(stop, status: int = 0) -> int:
     if stop is None or status == 1:
         return status
     return EXIT_STOPPED if isinstance(stop, TimeUp) else EXIT_INTERRUPTED
-
-
-def printable(text: str) -> str:
-    """``text`` on one line: a character that is not printable (a line break, U+0085, a
-    control character read from an input file) written as its escape."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-                   for c in text)
 
 
 def _out_of_memory(e: BaseException) -> bool:
