@@ -160,3 +160,10 @@ def test_a_traced_playout_ends_as_an_untraced_one():
     g = load_game("tests/fixtures/toy.rules")
     with pytest.raises(EvalError, match="no end after 50 moves"):
         _traced_playout(g, random.Random(0), max_steps=50)
+
+
+def test_a_line_break_in_an_unknown_argument_stays_on_one_line():
+    """Found by the fuzzing: argparse's refusal quoted a "\\r" of the command line as is."""
+    o = _call(["check", "clock-towers", "--nope", "a\rb"])
+    assert o.status == 2 and judge(o, None) is None
+    assert "a\\rb" in o.err
