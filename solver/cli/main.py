@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ..lang.errors import InputError, RulebookError
 from . import parser
+from .parser import printable
 
 EXIT_BAD_INPUT = 2
 EXIT_CONTRADICTED = 1
@@ -102,13 +103,6 @@ def _stopped_status(stop, status: int = 0) -> int:
     if stop is None or status == 1:
         return status
     return EXIT_STOPPED if isinstance(stop, TimeUp) else EXIT_INTERRUPTED
-
-
-def printable(text: str) -> str:
-    """``text`` on one line: a character that is not printable (a line break, U+0085, a
-    control character read from an input file) written as its escape."""
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
-                   for c in text)
 
 
 def _out_of_memory(e: BaseException) -> bool:
@@ -462,6 +456,7 @@ def cmd_ambiguities(args) -> int:
 
 
 def cmd_play(args) -> int:
+    from ..lang.errors import EvalError
     from .progress import time_limit
     g = _load(args)
     rng = random.Random(args.seed)
@@ -478,13 +473,17 @@ def cmd_play(args) -> int:
             for i in range(args.games):
                 if say is not None and args.games > 1:
                     say("games played", done=i, total=args.games)
-                if args.trace and i == 0:
-                    st, n, moves = _traced_playout(g, rng)
-                    for k, m in enumerate(moves, 1):
-                        print(f"{k:5d}  {json.dumps(m)}",
-                              file=sys.stderr if args.json else sys.stdout)
-                else:
-                    st, n = g.playout(rng)
+                try:
+                    if args.trace and i == 0:
+                        st, n, moves = _traced_playout(g, rng)
+                        for k, m in enumerate(moves, 1):
+                            print(f"{k:5d}  {json.dumps(m)}",
+                                  file=sys.stderr if args.json else sys.stdout)
+                    else:
+                        st, n = g.playout(rng)
+                except EvalError as e:      # a dead end of the rules: say which game
+                    raise EvalError(f"{args.game}: game {i + 1} of seed {args.seed}: "
+                                    f"{e.message}") from None
                 games.append({"moves": n,
                               "scores": [score(st, p) for p in players] if score else None,
                               "winners": [p for p in players if win(st, p)] if win else None})
@@ -527,15 +526,20 @@ def cmd_play(args) -> int:
     return _stopped_status(stop)
 
 
-def _traced_playout(g, rng):
+def _traced_playout(g, rng, max_steps: int = 100000):
+    """`Game.playout` keeping the moves (the same bound on a game's length)."""
+    from ..lang.errors import EvalError
     st = g.initial()
     chance = [a for a in g.actions if a.chance]
     player = [a for a in g.actions if not a.chance]
     moves = []
     while not g.is_terminal(st):
+        if len(moves) >= max_steps:
+            raise EvalError(f"no end after {max_steps} moves")
         picked = g.pick(st, rng, chance, True) or g.pick(st, rng, player, False)
         if picked is None:
-            raise RulebookError("no legal move in a state that is not terminal")
+            raise EvalError("no legal move in a state that is not terminal "
+                            f"(after {len(moves)} moves)")
         m, st = picked
         moves.append(m.to_json(g))
     return st, len(moves), moves

@@ -25,6 +25,13 @@ and where, as FILE:LINE:COL when there is one); 3 out of memory; 4 stopped by --
 130 interrupted (Ctrl-C).  A partial answer that is already a "no" exits 1."""
 
 
+def printable(text: str) -> str:
+    """``text`` on one line: a character that is not printable (a line break, U+0085, a
+    control character read from an input file or an argument) written as its escape."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii")
+                   for c in text)
+
+
 class HelpParser(argparse.ArgumentParser):
     """An argument parser whose closing text (``epilog_from``, a function) is computed only
     when its help is shown: the puzzle kinds of `solve` are read from every spec file."""
@@ -35,7 +42,7 @@ class HelpParser(argparse.ArgumentParser):
 
     def error(self, message: str):
         """A bad command line: one line saying what, and where to read more (exit 2)."""
-        self.exit(2, f"{self.prog}: {message} (see {self.prog} --help)\n")
+        self.exit(2, f"{self.prog}: {printable(message)} (see {self.prog} --help)\n")
 
     def format_help(self) -> str:
         if self.epilog_from is not None and self.epilog is None:

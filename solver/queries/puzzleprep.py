@@ -9,7 +9,8 @@ from dataclasses import dataclass
 
 from ..lang import ir
 from ..lang.codec import from_json, to_json
-from ..lang.errors import Disagreement, InputError, VariantError
+from ..lang.errors import Disagreement, InputError, SpecError, VariantError
+from ..lang.sources import find_spec
 from ..engine.evaluate import Refused
 from ..engine.game import Game, Move, load_game
 from ..engine.pins import allows
@@ -36,6 +37,10 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
     variants = obj.get("variants", [])
     if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
         raise InputError(f"{where}.variants: expected a list of names")
+    try:
+        find_spec(name)
+    except SpecError as e:              # no such game: the error points at "game"
+        raise InputError(f"{where}.game: {e.message}") from None
     base = _load(name, tuple(variants), (), where, variants)
     puzzles = base.p.puzzles
     if not puzzles:

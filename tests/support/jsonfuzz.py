@@ -1,39 +1,18 @@
 """Hypothesis strategies for the JSON a user hands the command line: the inputs of every
 puzzle and the fields of every state, valid (drawn from the types the spec declares) and
 corrupted (a value replaced, a key dropped or added, the text cut, bytes that are not UTF-8,
-nesting far past any need); and the harness that runs one command in-process and checks that
-it answered, or refused in one line with exit status 2, within the time allowed.
-
-The budget: ``RULEBOOK_FUZZ_EXAMPLES`` examples per test (``make fuzz`` sets it high; the
-suite's default is small), and with ``RULEBOOK_FUZZ_LOG`` set, one JSON line per input run
-(command, exit status, seconds, the input's first characters) appended there."""
+nesting far past any need).  `support.fuzzcases` makes commands of them, `support.fuzzrun`
+runs and judges them."""
 from __future__ import annotations
 
 import json
-import os
-import time
-from pathlib import Path
+from functools import lru_cache
 
-from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from solver.cli.main import main
+from solver.lang.codec import to_json
 from solver.lang.types import (BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, default,
                                finite)
-from solver.lang.codec import to_json
-
-EXAMPLES = int(os.environ.get("RULEBOOK_FUZZ_EXAMPLES", "0") or 0)
-# Processor time one input may take at most (the time of the process, not of the clock: the
-# machines that run this are shared): the issue's 10 s, with room for a first compile of a
-# game under a new reading (each input's figures are in the log).
-SLOW = float(os.environ.get("RULEBOOK_FUZZ_SLOW", "30"))
-
-
-def budget(small: int) -> settings:
-    """Hypothesis settings: ``small`` examples in the suite, RULEBOOK_FUZZ_EXAMPLES in `make
-    fuzz`."""
-    return settings(max_examples=EXAMPLES or small, deadline=None, database=None,
-                    suppress_health_check=list(HealthCheck))
 
 
 # ---- values by type --------------------------------------------------------------------------
@@ -80,8 +59,10 @@ def _sparse(n: int, entry, blank):
     return st.lists(st.tuples(st.integers(0, n - 1), entry), max_size=min(n, 6)).map(build)
 
 
+@lru_cache(maxsize=None)
 def json_of(t):
-    """A strategy of the JSON of values of type ``t``, as `codec.to_json` writes them."""
+    """A strategy of the JSON of values of type ``t``, as `codec.to_json` writes them (one
+    strategy per type: Hypothesis validates each new strategy object it draws from)."""
     return values(t).map(lambda v: to_json(t, v))
 
 
@@ -138,7 +119,11 @@ def corrupted(draw, doc, keys: list[str]):
 def texts(draw, docs):
     """The bytes of a file holding a document of ``docs``: mostly its JSON, else that JSON cut
     short, with a byte that is not UTF-8, in Latin-1, nested far too deep, or empty."""
-    doc = draw(docs)
+    return text_of(draw, draw(docs))
+
+
+def text_of(draw, doc) -> bytes:
+    """`texts` of one document, inside a composite strategy (``draw`` is its draw)."""
     text = json.dumps(doc, ensure_ascii=False)
     kind = draw(st.sampled_from(["plain"] * 6 + ["cut", "byte", "latin1", "deep", "empty"]))
     if kind == "cut":
@@ -155,55 +140,3 @@ def texts(draw, docs):
     if kind == "empty":
         return b""
     return text.encode("utf-8")
-
-
-# ---- running a command ------------------------------------------------------------------------
-
-def run(capsys, argv: list[str], what: str) -> tuple[int, str, str]:
-    """Run ``rulebook ARGV`` in this process; check that it answered (0, or 1 for a "no") or
-    refused in one line with exit status 2, within `SLOW` seconds of processor time; return
-    (status, out, err).
-    Any other exception (a traceback) fails the test with the input."""
-    capsys.readouterr()
-    t0, c0 = time.perf_counter(), time.process_time()
-    status: int | str = "?"
-    try:
-        status = main(argv)
-    except SystemExit as e:              # argparse
-        status = e.code
-    except BaseException as e:           # a traceback: logged with its input, then raised
-        status = f"{type(e).__name__}: {e}"[:300]
-        raise
-    finally:
-        took, wall = time.process_time() - c0, time.perf_counter() - t0
-        _log(argv, status, took, wall, what)
-    out, err = capsys.readouterr()
-    assert "Traceback" not in err, err
-    assert status in (0, 1, 2), (status, err, what[:500])
-    if status == 2:
-        lines = err.splitlines()
-        assert lines and lines[0].startswith("rulebook"), (err, what[:500])
-        # One line; a rules file's error adds its source line and a caret under it.
-        assert len(lines) == 1 or (len(lines) == 3 and lines[2].strip() == "^"), (err, what[:500])
-        # The solver's answers are replayed in the interpreter: a disagreement is a bug.
-        assert "interpreter" not in lines[0], (err, what[:500])
-    assert took < SLOW, (took, argv, what)
-    return status, out, err
-
-
-def _log(argv, status, took: float, wall: float, what: str) -> None:
-    """One line of RULEBOOK_FUZZ_LOG, when set: the command, its status, its times, the
-    input (its first characters; all of it when the command raised)."""
-    log = os.environ.get("RULEBOOK_FUZZ_LOG")
-    if log:
-        with open(log, "a", encoding="utf-8") as f:
-            f.write(json.dumps({"argv": argv[:2], "status": status, "cpu": round(took, 3),
-                                "wall": round(wall, 3),
-                                "input": what if isinstance(status, str) else what[:300]})
-                    + "\n")
-
-
-def write(tmp: Path, name: str, data: bytes) -> str:
-    path = tmp / name
-    path.write_bytes(data)
-    return str(path)

@@ -1,26 +1,24 @@
-"""Fuzzing the command line with rules files: programs generated from the grammar itself
+"""Rules files for the fuzzing: programs generated from the grammar itself
 (`hypothesis.extra.lark.from_lark`), after a prelude that declares the names they use, and
 mutations of a real spec.  `rulebook check FILE` either accepts the file or refuses it with
 one report (FILE:LINE:COL: message, the source line and a caret), exit status 2; a file it
-accepts, `rulebook moves FILE` lists the moves of.  Never a traceback."""
+accepts, `rulebook moves FILE` lists the moves of and `rulebook play FILE` plays."""
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 
-from hypothesis import given
 from hypothesis import strategies as st
 from hypothesis.extra.lark import from_lark
 from lark import Lark
 from lark.lexer import PatternStr
 
-from conftest import ROOT
 from solver.lang.resources import grammar_path
-from support.jsonfuzz import budget, run, write
+from support.fuzzcases import FILE, Case
 
+ROOT = Path(__file__).resolve().parents[2]
 NAMES = ["n", "m", "x", "p", "T", "R", "Colour", "red", "blue", "f", "inc", "len", "top",
          "push", "pop", "size", "old", "most", "players", "internal", "g"]
-STRINGS = ['"g"', '"a b"', '"""doc"""', '""', '"caf\u00e9"']
+STRINGS = ['"g"', '"a b"', '"""doc"""', '""', '"caf\u00e9"', '"\u0085"']
 PRELUDE = """game "g";
 enum Colour { red, blue }
 record R { x: 0..4, p: Colour }
@@ -54,7 +52,8 @@ ITEMS = st.lists(from_lark(_LARK, start="item", explicit=_terminals("item")), mi
                      i.replace(" override ", " ") for i in items))
 SPEC = (ROOT / "spec" / "les-5-tours.rules").read_text(encoding="utf-8")
 JUNK = list(";:,.{}()[]=<>+-*/%\"#@ \n0189az_") + ["..", "==", "in", "not", "def", "internal",
-                                                   "9999", "\udcff"]
+                                                   "9999", "\udcff", "\x85", "\x0c", "\u2028",
+                                                   "\r", "\x00"]
 
 
 @st.composite
@@ -79,24 +78,17 @@ def mutated(draw):
     return text
 
 
-def _check_file(capsys, text: str) -> None:
-    data = text.encode("utf-8", "surrogateescape")
-    with tempfile.TemporaryDirectory() as d:
-        path = write(Path(d), "fuzz.rules", data)
-        status, _, err = run(capsys, ["check", path], text)
-        if status == 2:
-            assert err.startswith(f"rulebook: {path}"), err
-        else:
-            run(capsys, ["moves", path, "--json"], text)
+def _case(stream: str, text: str, seed: int) -> Case:
+    return Case(stream, ("check", FILE), text.encode("utf-8", "surrogateescape"),
+                suffix=".rules", valid=False,
+                then=(("moves", FILE, "--json"),
+                      ("play", FILE, "--games", "2", "--seed", str(seed), "--time-limit", "5")))
 
 
-@budget(25)
-@given(st.one_of(ITEMS, ITEMS, PROGRAMS))
-def test_generated_rules_files(capsys, text):
-    _check_file(capsys, text)
+def rules_generated():
+    return st.builds(lambda t, s: _case("rules", t, s), st.one_of(ITEMS, ITEMS, PROGRAMS),
+                     st.integers(0, 99))
 
 
-@budget(10)
-@given(mutated())
-def test_mutated_spec_files(capsys, text):
-    _check_file(capsys, text)
+def rules_mutated():
+    return st.builds(lambda t, s: _case("rules-mutated", t, s), mutated(), st.integers(0, 99))
