@@ -29,6 +29,7 @@ from .types import BoolT, EnumT, IntT
 _SKIP = frozenset({"span", "doc"})
 _SKIP_OF = {
     ir.Local: frozenset({"name"}),
+    ir.Binder: frozenset({"name"}),
     ir.RealVar: frozenset({"name"}),
     ir.RealExists: frozenset({"name"}),
     ir.Requires: frozenset({"message"}),
