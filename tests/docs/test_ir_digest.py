@@ -11,15 +11,29 @@ import os
 import subprocess
 import sys
 
+from functools import lru_cache
+from types import SimpleNamespace
+
 import pytest
 
 from conftest import ROOT
-from solver.engine.game import load_path
+from solver.engine.evaluate import const_value
+from solver.lang.check import check_program
+from solver.lang.sources import load_files
 from solver.lang.digest import (current, proof_digest, proof_ir_digest, rules_digest,
                                 rules_ir_digest, spec_digest)
 from solver.lang.resources import spec_dir
 
 SRC = (spec_dir() / "les-5-tours.rules").read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=16)
+def _checked(name: str, variants=(), params=()):
+    """What the digests read of a game (its checked program and symbols), without compiling
+    it for the engine (six times faster)."""
+    files, readings = load_files(name, tuple(variants))
+    p, symbols = check_program(files, dict(params), readings, const_value)
+    return SimpleNamespace(p=p, symbols=symbols)
 
 
 def _edit(*pairs: tuple[str, str]) -> str:
@@ -42,7 +56,7 @@ def spec(tmp_path_factory):
         d.mkdir()
         p = d / "les-5-tours.rules"
         p.write_text(text, encoding="utf-8")
-        return load_path(p, tuple(variants))
+        return _checked(str(p), tuple(variants))
     g0 = game(SRC)
     proof = {"spec_sha256": spec_digest(g0), "proof_sha256": proof_digest(g0),
              "proof_ir_sha256": proof_ir_digest(g0)}
@@ -117,7 +131,7 @@ def test_an_edit_that_lowers_to_the_same_program_keeps_proofs_and_witnesses(spec
         assert rules_digest(g) != witness["rules_sha256"]
     assert proof_ir_digest(g) == proof["proof_ir_sha256"] and current(g, proof)
     if edit is not READING:       # a new reading asks for its own witness
-        assert rules_ir_digest(g) == witness["rules_ir_sha256"] and current(g, witness)
+        assert current(g, witness)     # by rules_ir_sha256: the text digests differ
 
 
 def test_a_new_reading_under_its_other_option_is_another_program(spec):
@@ -126,7 +140,7 @@ def test_a_new_reading_under_its_other_option_is_another_program(spec):
     (which compare the options) go stale when the reading is added."""
     game, proof, witness = spec
     g = game(_edit(*READING), "undo_when:early")
-    assert proof_ir_digest(g) != proof["proof_ir_sha256"] and not current(g, proof)
+    assert not current(g, proof)
     g = game(_edit(*READING))
     assert not current(g, witness)
 
@@ -163,7 +177,7 @@ STALE = {
 def test_a_changed_rule_or_invariant_makes_the_proof_stale(spec, name):
     game, proof, witness = spec
     g = game(_edit(STALE[name]))
-    assert proof_ir_digest(g) != proof["proof_ir_sha256"] and not current(g, proof)
+    assert not current(g, proof)
     if not name.startswith("invariant"):
         assert not current(g, witness)
     else:                          # witnesses do not read the invariants
@@ -192,18 +206,23 @@ def test_a_proof_of_named_invariants_ignores_the_others(spec):
 
 
 def test_the_program_digests_are_the_same_in_another_process(spec):
-    """No `hash()` of a string or `id()` reaches a digest: two processes with other hash
-    seeds agree with this one."""
+    """No `hash()` of a string or `id()` reaches a digest: a process with another hash seed
+    agrees with this one."""
     game, proof, witness = spec
-    code = ("import json; from solver.engine.game import load_game; "
+    code = ("import json; from types import SimpleNamespace; "
+            "from solver.engine.evaluate import const_value; "
+            "from solver.lang.check import check_program; "
+            "from solver.lang.sources import load_files; "
             "from solver.lang.digest import proof_ir_digest, rules_ir_digest; "
-            "g = load_game('les-5-tours', (), (('players', 2),)); "
+            "files, readings = load_files('les-5-tours', ()); "
+            "g = SimpleNamespace(**dict(zip(('p', 'symbols'), "
+            "check_program(files, {}, readings, const_value)))); "
             "print(json.dumps([proof_ir_digest(g), rules_ir_digest(g)]))")
-    for seed in ("0", "12345"):
-        env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
-        out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True,
-                             capture_output=True, text=True, timeout=120).stdout
-        assert json.loads(out) == [proof["proof_ir_sha256"], witness["rules_ir_sha256"]]
+    seed = "1" if os.environ.get("PYTHONHASHSEED") != "1" else "2"
+    env = {**os.environ, "PYTHONHASHSEED": seed, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True,
+                         capture_output=True, text=True, timeout=120).stdout
+    assert json.loads(out) == [proof["proof_ir_sha256"], witness["rules_ir_sha256"]]
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "docs" / "proofs").glob("*.json")),
@@ -212,7 +231,6 @@ def test_every_stored_proof_names_the_program_it_proved(path):
     """Each stored proof carries the program digest of the spec as it is (under its parameters
     and, proved alone, its invariants): `docs/refresh.py --restamp` was run after the digest
     last changed, so the next edit that keeps the program keeps the proof."""
-    from solver.engine.game import load_game
     stored = json.loads(path.read_text(encoding="utf-8"))
-    g = load_game(stored["game"], (), tuple(sorted(stored["params"].items())))
+    g = _checked(stored["game"], (), tuple(sorted(stored["params"].items())))
     assert stored["proof_ir_sha256"] == proof_ir_digest(g, stored.get("proof_invariants"))
