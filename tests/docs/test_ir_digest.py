@@ -234,3 +234,29 @@ def test_every_stored_proof_names_the_program_it_proved(path):
     stored = json.loads(path.read_text(encoding="utf-8"))
     g = _checked(stored["game"], (), tuple(sorted(stored["params"].items())))
     assert stored["proof_ir_sha256"] == proof_ir_digest(g, stored.get("proof_invariants"))
+
+
+def test_restamp_adds_the_program_digest_to_current_results_only(tmp_path, monkeypatch,
+                                                                   capsys):
+    """`docs/refresh.py --restamp` adds ``proof_ir_sha256`` to a stored proof that is current
+    by its text digest, after it, and leaves a stale one alone, named, with exit status 1."""
+    import importlib.util
+    spec_ = importlib.util.spec_from_file_location("refresh", ROOT / "docs" / "refresh.py")
+    refresh = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(refresh)
+    monkeypatch.setattr(refresh, "HERE", tmp_path)
+    (tmp_path / "proofs").mkdir()
+    (tmp_path / "witnesses").mkdir()
+    g = _checked("les-5-tours", (), (("players", 2),))
+    fresh = {"game": "les-5-tours", "spec_sha256": "0" * 16,
+             "proof_sha256": proof_digest(g), "params": {"players": 2}, "results": []}
+    stale = {**fresh, "proof_sha256": "1" * 16}
+    (tmp_path / "proofs" / "fresh.json").write_text(json.dumps(fresh), encoding="utf-8")
+    (tmp_path / "proofs" / "stale.json").write_text(json.dumps(stale), encoding="utf-8")
+    assert refresh.main(["--restamp"]) == 1
+    out = json.loads((tmp_path / "proofs" / "fresh.json").read_text(encoding="utf-8"))
+    assert list(out) == ["game", "spec_sha256", "proof_sha256", "proof_ir_sha256", "params",
+                         "results"]
+    assert out["proof_ir_sha256"] == proof_ir_digest(g)
+    assert json.loads((tmp_path / "proofs" / "stale.json").read_text(encoding="utf-8")) == stale
+    assert f"stale, not re-stamped: {tmp_path.name}/proofs/stale.json" in capsys.readouterr().err
