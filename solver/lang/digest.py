@@ -1,6 +1,7 @@
 """Digests of a checked spec: which stored results (ambiguity witnesses, proofs) are still
-current.  Each reads the spec's source files through ``game.symbols.files`` (any object with a
-``symbols`` table: a compiled `engine.game.Game`), never the engine itself.
+current.  Each reads the spec's source files through ``game.symbols.files`` or its checked
+program ``game.p`` (any object with a ``symbols`` table and a program: a compiled
+`engine.game.Game`), never the engine itself.
 
 `spec_digest` hashes every file; `rules_digest` only the declarations that change what a move
 does; `proof_digest` those and the invariants and transitions a proof read.  These three read
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 from .check import check_program
 from .irdigest import ir_digest, proof_parts, rules_parts
+
 
 def spec_digest(game) -> str:
     """A digest of the spec files a game is made of: stored results name the spec they used."""
