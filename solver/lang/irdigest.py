@@ -186,3 +186,21 @@ def proof_parts(p: ir.Program, invariants=None) -> list[tuple[str, object]]:
     invs = tuple(sorted((i for i in p.invariants if named is None or i.name in named),
                         key=lambda i: i.name))
     return rules_parts(p) + [("invariants", invs)]
+
+
+def part_digests(p: ir.Program) -> dict[str, str]:
+    """The digest of each part of a program a proof's query may read, by part: ``state``,
+    ``init``, ``actor``, ``terminal``, ``action:NAME`` (with the defs it reaches) and
+    ``invariant:NAME``.  Each part is hashed alone (its places numbered within it), so an edit
+    changes the digests of the parts it reaches and no other: the first piece of a key per
+    action path."""
+    out = {"state": ir_digest([("state", tuple((f.name, f.type) for f in p.state)),
+                               ("state_type", p.state_type)]),
+           "init": ir_digest([("init", (p.init_frame, p.init))]),
+           "actor": ir_digest([("actor", p.actor)]),
+           "terminal": ir_digest([("terminal", p.terminal)])}
+    for a in p.actions:
+        out[f"action:{a.name}"] = ir_digest([("action", a)])
+    for i in p.invariants:
+        out[f"invariant:{i.name}"] = ir_digest([("invariant", i)])
+    return out

@@ -260,3 +260,21 @@ def test_restamp_adds_the_program_digest_to_current_results_only(tmp_path, monke
     assert out["proof_ir_sha256"] == proof_ir_digest(g)
     assert json.loads((tmp_path / "proofs" / "stale.json").read_text(encoding="utf-8")) == stale
     assert f"stale, not re-stamped: {tmp_path.name}/proofs/stale.json" in capsys.readouterr().err
+
+
+def test_part_digests_change_only_where_an_edit_reaches(spec):
+    """Per part (the first piece of a per-path key): a changed def changes the actions that
+    reach it and no other part; a changed action only itself; a doc string nothing."""
+    from solver.lang.irdigest import part_digests
+    game, _, _ = spec
+    base = part_digests(game(SRC).p)
+
+    def changed(*pairs):
+        new = part_digests(game(_edit(*pairs)).p)
+        assert set(new) == set(base)
+        return {k for k in base if new[k] != base[k]}
+    assert changed(STALE["def-operator"]) == {"action:build", "action:undo"}
+    assert changed(STALE["action-guard"]) == {"action:demolish"}
+    assert changed(STALE["invariant-def"]) == {"invariant:legal_towers",
+                                                "invariant:legal_snapshot"}
+    assert changed(*DOC) == set()
