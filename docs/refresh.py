@@ -16,6 +16,7 @@ are shown with their date and depth, never re-proved at build time.
     python docs/refresh.py torres --only witnesses --param w=4 --param h=3   # a smaller board
     python docs/refresh.py torres --only witnesses --param w=4 --param h=2 --present w=8 \
         --present h=8     # searched on 4 x 2 squares, shown (and replayed) on the 8 x 8 board
+    python docs/refresh.py --restamp          # add the program digests to current results
 
 Witnesses are searched with the parameters they were stored with (a Torres board of 4 x 3
 squares, say) unless --param says otherwise.
@@ -33,7 +34,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 
 from solver.queries import embed  # noqa: E402
-from solver.lang.digest import proof_digest, rules_digest, spec_digest  # noqa: E402
+from solver.lang.digest import (current, proof_digest, proof_ir_digest, rules_digest,  # noqa: E402
+                                rules_ir_digest, spec_digest)
 from solver.engine.game import load_game  # noqa: E402
 from solver.prover.options import ProveOptions  # noqa: E402
 from solver.prover.prove import prove  # noqa: E402
@@ -115,6 +117,9 @@ def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None,
         # Witnesses depend on the rules alone: they stay current when only an invariant,
         # example or puzzle changes (docpages checks either digest).
         "rules_sha256": rules_digest(g),
+        # ... and by the checked rules under each reading's options: a doc string, a layout or
+        # a local's name changes nothing.
+        "rules_ir_sha256": rules_ir_digest(g),
         "params": dict(g.p.param_values),
         **({"present": present} if present else {}),
         "ambiguities": shown})
@@ -158,9 +163,43 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
         # example or a puzzle changes (docpages checks either digest).  Proved alone, it
         # depends on the named invariants only: another one may be added.
         "proof_sha256": proof_digest(g, only if alone else None),
+        # ... and by the checked program it read (the IR, not the text): a doc string, a
+        # layout, a local's name or a reading lowered to the same rules leaves it current.
+        "proof_ir_sha256": proof_ir_digest(g, only if alone else None),
         **({"proof_invariants": sorted(only)} if alone else {}),
         "params": dict(g.p.param_values),
         "results": [r.as_json() for r in res]})
+
+
+def restamp(games: list[str]) -> int:
+    """Add the program digests (``proof_ir_sha256``, ``rules_ir_sha256``) to the stored proofs
+    and witnesses of ``games`` (all when empty) that are current by their text digests; the
+    stale ones are named and left alone.  The number of stale files."""
+    stale = 0
+    for kind, key, digest in (("proofs", "proof_ir_sha256", proof_ir_digest),
+                              ("witnesses", "rules_ir_sha256", rules_ir_digest)):
+        for path in sorted((HERE / kind).glob("*.json")):
+            stored = json.loads(path.read_text(encoding="utf-8"))
+            if games and stored.get("game") not in games:
+                continue
+            g = load_game(stored["game"], (), tuple(sorted(stored.get("params", {}).items())))
+            if not current(g, stored):
+                print(f"stale, not re-stamped: {path.relative_to(HERE.parent)}", file=sys.stderr)
+                stale += 1
+                continue
+            new = (digest(g, stored.get("proof_invariants")) if kind == "proofs"
+                   else digest(g))
+            if stored.get(key) != new:
+                # The new field goes after the text digests, the rest in its place.
+                out = {}
+                for k, v in stored.items():
+                    if k != key:
+                        out[k] = v
+                    if k in ("proof_sha256", "rules_sha256"):
+                        out[key] = new
+                out.setdefault(key, new)
+                _write(path, out)
+    return stale
 
 
 def main(argv=None) -> int:
@@ -202,7 +241,12 @@ def main(argv=None) -> int:
     ap.add_argument("--present", action="append", default=[], metavar="NAME=N",
                     help="show the witnesses found under these parameters instead (a witness "
                     "of a small board on the game's board, e.g. w=8), replayed there")
+    ap.add_argument("--restamp", action="store_true",
+                    help="compute nothing: add the program digests to the stored proofs and "
+                    "witnesses that are current today (exit status 1 if some are stale)")
     args = ap.parse_args(argv)
+    if args.restamp:
+        return 1 if restamp(args.games) else 0
     params = {}
     for it in args.param:
         name, _, val = it.partition("=")

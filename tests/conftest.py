@@ -82,9 +82,9 @@ def walk(game, rng, steps: int, each=None):
 
 
 def stored_proof(game_name: str, file: str | None = None):
-    """docs/proofs/<game>.json (or <file>.json), checked current against the spec (its rules
-    and invariants), as (the game under the stored parameters, invariant name -> stored
-    status)."""
+    """docs/proofs/<game>.json (or <file>.json), checked current against the spec (its checked
+    rules and invariants: `digest.current`), as (the game under the stored parameters,
+    invariant name -> stored status)."""
     from solver.lang.digest import current
     stored = json.loads((ROOT / "docs" / "proofs" / f"{file or game_name}.json")
                         .read_text("utf-8"))

@@ -1,10 +1,18 @@
 """Digests of a checked spec: which stored results (ambiguity witnesses, proofs) are still
-current.  Each reads the spec's source files through ``game.symbols.files`` (any object with a
-``symbols`` table: a compiled `engine.game.Game`), never the engine itself.
+current.  Each reads the spec's source files through ``game.symbols.files`` or its checked
+program ``game.p`` (any object with a ``symbols`` table and a program: a compiled
+`engine.game.Game`), never the engine itself.
 
 `spec_digest` hashes every file; `rules_digest` only the declarations that change what a move
-does; `proof_digest` those and the invariants and transitions a proof read."""
+does; `proof_digest` those and the invariants and transitions a proof read.  These three read
+the text; `proof_ir_digest` and `rules_ir_digest` read the checked, lowered program instead
+(`irdigest`), so that a doc string, a layout, a local's name or a reading whose chosen option
+lowers to the same rules leaves a stored result current."""
 from __future__ import annotations
+
+from .check import check_program
+from .irdigest import ir_digest, proof_parts, rules_parts
+
 
 def spec_digest(game) -> str:
     """A digest of the spec files a game is made of: stored results name the spec they used."""
@@ -99,12 +107,42 @@ def proof_digest(game, invariants=None) -> str:
                         None if invariants is None else frozenset(invariants))
 
 
+def proof_ir_digest(game, invariants=None) -> str:
+    """A digest of the checked program a proof read (`irdigest.proof_parts`): the state and
+    its start, the actions with the defs they reach, whose turn and when the game ends, and the
+    invariants and transitions (those named in ``invariants``, when the proof read only them),
+    under the game's parameters and readings.  Stored as ``proof_ir_sha256``."""
+    return ir_digest(proof_parts(game.p, invariants))
+
+
+def rules_ir_digest(game) -> str:
+    """A digest of the checked rules under every option of every reading (one option at a time,
+    the others as chosen), with the readings' names and options: what the ambiguity witnesses
+    of the game depend on.  Stored as ``rules_ir_sha256``."""
+    sy = game.symbols
+    parts = [("readings", tuple((r.name, tuple(o for o, _ in r.options), r.chosen)
+                                for r in game.p.readings)),
+             ("chosen", tuple(rules_parts(game.p)))]
+    for r in game.p.readings:
+        for opt, _ in r.options:
+            if opt == r.chosen:
+                continue
+            p, _ = check_program(list(sy.files), dict(sy.params),
+                                 {**sy.reading_choices, r.name: opt}, sy.const_value)
+            parts.append((f"{r.name}:{opt}", tuple(rules_parts(p))))
+    return ir_digest(parts)
+
+
 def current(game, stored: dict) -> bool:
     """Whether stored results were made from the spec as it is, or from one that differs only
-    where they do not look (``rules_sha256``: witnesses; ``proof_sha256``: proofs)."""
+    where they do not look: by the checked program (``proof_ir_sha256``: proofs;
+    ``rules_ir_sha256``: witnesses), else by the text of the rules (``proof_sha256``,
+    ``rules_sha256``: results stored before the program digests)."""
     if stored.get("spec_sha256") == spec_digest(game):
         return True
+    invariants = stored.get("proof_invariants")
     return any(key in stored and stored[key] == digest(game)
-               for key, digest in (("rules_sha256", rules_digest),
-                                   ("proof_sha256", lambda g: proof_digest(
-                                       g, stored.get("proof_invariants")))))
+               for key, digest in (("proof_ir_sha256", lambda g: proof_ir_digest(g, invariants)),
+                                   ("proof_sha256", lambda g: proof_digest(g, invariants)),
+                                   ("rules_sha256", rules_digest),
+                                   ("rules_ir_sha256", rules_ir_digest)))

@@ -400,15 +400,16 @@ def test_stored_region_facts_proofs_name_their_spec_board_and_options(file, w, h
     """The 4x4 and 8x8 proofs ran in sittings, each resumed from a local journal (a cache,
     not kept in the repository): what the journal showed path by path (no path broke a
     candidate, every invariant a candidate) the stored proof says as a whole.  It names the
-    digest of this very spec's rules and invariants (not merely a spec that differs elsewhere),
+    digest of this very spec's checked rules and invariants (not merely a spec that differs
+    elsewhere),
     the board, depth 1 and the options (the castles read as regions; on 8x8 the board's and
     the players' symmetries too), and every invariant, the transition property among them, is
     inductive."""
     from conftest import stored_proof
-    from solver.lang.digest import proof_digest
+    from solver.lang.digest import proof_ir_digest
     g, status = stored_proof("torres", file)
     stored = json.loads((ROOT / "docs" / "proofs" / f"{file}.json").read_text("utf-8"))
-    assert stored["proof_sha256"] == proof_digest(g)
+    assert stored["proof_ir_sha256"] == proof_ir_digest(g)
     assert stored["depth"] == 1 and (stored["params"]["w"], stored["params"]["h"]) == (w, h)
     assert options <= set(stored["command"].split())
     kinds = {r["invariant"]: r["kind"] for r in stored["results"]}
