@@ -43,12 +43,20 @@ docs-browser: docs
 web-browser: $(VENV)/.installed
 	$(PY) -m pytest -q -m browser tests/web/test_browser.py
 
-# Fuzzing with a large budget: generated puzzle, state and rules files through the CLI
-# (tests/fuzz; `make test` runs the same tests with a small one).  RULEBOOK_FUZZ_LOG=FILE
-# keeps one line per input (command, exit status, times, the input).
-FUZZ_EXAMPLES ?= 2000
+# Fuzzing with a large budget (tests/fuzz, docs/cli.rst): FUZZ_ROUNDS rounds of every stream
+# of generated inputs (puzzle, state and rules files, every command's options, playouts), each
+# stream taking its share of FUZZ_ROUND_SECONDS of processor time per round, on one core
+# (FUZZ_JOBS=2: on two).  One line per command in build/fuzz/log.jsonl, each failing input
+# whole in build/fuzz/failures/; run it again to resume after a stop (rm -rf build/fuzz to
+# start afresh).  About 40,000 commands an hour of one core.
+FUZZ_ROUNDS ?= 15
+FUZZ_ROUND_SECONDS ?= 240
+FUZZ_JOBS ?= 0
 fuzz: $(VENV)/.installed
-	RULEBOOK_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(PY) -m pytest -q -p no:cacheprovider tests/fuzz
+	RULEBOOK_FUZZ_ROUNDS=$(FUZZ_ROUNDS) RULEBOOK_FUZZ_ROUND_SECONDS=$(FUZZ_ROUND_SECONDS) \
+	  RULEBOOK_FUZZ_LOG=$(CURDIR)/build/fuzz/log.jsonl nice -n 10 $(PY) -m pytest -q \
+	  -p no:cacheprovider -n $(FUZZ_JOBS) tests/fuzz/test_fuzz.py::test_fuzz; \
+	status=$$?; $(PY) tests/support/fuzzreport.py build/fuzz/log.jsonl; exit $$status
 
 bench: $(VENV)/.installed
 	$(PY) bench/run.py
