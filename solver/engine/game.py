@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import compress, repeat
+from itertools import repeat
 
 from . import domains as dz
 from ..lang import ir
@@ -13,10 +13,11 @@ from ..lang.check import Symbols, check_expression, check_program, state_type
 from ..lang.codec import from_json, to_json
 from ..lang.errors import EvalError, InputError
 from .evaluate import Compiler, Refused, ShowLog, SymCtx, const_value
+from .instances import Shuffle, fixed_instances, instances_fn, locals_used, weights_fn
 from .pins import matches, pins_of
 from ..lang.irwalk import nodes
 from ..lang.sources import gc_paused, is_path, load_files
-from ..lang.types import BagT, SeqT, SetT, Type, default, finite
+from ..lang.types import SeqT, Type, default
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,10 @@ class CompiledAction:
             def residual_and_late(st, env, first=first, late=late):
                 return (first is None or first(st, env)) and _passes(late, st, env)
             self.residual = residual_and_late
-        self._fast_instances = _instances_fn(cc, a, self.seq_domain)
-        self.draw_weights = _weights_fn(cc, a) if self.guard_check is None else None
+        self._fast_instances = instances_fn(cc, a, self.seq_domain)
+        # Parameters over types and constant ranges: the same tuples in every state.
+        self.fixed = fixed_instances(a)
+        self.draw_weights = weights_fn(cc, a) if self.guard_check is None else None
         self.slot0 = self.domains[0][0] if len(self.domains) == 1 else None
 
     def is_open(self, st) -> bool:
@@ -137,6 +140,8 @@ class CompiledAction:
         """Every parameter tuple from the parameters' domains in state ``st``."""
         if self._fast_instances is not None:
             return self._fast_instances(st)
+        if self.fixed is not None:
+            return list(self.fixed)
         env = [None] * self.frame
         if not self.domains:
             return [()]
@@ -555,15 +560,10 @@ class Game:
                     return a, params, st2
                 opts.pop(i)
             return None
-        cands = []
-        for a in opener(st):
-            cands.extend([(a, params) for params in a.instances(st)])
-        n = len(cands)
-        while n:
-            i = rng.randrange(n)
-            a, params = cands[i]
-            n -= 1
-            cands[i] = cands[n]
+        cands = Shuffle([(a, a.fixed if a.fixed is not None else a.instances(st))
+                         for a in opener(st)])
+        while cands.n:
+            a, params = cands.draw(rng)
             env = [None] * a.frame
             if a.slot0 is not None:
                 env[a.slot0] = params[0]
@@ -665,63 +665,6 @@ def _split_gates(cc: Compiler, hoist: list, frame: int):
     return tuple(gates), False, tuple(hoist[k:])
 
 
-def _instances_fn(cc: Compiler, a: ir.Action, seq_domain: bool):
-    """`instances` for the common shapes, giving the same tuples in the same order: no
-    parameter, or one ranging over a type, a constant range, or the members of a bag or set
-    read from the state.  None for any other shape (the general enumeration serves it)."""
-    if not a.params:
-        return lambda st: [()]
-    if len(a.params) != 1 or seq_domain:
-        return None
-    d = a.params[0].domain
-    if isinstance(d, ir.TypeDomain):
-        singles = tuple((v,) for v in finite(d.elem).values)
-        return lambda st: list(singles)
-    if isinstance(d, ir.RangeDomain) and isinstance(d.lo, ir.Const) \
-            and isinstance(d.hi, ir.Const):
-        singles = tuple((v,) for v in range(d.lo.value, d.hi.value + 1))
-        return lambda st: list(singles)
-    if isinstance(d, ir.CollDomain) and isinstance(d.coll.type, (BagT, SetT)) \
-            and not locals_used(d.coll):
-        singles = tuple((v,) for v in finite(d.coll.type.elem).values)
-        c = d.coll
-        if isinstance(c, ir.Field) and isinstance(c.record, ir.StateRef) and not c.record.old:
-            i = c.index
-            return lambda st: list(compress(singles, st[i]))
-        fc = cc.expr(c)
-        size = a.frame + 1
-        return lambda st: list(compress(singles, fc(st, [None] * size)))
-    return None
-
-
-def _weights_fn(cc: Compiler, a: ir.Action):
-    """For a chance action drawn from a bag with weight its count (``c in bag weight bag[c]``):
-    the weights of its instances, in order, read from the bag at once."""
-    if a.weight is None or len(a.params) != 1:
-        return None
-    b = a.params[0]
-    d, w = b.domain, a.weight
-    if isinstance(d, ir.CollDomain) and isinstance(d.coll.type, BagT) \
-            and isinstance(w, ir.Index) and isinstance(w.key, ir.Local) \
-            and w.key.slot == b.slot and _same(w.coll, d.coll) and not locals_used(d.coll):
-        fc = cc.expr(d.coll)
-        size = a.frame + 1
-        return lambda st: [n for n in fc(st, [None] * size) if n]
-    return None
-
-
-def _same(x, y) -> bool:
-    """Structural equality of IR, spans ignored."""
-    if type(x) is not type(y):
-        return False
-    if isinstance(x, tuple):
-        return len(x) == len(y) and all(_same(p, q) for p, q in zip(x, y))
-    if hasattr(x, "__dataclass_fields__"):
-        return all(f == "span" or _same(getattr(x, f), getattr(y, f))
-                   for f in x.__dataclass_fields__)
-    return x == y
-
-
 def _passes(checks, st, env) -> bool:
     for f in checks:
         try:
@@ -751,11 +694,6 @@ def _bool_check(cc: Compiler, stmts):
                 return False
         return True
     return check
-
-
-def locals_used(node) -> set[int]:
-    """The frame slots an IR expression reads."""
-    return {n.slot for n in nodes(node) if isinstance(n, ir.Local)}
 
 
 @lru_cache(maxsize=64)
