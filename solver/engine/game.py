@@ -13,7 +13,7 @@ from ..lang.check import Symbols, check_expression, check_program, state_type
 from ..lang.codec import from_json, to_json
 from ..lang.errors import EvalError, InputError
 from .evaluate import Compiler, Refused, ShowLog, SymCtx, const_value
-from .instances import Shuffle, fixed_instances, instances_fn, locals_used, weights_fn
+from .instances import SHORT, Shuffle, fixed_instances, instances_fn, locals_used, weights_fn
 from .pins import matches, pins_of
 from ..lang.irwalk import nodes
 from ..lang.sources import gc_paused, is_path, load_files
@@ -560,10 +560,19 @@ class Game:
                     return a, params, st2
                 opts.pop(i)
             return None
-        cands = Shuffle([(a, a.fixed if a.fixed is not None else a.instances(st))
-                         for a in opener(st)])
-        while cands.n:
-            a, params = cands.draw(rng)
+        groups = [(a, a.fixed if a.fixed is not None else a.instances(st)) for a in opener(st)]
+        n = sum([len(ps) for _, ps in groups])
+        # Many candidates (a product of squares, say): drawn without building their list.
+        cands = [(a, p) for a, ps in groups for p in ps] if n <= SHORT else None
+        lazy = Shuffle(groups) if cands is None else None
+        while n:
+            i = rng.randrange(n)
+            n -= 1
+            if cands is not None:
+                a, params = cands[i]
+                cands[i] = cands[n]
+            else:
+                a, params = lazy.take(i, n)
             env = [None] * a.frame
             if a.slot0 is not None:
                 env[a.slot0] = params[0]

@@ -92,13 +92,13 @@ def _same(x, y) -> bool:
 
 class Shuffle:
     """The candidates of several actions, one list after another, drawn at random without
-    replacement as the list ``[(a, p) for a, ps in groups for p in ps]`` would be with
-    ``i = rng.randrange(n); n -= 1; pick cands[i]; cands[i] = cands[n]``: the same random
-    calls give the same picks, but only the positions swapped so far are stored, so a state
-    with thousands of candidates and a legal move among the first few draws costs a few
-    draws, not the list."""
+    replacement as the list ``cands = [(a, p) for a, ps in groups for p in ps]`` would be with
+    ``i = rng.randrange(n); n -= 1; pick cands[i]; cands[i] = cands[n]``: `take(i, n)` after
+    the same random calls gives the same picks, but only the positions swapped so far are
+    stored, so a state with thousands of candidates and a legal move among the first few
+    draws costs a few draws, not the list."""
 
-    __slots__ = ("groups", "ends", "n", "moved")
+    __slots__ = ("groups", "ends", "moved")
 
     def __init__(self, groups: list):
         self.groups = groups                # [(action, its instances: a tuple or list)]
@@ -107,17 +107,16 @@ class Shuffle:
             n += len(ps)
             ends.append(n)
         self.ends = ends
-        self.n = n
         self.moved: dict = {}
 
-    def draw(self, rng):
-        """``(action, params)`` of a random candidate not drawn yet (there must be one)."""
-        i = rng.randrange(self.n)
-        self.n -= 1
+    def take(self, i: int, last: int):
+        """``(action, params)`` at position ``i``, which then holds what ``last`` held."""
         moved = self.moved
         k = moved.get(i, i)
-        last = self.n
         moved[i] = moved.get(last, last)
         g = bisect_right(self.ends, k)
         a, ps = self.groups[g]
         return a, ps[k - (self.ends[g - 1] if g else 0)]
+
+
+SHORT = 64      # up to this many candidates, a plain list is cheaper than a `Shuffle`
