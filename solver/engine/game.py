@@ -70,6 +70,14 @@ class CompiledAction:
             else:
                 break
         self.hoisted = _bool_check(cc, hoist)
+        # The first check after them, when it reads the first parameter alone (a move's
+        # piece must be the player's): in a long random draw its verdict is kept per value.
+        # (Its other locals are its own binders: no let of the prefix comes before it.)
+        nxt = prefix[len(hoist)] if len(prefix) > len(hoist) else None
+        self.first_test = cc.expr(nxt.cond) if len(a.params) > 1 and \
+            isinstance(nxt, ir.Requires) and \
+            locals_used(nxt.cond) & {b.slot for b in a.params} == {a.params[0].slot} \
+            else None
         self.guard_check = _bool_check(cc, prefix[len(hoist):])
         # The body after that prefix: run once the prefix has passed (its lets are in env).
         self.rest = cc.stmts(a.body[k:])
@@ -565,6 +573,7 @@ class Game:
         # Many candidates (a product of squares, say): drawn without building their list.
         cands = [(a, p) for a, ps in groups for p in ps] if n <= SHORT else None
         lazy = Shuffle(groups) if cands is None else None
+        firsts: dict = {}
         while n:
             i = rng.randrange(n)
             n -= 1
@@ -573,6 +582,12 @@ class Game:
                 cands[i] = cands[n]
             else:
                 a, params = lazy.take(i, n)
+                if a.first_test is not None:
+                    ok = firsts.get((a, params[0]))
+                    if ok is None:
+                        ok = firsts[a, params[0]] = _first_passes(a, st, params[0])
+                    if not ok:
+                        continue        # its guard would stop at that check
             env = [None] * a.frame
             if a.slot0 is not None:
                 env[a.slot0] = params[0]
@@ -587,6 +602,17 @@ class Game:
             except Refused:
                 continue
         return None
+
+
+def _first_passes(a: CompiledAction, st, v) -> bool:
+    """Whether the first check of ``a``'s guard (`first_test`) passes for a first parameter
+    ``v``; True when it cannot be evaluated (the whole guard then runs, and says why)."""
+    env = [None] * a.frame
+    env[a.domains[0][0]] = v
+    try:
+        return bool(a.first_test(st, env))
+    except EvalError:
+        return True
 
 
 def _run_rest(a: CompiledAction, st, params):
