@@ -3,6 +3,7 @@ reference interpreter's operations (initial state, legal moves with reasons, app
 from __future__ import annotations
 
 import random
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import repeat
@@ -572,7 +573,9 @@ class Game:
         n = sum([len(ps) for _, ps in groups])
         # Many candidates (a product of squares, say): drawn without building their list.
         cands = [(a, p) for a, ps in groups for p in ps] if n <= SHORT else None
-        lazy = Shuffle(groups) if cands is None else None
+        if cands is None:       # Shuffle.take, inlined: a draw among thousands is a hot loop
+            lazy = Shuffle(groups)
+            moved, ends, starts = lazy.moved, lazy.ends, lazy.starts
         firsts: dict = {}
         while n:
             i = rng.randrange(n)
@@ -581,7 +584,11 @@ class Game:
                 a, params = cands[i]
                 cands[i] = cands[n]
             else:
-                a, params = lazy.take(i, n)
+                k = moved.get(i, i)
+                moved[i] = moved.get(n, n)
+                g = bisect_right(ends, k)
+                a, ps = groups[g]
+                params = ps[k - starts[g]]
                 if a.first_test is not None:
                     ok = firsts.get((a, params[0]))
                     if ok is None:

@@ -98,16 +98,17 @@ class Shuffle:
     stored, so a state with thousands of candidates and a legal move among the first few
     draws costs a few draws, not the list."""
 
-    __slots__ = ("groups", "ends", "moved")
+    __slots__ = ("groups", "starts", "ends", "moved")
 
     def __init__(self, groups: list):
         self.groups = groups                # [(action, its instances: a tuple or list)]
-        ends, n = [], 0
+        starts, ends, n = [], [], 0
         for _, ps in groups:
+            starts.append(n)
             n += len(ps)
             ends.append(n)
-        self.ends = ends
-        self.moved: dict = {}
+        self.starts, self.ends = starts, ends
+        self.moved: dict = {}               # position -> the index it holds, where swapped
 
     def take(self, i: int, last: int):
         """``(action, params)`` at position ``i``, which then holds what ``last`` held."""
@@ -116,7 +117,7 @@ class Shuffle:
         moved[i] = moved.get(last, last)
         g = bisect_right(self.ends, k)
         a, ps = self.groups[g]
-        return a, ps[k - (self.ends[g - 1] if g else 0)]
+        return a, ps[k - self.starts[g]]
 
 
 SHORT = 64      # up to this many candidates, a plain list is cheaper than a `Shuffle`
