@@ -3,9 +3,10 @@ reference interpreter's operations (initial state, legal moves with reasons, app
 from __future__ import annotations
 
 import random
+from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from itertools import compress, repeat
+from itertools import repeat
 
 from . import domains as dz
 from ..lang import ir
@@ -13,10 +14,11 @@ from ..lang.check import Symbols, check_expression, check_program, state_type
 from ..lang.codec import from_json, to_json
 from ..lang.errors import EvalError, InputError
 from .evaluate import Compiler, Refused, ShowLog, SymCtx, const_value
+from .instances import SHORT, Shuffle, fixed_instances, instances_fn, locals_used, weights_fn
 from .pins import matches, pins_of
 from ..lang.irwalk import nodes
 from ..lang.sources import gc_paused, is_path, load_files
-from ..lang.types import BagT, SeqT, SetT, Type, default, finite
+from ..lang.types import SeqT, Type, default
 
 
 @dataclass(frozen=True)
@@ -69,6 +71,14 @@ class CompiledAction:
             else:
                 break
         self.hoisted = _bool_check(cc, hoist)
+        # The first check after them, when it reads the first parameter alone (a move's
+        # piece must be the player's): in a long random draw its verdict is kept per value.
+        # (Its other locals are its own binders: no let of the prefix comes before it.)
+        nxt = prefix[len(hoist)] if len(prefix) > len(hoist) else None
+        self.first_test = cc.expr(nxt.cond) if len(a.params) > 1 and \
+            isinstance(nxt, ir.Requires) and \
+            locals_used(nxt.cond) & {b.slot for b in a.params} == {a.params[0].slot} \
+            else None
         self.guard_check = _bool_check(cc, prefix[len(hoist):])
         # The body after that prefix: run once the prefix has passed (its lets are in env).
         self.rest = cc.stmts(a.body[k:])
@@ -113,8 +123,10 @@ class CompiledAction:
             def residual_and_late(st, env, first=first, late=late):
                 return (first is None or first(st, env)) and _passes(late, st, env)
             self.residual = residual_and_late
-        self._fast_instances = _instances_fn(cc, a, self.seq_domain)
-        self.draw_weights = _weights_fn(cc, a) if self.guard_check is None else None
+        self._fast_instances = instances_fn(cc, a, self.seq_domain)
+        # Parameters over types and constant ranges: the same tuples in every state.
+        self.fixed = fixed_instances(a)
+        self.draw_weights = weights_fn(cc, a) if self.guard_check is None else None
         self.slot0 = self.domains[0][0] if len(self.domains) == 1 else None
 
     def is_open(self, st) -> bool:
@@ -137,6 +149,8 @@ class CompiledAction:
         """Every parameter tuple from the parameters' domains in state ``st``."""
         if self._fast_instances is not None:
             return self._fast_instances(st)
+        if self.fixed is not None:
+            return list(self.fixed)
         env = [None] * self.frame
         if not self.domains:
             return [()]
@@ -555,15 +569,32 @@ class Game:
                     return a, params, st2
                 opts.pop(i)
             return None
-        cands = []
-        for a in opener(st):
-            cands.extend([(a, params) for params in a.instances(st)])
-        n = len(cands)
+        groups = [(a, a.fixed if a.fixed is not None else a.instances(st)) for a in opener(st)]
+        n = sum([len(ps) for _, ps in groups])
+        # Many candidates (a product of squares, say): drawn without building their list.
+        cands = [(a, p) for a, ps in groups for p in ps] if n <= SHORT else None
+        if cands is None:       # Shuffle.take, inlined: a draw among thousands is a hot loop
+            lazy = Shuffle(groups)
+            moved, ends, starts = lazy.moved, lazy.ends, lazy.starts
+        firsts: dict = {}
         while n:
             i = rng.randrange(n)
-            a, params = cands[i]
             n -= 1
-            cands[i] = cands[n]
+            if cands is not None:
+                a, params = cands[i]
+                cands[i] = cands[n]
+            else:
+                k = moved.get(i, i)
+                moved[i] = moved.get(n, n)
+                g = bisect_right(ends, k)
+                a, ps = groups[g]
+                params = ps[k - starts[g]]
+                if a.first_test is not None:
+                    ok = firsts.get((a, params[0]))
+                    if ok is None:
+                        ok = firsts[a, params[0]] = _first_passes(a, st, params[0])
+                    if not ok:
+                        continue        # its guard would stop at that check
             env = [None] * a.frame
             if a.slot0 is not None:
                 env[a.slot0] = params[0]
@@ -578,6 +609,17 @@ class Game:
             except Refused:
                 continue
         return None
+
+
+def _first_passes(a: CompiledAction, st, v) -> bool:
+    """Whether the first check of ``a``'s guard (`first_test`) passes for a first parameter
+    ``v``; True when it cannot be evaluated (the whole guard then runs, and says why)."""
+    env = [None] * a.frame
+    env[a.domains[0][0]] = v
+    try:
+        return bool(a.first_test(st, env))
+    except EvalError:
+        return True
 
 
 def _run_rest(a: CompiledAction, st, params):
@@ -665,63 +707,6 @@ def _split_gates(cc: Compiler, hoist: list, frame: int):
     return tuple(gates), False, tuple(hoist[k:])
 
 
-def _instances_fn(cc: Compiler, a: ir.Action, seq_domain: bool):
-    """`instances` for the common shapes, giving the same tuples in the same order: no
-    parameter, or one ranging over a type, a constant range, or the members of a bag or set
-    read from the state.  None for any other shape (the general enumeration serves it)."""
-    if not a.params:
-        return lambda st: [()]
-    if len(a.params) != 1 or seq_domain:
-        return None
-    d = a.params[0].domain
-    if isinstance(d, ir.TypeDomain):
-        singles = tuple((v,) for v in finite(d.elem).values)
-        return lambda st: list(singles)
-    if isinstance(d, ir.RangeDomain) and isinstance(d.lo, ir.Const) \
-            and isinstance(d.hi, ir.Const):
-        singles = tuple((v,) for v in range(d.lo.value, d.hi.value + 1))
-        return lambda st: list(singles)
-    if isinstance(d, ir.CollDomain) and isinstance(d.coll.type, (BagT, SetT)) \
-            and not locals_used(d.coll):
-        singles = tuple((v,) for v in finite(d.coll.type.elem).values)
-        c = d.coll
-        if isinstance(c, ir.Field) and isinstance(c.record, ir.StateRef) and not c.record.old:
-            i = c.index
-            return lambda st: list(compress(singles, st[i]))
-        fc = cc.expr(c)
-        size = a.frame + 1
-        return lambda st: list(compress(singles, fc(st, [None] * size)))
-    return None
-
-
-def _weights_fn(cc: Compiler, a: ir.Action):
-    """For a chance action drawn from a bag with weight its count (``c in bag weight bag[c]``):
-    the weights of its instances, in order, read from the bag at once."""
-    if a.weight is None or len(a.params) != 1:
-        return None
-    b = a.params[0]
-    d, w = b.domain, a.weight
-    if isinstance(d, ir.CollDomain) and isinstance(d.coll.type, BagT) \
-            and isinstance(w, ir.Index) and isinstance(w.key, ir.Local) \
-            and w.key.slot == b.slot and _same(w.coll, d.coll) and not locals_used(d.coll):
-        fc = cc.expr(d.coll)
-        size = a.frame + 1
-        return lambda st: [n for n in fc(st, [None] * size) if n]
-    return None
-
-
-def _same(x, y) -> bool:
-    """Structural equality of IR, spans ignored."""
-    if type(x) is not type(y):
-        return False
-    if isinstance(x, tuple):
-        return len(x) == len(y) and all(_same(p, q) for p, q in zip(x, y))
-    if hasattr(x, "__dataclass_fields__"):
-        return all(f == "span" or _same(getattr(x, f), getattr(y, f))
-                   for f in x.__dataclass_fields__)
-    return x == y
-
-
 def _passes(checks, st, env) -> bool:
     for f in checks:
         try:
@@ -751,11 +736,6 @@ def _bool_check(cc: Compiler, stmts):
                 return False
         return True
     return check
-
-
-def locals_used(node) -> set[int]:
-    """The frame slots an IR expression reads."""
-    return {n.slot for n in nodes(node) if isinstance(n, ir.Local)}
 
 
 @lru_cache(maxsize=64)

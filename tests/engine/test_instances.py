@@ -1,0 +1,105 @@
+"""The interpreter's candidate draws: the products of fixed domains built once give the tuples
+the general enumeration gives, in its order, and a random move drawn lazily among thousands of
+candidates is the one drawn from the whole list (same random calls, same pick)."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from solver.engine.game import load_game
+from solver.engine.instances import Shuffle
+
+
+def test_shuffle_takes_as_the_list_would():
+    rng = random.Random(5)
+    for trial in range(200):
+        groups = [(f"a{g}", [(g, j) for j in range(rng.randrange(0, 40))])
+                  for g in range(rng.randrange(1, 6))]
+        flat = [(a, p) for a, ps in groups for p in ps]
+        lazy = Shuffle(groups)
+        n = len(flat)
+        seen = []
+        while n:
+            i = rng.randrange(n)
+            n -= 1
+            want = flat[i]
+            flat[i] = flat[n]
+            got = lazy.take(i, n)
+            assert got == want, (trial, i, n)
+            seen.append(got)
+        # every candidate drawn exactly once
+        assert sorted(seen, key=repr) == sorted(((a, p) for a, ps in groups for p in ps),
+                                                key=repr)
+
+
+def _general(action, st):
+    """The parameter tuples by nested loops over the compiled domains, first outermost."""
+    env = [None] * action.frame
+    out = []
+
+    def rec(i, acc):
+        if i == len(action.domains):
+            out.append(tuple(acc))
+            return
+        slot, fd = action.domains[i]
+        for _, v in fd(st, env):
+            env[slot] = v
+            rec(i + 1, acc + [v])
+    rec(0, [])
+    return out
+
+
+@pytest.mark.parametrize("name,params", [("torres", (("players", 4),)),
+                                         ("towers", (("players", 2),)),
+                                         ("les-5-tours", (("players", 4),))])
+def test_fixed_products_in_enumeration_order(name, params):
+    g = load_game(name, (), params)
+    st = g.initial()
+    fixed = [a for a in g.actions if a.fixed is not None]
+    assert fixed
+    if name != "les-5-tours":   # the board games have actions over pairs of squares/cells
+        assert any(len(a.domains) > 1 and len(a.fixed) > 1000 for a in fixed)
+    for a in fixed:
+        assert list(a.fixed) == _general(a, st), a.name
+        assert a.instances(st) == list(a.fixed)
+
+
+def _reference_pick(g, st, rng, actions):
+    """A uniform pick by rejection over the whole candidate list, legality from `Game.legal`."""
+    legal = {(m.action, m.params): st2 for m, st2, _ in g.legal(st)}
+    cands = [(a, p) for a in actions if a.is_open(st) for p in a.instances(st)]
+    n = len(cands)
+    while n:
+        i = rng.randrange(n)
+        n -= 1
+        a, p = cands[i]
+        cands[i] = cands[n]
+        if (a.name, p) in legal:
+            return a.name, p, legal[a.name, p]
+    return None
+
+
+@pytest.mark.parametrize("name,params,seed,steps", [("torres", (("players", 4),), 3, 60),
+                                                    ("towers", (("players", 2),), 4, 24)])
+def test_lazy_draw_picks_the_reference_move(name, params, seed, steps):
+    g = load_game(name, (), params)
+    chance = [a for a in g.actions if a.chance]
+    player = [a for a in g.actions if not a.chance]
+    rng = random.Random(seed)
+    st = g.initial()
+    checked = long = 0
+    for _ in range(steps):
+        if g.is_terminal(st):
+            break
+        picked = g.pick(st, random.Random(rng.random()), chance, True)
+        if picked is None:
+            state = rng.random()
+            got = g.pick(st, random.Random(state), player, False)
+            want = _reference_pick(g, st, random.Random(state), player)
+            assert (got[0].action, got[0].params, got[1]) == want
+            checked += 1
+            long += sum(len(a.instances(st)) for a in player if a.is_open(st)) > 64
+            picked = got
+        st = picked[1]
+    assert checked >= 8 and long >= 5
