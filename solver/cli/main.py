@@ -475,7 +475,7 @@ def cmd_play(args) -> int:
                     say("games played", done=i, total=args.games)
                 try:
                     if args.trace and i == 0:
-                        st, n, moves = _traced_playout(g, rng)
+                        st, n, moves = traced_playout(g, rng)
                         for k, m in enumerate(moves, 1):
                             print(f"{k:5d}  {json.dumps(m)}",
                                   file=sys.stderr if args.json else sys.stdout)
@@ -526,7 +526,7 @@ def cmd_play(args) -> int:
     return _stopped_status(stop)
 
 
-def _traced_playout(g, rng, max_steps: int = 100000):
+def traced_playout(g, rng, max_steps: int = 100000):
     """`Game.playout` keeping the moves (the same bound on a game's length)."""
     from ..lang.errors import EvalError
     st = g.initial()

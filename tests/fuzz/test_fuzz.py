@@ -153,13 +153,13 @@ def test_a_playout_at_a_dead_end_names_the_game(tmp_path):
 def test_a_traced_playout_ends_as_an_untraced_one():
     """Found by the fuzzing: `play --trace` of a game that never ends ran until stopped;
     without --trace it stops after 100,000 moves.  Both now stop there."""
-    from solver.cli.main import _traced_playout
+    from solver.cli.main import traced_playout
     from solver.engine.game import load_game
     import random
     from solver.lang.errors import EvalError
     g = load_game("tests/fixtures/toy.rules")
     with pytest.raises(EvalError, match="no end after 50 moves"):
-        _traced_playout(g, random.Random(0), max_steps=50)
+        traced_playout(g, random.Random(0), max_steps=50)
 
 
 def test_a_line_break_in_an_unknown_argument_stays_on_one_line():
