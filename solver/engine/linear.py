@@ -499,9 +499,23 @@ def side_conditions_real(solver, assumptions=(), predicates: dict | None = None)
     # Added inside a scope, a side condition goes with it when the scope is popped: only one
     # added at the base level is remembered as added.
     base = not hasattr(solver, "num_scopes") or solver.num_scopes() == 0
+    # The terms of the base assertions walked by an earlier call: the solver keeps them alive
+    # (their ids are not reused) and their side conditions were added at the base level, so a
+    # query of many checks walks its base formula once, not once a check.  The assumptions'
+    # terms are walked every time (nothing keeps them alive).  Not with an abstraction's
+    # predicates, whose facts may grow between checks.
+    walked = added_to(solver, "_rulebook_walked") if not facts else set()
     out = []
-    todo = list(solver.assertions()) + [a for a in assumptions if dz.is_sym(a)]
-    seen: set = set()
+    seen: set = set(walked)
+    for todo, record in ((list(solver.assertions()), base and not facts),
+                         ([a for a in assumptions if dz.is_sym(a)], False)):
+        _walk_sides(todo, seen, done, facts, base, out, walked if record else None)
+    return out
+
+
+def _walk_sides(todo, seen, done, facts, base, out, record) -> None:
+    """`side_conditions_real`'s walk from the terms ``todo``: the side conditions found go to
+    ``out`` (and to ``done`` at the base level); the ids visited, to ``record`` if given."""
     while todo:
         found = []
         stack = list(todo)
@@ -512,6 +526,8 @@ def side_conditions_real(solver, assumptions=(), predicates: dict | None = None)
             if i in seen:
                 continue
             seen.add(i)
+            if record is not None:
+                record.add(i)
             if i in _SIDE and i not in done:
                 found.append(i)
             if z3.is_app(a):
@@ -524,4 +540,3 @@ def side_conditions_real(solver, assumptions=(), predicates: dict | None = None)
             side = _SIDE[i][1]
             out.append(side)
             todo.append(side)   # a side condition may mention another literal (nesting)
-    return out
