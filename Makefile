@@ -36,7 +36,8 @@ docs: $(VENV)/.docs-installed
 
 # The site in headless Chromium (/usr/bin/chromium): the screenshot goes to build/artefacts/.
 docs-browser: docs
-	RULEBOOK_DOCS_HTML=docs/_build/html $(PY) -m pytest -q -m docs tests/docs/test_docs_browser.py
+	RULEBOOK_DOCS_HTML=docs/_build/html $(PY) -m pytest -q -m docs tests/docs/test_docs_browser.py \
+	  tests/cli/test_long_check.py
 
 # The explorer (rulebook serve) in headless Chromium (/usr/bin/chromium, /usr/bin/chromedriver);
 # the screenshots go to build/artefacts/.

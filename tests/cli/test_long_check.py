@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from conftest import run_cli
 from support.interrupt import interrupt
 
@@ -26,6 +28,7 @@ def test_check_interrupted_prints_what_it_checked():
     assert done < 4 and sum(": ok (" in ln for ln in lines) == done
 
 
+@pytest.mark.docs          # Sphinx comes with the docs extra: run by `make docs-browser`
 def test_docs_stopped_by_its_time_limit_says_the_site_is_incomplete(tmp_path):
     r = run_cli("docs", "--time-limit", "0.5", "--out", str(tmp_path / "site"))
     assert r.returncode == 4, r.stderr

@@ -64,14 +64,15 @@ def _solve(obj, backend="search"):
     import solver.queries.puzzleprep as PP
     import solver.queries.puzzles as P
     from solver.engine import game as G
-    orig = G.load_game
+    orig, orig_find = G.load_game, PP.find_spec
     try:
         # A fixture game is not in spec/: serve it by name.
         PP.load_game = lambda name, variants=(), params=(): load_path(
             PATH, tuple(v for v in variants if ":" in v), params)
+        PP.find_spec = lambda name, near=None: PATH
         return P.solve(obj, backend=backend)
     finally:
-        PP.load_game = orig
+        PP.load_game, PP.find_spec = orig, orig_find
 
 
 @pytest.mark.parametrize("backend", ["search", "z3"])

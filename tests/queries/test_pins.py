@@ -21,6 +21,7 @@ PATH = FIXTURES / "pins.rules"
 def _serve_fixture(monkeypatch):
     # A fixture game is not in spec/: serve it by name.
     monkeypatch.setattr(PP, "load_game", lambda name, variants=(), params=(): load_path(PATH))
+    monkeypatch.setattr(PP, "find_spec", lambda name, near=None: PATH)
 
 
 def _ask(backend="search", **inputs):
