@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from solver.engine.game import load_game
 from solver.lang.resources import spec_dir
 from solver.lang.sources import games_found
-from support.jsonfuzz import ANY_JSON, corrupted, json_of, text_of
+from support.jsonfuzz import ANY_JSON, corrupted, json_of, paths, text_of
 
 FILE = "{file}"
 ROOT = Path(__file__).resolve().parents[2]          # in a Case's argv: the path of its (first) input file
@@ -132,10 +132,10 @@ def solve_known(draw):
     doc = json.loads(draw(st.sampled_from(known_puzzles())))
     edits = []
     for _ in range(draw(st.integers(0, 2))):
-        paths = [p for p in _paths(doc) if p and isinstance(_at(doc, p), list) and _at(doc, p)]
+        lists = [p for p in paths(doc) if p and isinstance(_at(doc, p), list) and _at(doc, p)]
         kind = draw(st.sampled_from(["drop", "reverse", "key"]))
-        if kind in ("drop", "reverse") and paths:
-            p = draw(st.sampled_from(paths))
+        if kind in ("drop", "reverse") and lists:
+            p = draw(st.sampled_from(lists))
             seq = list(_at(doc, p))
             if kind == "drop":
                 del seq[draw(st.integers(0, len(seq) - 1))]
@@ -150,16 +150,6 @@ def solve_known(draw):
                 doc = {a: b for a, b in doc.items() if a != k}
                 edits.append(kind)
     return Case("solve-known", SOLVE, json.dumps(doc).encode(), compare=True)
-
-
-def _paths(j, here=()):
-    yield here
-    if isinstance(j, list):
-        for i, x in enumerate(j):
-            yield from _paths(x, here + (i,))
-    elif isinstance(j, dict):
-        for k, x in j.items():
-            yield from _paths(x, here + (k,))
 
 
 def _at(j, path):

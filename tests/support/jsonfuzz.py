@@ -76,14 +76,15 @@ ANY_JSON = st.recursive(SCALARS, lambda inner: st.one_of(
     max_leaves=12)
 
 
-def _paths(j, here=()):
+def paths(j, here=()):
+    """Every path (keys and indices) into the JSON value ``j``, the root first."""
     yield here
     if isinstance(j, list):
         for i, x in enumerate(j):
-            yield from _paths(x, here + (i,))
+            yield from paths(x, here + (i,))
     elif isinstance(j, dict):
         for k, x in j.items():
-            yield from _paths(x, here + (k,))
+            yield from paths(x, here + (k,))
 
 
 def _replace(j, path, new):
@@ -102,8 +103,7 @@ def corrupted(draw, doc, keys: list[str]):
     for _ in range(draw(st.integers(1, 3))):
         kind = draw(st.sampled_from(["replace", "replace", "drop", "add", "wrap"]))
         if kind == "replace":
-            paths = list(_paths(doc))
-            doc = _replace(doc, draw(st.sampled_from(paths)), draw(ANY_JSON))
+            doc = _replace(doc, draw(st.sampled_from(list(paths(doc)))), draw(ANY_JSON))
         elif kind == "drop" and isinstance(doc, dict) and doc:
             k = draw(st.sampled_from(sorted(doc)))
             doc = {a: b for a, b in doc.items() if a != k}
