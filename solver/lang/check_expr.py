@@ -25,15 +25,20 @@ class ExprChecks:
     # ---- expressions -----------------------------------------------------------------------
 
     def expr(self, t, sc: Scope, want: Type | None = None) -> ir.Expr:
-        self.nesting += 1
         try:
-            if self.nesting > self.reached:
-                self.reached = self.nesting
-                if self.nesting > MAX_NESTING:
-                    raise self.too_deep(t)
+            self.nest_deeper(t)
             return self._expr(t, sc, want)
         finally:
             self.nesting -= 1
+
+    def nest_deeper(self, t) -> None:
+        """One level of nesting deeper to check ``t`` (an expression or a statement); the
+        caller steps back out in a ``finally``.  Past `MAX_NESTING`, `too_deep`."""
+        self.nesting += 1
+        if self.nesting > self.reached:
+            self.reached = self.nesting
+            if self.nesting > MAX_NESTING:
+                raise self.too_deep(t)
 
     def too_deep(self, t) -> SpecError:
         """The error of a construct nested past `MAX_NESTING`."""

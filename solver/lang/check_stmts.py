@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from . import ir
-from .check_expr import MAX_NESTING
 from .scope import Scope
 from .sources import string
 from .types import BOOL, BagT, IntT, MapT, RecordT, SeqT, SetT, TextT, needs_bounds
@@ -67,13 +66,9 @@ class StmtChecks:
         return self._nested(self._do_body, t, sc, allow_assign)
 
     def _nested(self, check, t, sc: Scope, allow_assign: bool):
-        """``check(t, sc, allow_assign)`` one level deeper (see `ExprChecks.expr`)."""
-        self.nesting += 1
+        """``check(t, sc, allow_assign)`` one level deeper (see `ExprChecks.nest_deeper`)."""
         try:
-            if self.nesting > self.reached:
-                self.reached = self.nesting
-                if self.nesting > MAX_NESTING:
-                    raise self.too_deep(t)
+            self.nest_deeper(t)
             return check(t, sc, allow_assign)
         finally:
             self.nesting -= 1
