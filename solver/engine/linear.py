@@ -505,17 +505,22 @@ def side_conditions_real(solver, assumptions=(), predicates: dict | None = None)
     # terms are walked every time (nothing keeps them alive).  Not with an abstraction's
     # predicates, whose facts may grow between checks.
     walked = added_to(solver, "_rulebook_walked") if not facts else set()
-    out = []
-    seen: set = set(walked)
-    for todo, record in ((list(solver.assertions()), base and not facts),
-                         ([a for a in assumptions if dz.is_sym(a)], False)):
-        _walk_sides(todo, seen, done, facts, base, out, walked if record else None)
+    out: list = []
+    asserted, assumed = list(solver.assertions()), [a for a in assumptions if dz.is_sym(a)]
+    if base and not facts:          # the assertions' walk records into ``walked`` itself
+        _walk_sides(asserted, walked, frozenset(), done, facts, base, out)
+        _walk_sides(assumed, set(), walked, done, facts, base, out)
+    else:
+        seen: set = set()
+        _walk_sides(asserted, seen, walked, done, facts, base, out)
+        _walk_sides(assumed, seen, walked, done, facts, base, out)
     return out
 
 
-def _walk_sides(todo, seen, done, facts, base, out, record) -> None:
-    """`side_conditions_real`'s walk from the terms ``todo``: the side conditions found go to
-    ``out`` (and to ``done`` at the base level); the ids visited, to ``record`` if given."""
+def _walk_sides(todo, seen, known, done, facts, base, out) -> None:
+    """`side_conditions_real`'s walk from the terms ``todo``, past the ids in ``seen`` (where
+    it adds those it visits) and in ``known``: the side conditions found go to ``out`` (and
+    to ``done`` at the base level)."""
     while todo:
         found = []
         stack = list(todo)
@@ -523,11 +528,9 @@ def _walk_sides(todo, seen, done, facts, base, out, record) -> None:
         while stack:
             a = stack.pop()
             i = a.get_id()
-            if i in seen:
+            if i in seen or i in known:
                 continue
             seen.add(i)
-            if record is not None:
-                record.add(i)
             if i in _SIDE and i not in done:
                 found.append(i)
             if z3.is_app(a):
