@@ -248,9 +248,7 @@ def unroll(game: Game, st0, depth: int, actions, prefix: str = "ch",
         pending: list = []
         stops_now = []
         for ni, node in enumerate(layers[-1]):
-            if deadline is not None and time.monotonic() > deadline:
-                # Building the formula is itself past the query's time-out: "unknown".
-                raise Unknown(f"the unrolling of {depth} steps did not finish in time")
+            _in_time(deadline, depth)
             bs = branches(game, node.state, actions, node.concrete)
             ch = z3.Int(f"{prefix}{k}_{ni}")
             node.choice, node.branches, node.succ = ch, bs, []
@@ -285,6 +283,7 @@ def unroll(game: Game, st0, depth: int, actions, prefix: str = "ch",
         layer = []
         index = {}
         for key, members in groups.items():
+            _in_time(deadline, depth)
             index[key] = len(layer)
             # An exact key is the state itself when that state is wholly concrete.
             concrete = (key is members[0][1]) if exact else None
@@ -303,7 +302,7 @@ def unroll(game: Game, st0, depth: int, actions, prefix: str = "ch",
                     state = _merge_alike([st for _, st in members], [c for c, _ in members],
                                          tag, cons, [0])
                 else:
-                    state = _merge_states(t, members, tag, cons)
+                    state = _merge_states(t, members, tag, cons, deadline, depth)
             layer.append(Node(state, active, concrete))
         for node in layers[-1]:
             node.succ = [index[key] for key in node.succ]
@@ -312,6 +311,12 @@ def unroll(game: Game, st0, depth: int, actions, prefix: str = "ch",
         cons.append(nxt == _or_lits(([] if stopped is False else [stopped]) + stops_now))
         stopped = nxt
     return Unrolled(layers, cons)
+
+
+def _in_time(deadline: float | None, depth: int) -> None:
+    """Building the formula is itself past the query's time-out: `Unknown`."""
+    if deadline is not None and time.monotonic() > deadline:
+        raise Unknown(f"the unrolling of {depth} steps did not finish in time")
 
 
 def merge_key(t: RecordT, st) -> tuple:
@@ -365,13 +370,16 @@ def _merge_alike(vals: list, conds: list, tag: str, cons: list, counter: list):
     return var
 
 
-def _merge_states(t: Type, members: list, tag: str, cons: list):
+def _merge_states(t: Type, members: list, tag: str, cons: list,
+                  deadline: float | None = None, depth: int = 0):
     """One state for several (condition, state) members: a fresh variable for every leaf on
-    which they differ, equal to the member's leaf under the member's condition."""
+    which they differ, equal to the member's leaf under the member's condition.  A merge of
+    many large states takes seconds, so the deadline is looked at on every leaf."""
     per = [leaves(t, st) for _, st in members]
     base = per[0]
     out = []
     for j, cur in enumerate(base):
+        _in_time(deadline, depth)
         vals = [lv[j] for lv in per]
         if all(v is cur for v in vals):
             out.append(cur)

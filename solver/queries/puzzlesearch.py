@@ -175,7 +175,8 @@ def _reads_state(e: ir.Expr) -> bool:
 def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
                 deadline: float | None = None, progress=None, what: str = ""):
     """Best (objective, shown steps) over runs of at most ``depth`` moves ending in a goal.
-    Past ``deadline`` (checked every few hundred states) it raises `_OutOfTime`; ``progress``
+    Past ``deadline`` (checked on every state: one state's goal or objective can take
+    seconds) it raises `_OutOfTime`; ``progress``
     hears how many of the first moves are explored (`lang.progress`)."""
     memo: dict = {}
     say = reporter(progress)
@@ -184,7 +185,7 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
         key = (st, d)
         if key in memo:
             return memo[key]
-        if deadline is not None and len(memo) % 256 == 255 and _clock() > deadline:
+        if deadline is not None and _clock() > deadline:
             raise _OutOfTime(None, None)
         best = None
         if goal(st, env):
