@@ -457,14 +457,14 @@ def cmd_ambiguities(args) -> int:
 
 def cmd_play(args) -> int:
     from ..lang.errors import EvalError
+    from ..queries.playstats import Player
     from .progress import time_limit
     g = _load(args)
-    rng = random.Random(args.seed)
-    player_t = g.p.types.get("Player")
-    score = g.expr("score(p)", {"p": player_t})[0] if g.has_def("score") and player_t else None
-    win = g.expr("winner(p)", {"p": player_t})[0] if g.has_def("winner") and player_t else None
-    players = list(range(g.p.param_values.get("players", 0)))
-    games = []
+    base = Player(g)
+    # Under --compare, every other option of the reading plays the same seeds.
+    others = _compared(args, g)
+    games: list = []
+    under: dict = {opt: [] for opt, _ in others}
     t0 = time.perf_counter()
     say = _reporter(args)
     stop = None
@@ -472,58 +472,132 @@ def cmd_play(args) -> int:
         with time_limit(args.time_limit):
             for i in range(args.games):
                 if say is not None and args.games > 1:
-                    say("games played", done=i, total=args.games)
+                    say("games played", done=i, total=args.games,
+                        note=f"each under {len(others) + 1} options" if others else "")
                 try:
                     if args.trace and i == 0:
-                        st, n, moves = traced_playout(g, rng)
+                        from ..queries.playstats import game_rng
+                        st, n, moves = traced_playout(g, game_rng(args.seed, 0))
                         for k, m in enumerate(moves, 1):
                             print(f"{k:5d}  {json.dumps(m)}",
                                   file=sys.stderr if args.json else sys.stdout)
+                        played = base.outcome(st, n)
                     else:
-                        st, n = g.playout(rng)
+                        played = base.play(args.seed, i)
+                    more = [(opt, pl.play(args.seed, i)) for opt, pl in others]
                 except EvalError as e:      # a dead end of the rules: say which game
                     raise EvalError(f"{args.game}: game {i + 1} of seed {args.seed}: "
                                     f"{e.message}") from None
-                games.append({"moves": n,
-                              "scores": [score(st, p) for p in players] if score else None,
-                              "winners": [p for p in players if win(st, p)] if win else None})
+                games.append(played)
+                for opt, p in more:
+                    under[opt].append(p)
     except KeyboardInterrupt as e:
         stop = e
         _say_stopped(say, e)
     if say is not None:
         say.clear()
     dt = max(time.perf_counter() - t0, 1e-9)
-    summary = {"game": g.name, "players": len(players), "seed": args.seed, "games": games,
-               "seconds": round(dt, 3), "games_per_second": round(len(games) / dt, 1),
-               **({"stopped": _reason(stop), "asked": args.games} if stop else {})}
+    _play_report(args, g, base, games, under, dt, stop)
+    return _stopped_status(stop)
+
+
+def _compared(args, g) -> list:
+    """(option, `Player`) for each option of the reading ``--compare`` names other than the
+    one played (its default); [] without --compare."""
+    from ..engine.game import load_game
+    from ..queries.playstats import Player
+    if args.compare is None:
+        return []
+    r = next((rd for rd in g.p.readings if rd.name == args.compare), None)
+    if r is None:
+        raise InputError(f"--compare {args.compare}: {g.name} has no such reading (readings: "
+                         f"{', '.join(rd.name for rd in g.p.readings) or 'none'})")
+    if any(v.startswith(f"{r.name}:") for v in args.variant):
+        raise InputError(f"--compare {r.name} plays every option of {r.name}: give it "
+                         f"without --variant {r.name}:...")
+    return [(opt, Player(load_game(args.game, (*args.variant, f"{r.name}:{opt}"),
+                                   _params(args))))
+            for opt, _ in r.options if opt != r.chosen]
+
+
+def _play_report(args, g, base, games: list, under: dict, dt: float, stop) -> None:
+    """What `play` prints: the games (at most ten listed in text), the summary, and the
+    comparison of a reading's options."""
+    from ..queries.playstats import summary, winner_changed
+    players = len(base.players)
+    chosen = next((r.chosen for r in g.p.readings if r.name == args.compare), None)
+    out = {"game": g.name, "players": players, "seed": args.seed,
+           "games": [p.as_json() for p in games],
+           "summary": summary(games, players) if games else None,
+           "seconds": round(dt, 3), "games_per_second": round(len(games) / dt, 1),
+           **({"stopped": _reason(stop), "asked": args.games} if stop else {})}
+    if under:
+        out["compare"] = {"reading": args.compare, "base": chosen, "options": {
+            opt: {"summary": summary(ps, players) if ps else None,
+                  "winner_changed": winner_changed(games, ps),
+                  "games": [p.as_json() for p in ps]} for opt, ps in under.items()}}
     if args.json:
-        print(json.dumps(summary))
-        return _stopped_status(stop)
+        print(json.dumps(out))
+        return
     if stop is not None:
         print(f"stopped ({_reason(stop)}) after {len(games)} of {args.games} games; "
               f"the figures below are of those {len(games)}")
     if not games:
-        return _stopped_status(stop)
-    for i, gm in enumerate(games):
-        parts = [f"{gm['moves']} moves"]
-        if score:
-            parts.append(f"scores {gm['scores']}")
-        if win:
-            parts.append(f"winner(s) {gm['winners']}")
-        print(f"game {i + 1}: {'; '.join(parts)}")
+        return
+    if len(games) <= 10:
+        for i, gm in enumerate(games):
+            parts = [f"{gm.moves} moves"]
+            if base.score:
+                parts.append(f"scores {list(gm.scores)}")
+            if base.win:
+                parts.append(f"winner(s) {list(gm.winners)}")
+            print(f"game {i + 1}: {'; '.join(parts)}")
     if len(games) > 1:
-        totals = []
-        if win:
-            totals.append(f"wins per player {[sum(p in gm['winners'] for gm in games) for p in players]}")
-        if score:
-            mean = [round(sum(gm["scores"][p] for gm in games) / len(games), 1) for p in players]
-            totals.append(f"mean scores {mean}")
-        if totals:
-            print("; ".join(totals))
-    if not win:
+        print("\n".join(_summary_lines(g.name, args.seed, out["summary"], players)))
+    if under:
+        print(f"\nreading {args.compare}, the same {len(games)} games (seeds) under each "
+              f"option; 'winner changed' counts the games whose winners differ from "
+              f"{chosen}'s:")
+        rows = [(f"{chosen} (played above)", out["summary"], None)] + \
+            [(opt, o["summary"], o["winner_changed"]) for opt, o in out["compare"]["options"].items()]
+        width = max(len(r[0]) for r in rows)
+        for name, sm, ch in rows:
+            parts = [f"mean length {sm['length']['mean']:g}"]
+            if "win_rate" in sm:
+                parts.append("win rate " + " ".join(f"{100 * w:.0f}%" for w in sm["win_rate"]))
+            if "score_mean" in sm:
+                parts.append("mean score " + " ".join(f"{m:g}" for m in sm["score_mean"]))
+            if ch is not None and base.win:
+                parts.append(f"winner changed in {ch} of {len(games)} "
+                             f"({100 * ch / len(games):.0f}%)")
+            print(f"  {name:<{width}}  " + "; ".join(parts))
+    if not base.win:
         print(f"({g.name} declares no `def winner`: no winners to show)")
     print(f"({len(games)} game(s) in {dt:.2f} s, {len(games) / dt:.1f} games/s)")
-    return _stopped_status(stop)
+
+
+def _summary_lines(name: str, seed: int, sm: dict, players: int) -> list[str]:
+    """The summary of many games as a table by seat, then the game length."""
+    lines = [f"{name}: {sm['games']} games of seed {seed}"]
+    cols = ["player"] + (["wins", "win rate"] if "wins" in sm else []) + \
+        (["mean score", "sd"] if "score_mean" in sm else [])
+    if len(cols) > 1:
+        lines.append("  " + "  ".join(f"{c:>10}" for c in cols))
+        for p in range(players):
+            row = [str(p)]
+            if "wins" in sm:
+                row += [str(sm["wins"][p]), f"{100 * sm['win_rate'][p]:.1f}%"]
+            if "score_mean" in sm:
+                row += [f"{sm['score_mean'][p]:g}", f"{sm['score_sd'][p]:g}"]
+            lines.append("  " + "  ".join(f"{c:>10}" for c in row))
+        if "wins" in sm:
+            lines.append("  (a game with several winners counts as a win for each"
+                         + (f"; {sm['no_winner']} game(s) without a winner" if sm["no_winner"]
+                            else "") + ")")
+    ln = sm["length"]
+    lines.append(f"  length: mean {ln['mean']:g} moves, sd {ln['sd']:g}, least {ln['min']}, "
+                 f"most {ln['max']}")
+    return lines
 
 
 def traced_playout(g, rng, max_steps: int = 100000):

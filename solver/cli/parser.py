@@ -228,7 +228,10 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
     p = sub.add_parser("play", help="seeded random playouts and statistics",
                        description="Play whole games between players who pick a legal move at "
                        "random (chance weighted as the spec says), and print the moves, "
-                       "scores and winners.  The same seed gives the same games.")
+                       "scores and winners, then a summary: wins and mean score by seat, "
+                       "game length.  The same seed gives the same games (the first game is "
+                       "the seed's own; the others are seeded from it and their number).  At "
+                       "most ten games are listed; --json gives all.")
     _game_args(p)
     p.add_argument("--seed", type=count(0, "a seed"), default=0, metavar="S",
                    help="the seed of the random choices: the same seed plays the same games "
@@ -236,6 +239,10 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
     p.add_argument("--games", type=count(1, "a number of games"), default=1, metavar="N",
                    help="how many games to play (default: %(default)s)")
     p.add_argument("--trace", action="store_true", help="print every move of the first game")
+    p.add_argument("--compare", metavar="READING", default=None,
+                   help="play the same games (the same seeds) under every option of this "
+                   "reading and say how often the winner changes (default: no comparison; "
+                   "`rulebook readings GAME` lists the readings)")
     _long_args(p)
 
     p = sub.add_parser("serve", help="the explorer in a browser: play, compare readings, puzzles",
