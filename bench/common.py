@@ -79,6 +79,8 @@ class Table:
                     return f"{v:,.0f}"
                 if v >= 100:
                     return f"{v:.1f}"
+                if 0 < abs(v) < 0.1:
+                    return f"{v:.4f}"
                 return f"{v:.2f}"
             return str(v)
         hdr = ("section", "measure", "value", "unit", "target", "verdict", "note")
