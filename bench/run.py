@@ -51,6 +51,7 @@ from solver.engine.game import Game, load_game  # noqa: E402
 from solver.lang.resources import spec_dir  # noqa: E402
 
 from clock_towers import bench_clock  # noqa: E402  (bench/clock_towers.py)
+from towers import bench_towers  # noqa: E402  (bench/towers.py)
 import issue65  # noqa: E402  (bench/issue65.py)
 from issue65 import GOAL  # noqa: E402
 from common import (Table, Worker, fingerprint, log, median, now, p95,  # noqa: E402
@@ -69,8 +70,7 @@ TARGETS = {
     "puzzle_search_ms": 5.0,         # build puzzle (<= 5 cards) median, default backend, under
     "puzzle_z3_ms": 50.0,            # same with --backend z3, under
     "playouts_4p_per_s": 20.0,       # seeded 4-player random games per second, at least
-    "towers_placements_ms": 1000.0,  # Towers: every stable placement of a 6-cube block on a
-                                     # 10-block tower, median, under
+    # Towers `placements`: bench/towers.py
 }
 
 # Sizes of the sets: (full, --quick).
@@ -573,94 +573,6 @@ def bench_puzzles(args, table: Table) -> dict:
 
 
 # ---- (5) optional: proofs and ambiguities ------------------------------------------------------
-
-def _ten_block_towers(seed: int, n: int) -> list[list]:
-    """Towers of 10 standing blocks, the first tower to reach 10 in each seeded playout."""
-    game = load_game("towers", (), (("rounds", 30),))
-    fi = game.field_index
-    shapes = game.p.types["Shape"].members
-    out = []
-    i = 0
-    while len(out) < n:
-        rng = sub_rng(seed, "towers", i)
-        i += 1
-        st = game.initial()
-        while not game.is_terminal(st):
-            pick = game.pick(st, rng, [a for a in game.actions if a.chance], True) or \
-                game.pick(st, rng, [a for a in game.actions if not a.chance], False)
-            st = pick[1]
-            hit = [t for t in st[fi["tower"]] if sum(1 for b in t if b[1]) >= 10]
-            if hit:
-                out.append([{"shape": shapes[b[0]], "cells": [list(c) for c in b[1]]}
-                            for b in hit[0] if b[1]])
-                break
-    return out
-
-
-def bench_towers(args, table: Table) -> dict:
-    from solver.engine import linear
-    from solver.queries.puzzles import solve
-    import brute_towers
-    towers = _ten_block_towers(args.seed, args.sizes["towers_towers"])
-    res = {}
-    found = {}
-    for backend in args.backends:
-        times, cpus, counts, found[backend] = [], [], [], []
-        # Warm with another puzzle: the game is compiled once per process, but the LP answers
-        # and remembered rows of the measured towers must not be (a repeat would be cached).
-        solve({"game": "towers", "ask": "placements", "shape": "cube", "blocks": []}, backend)
-        linear.forget()
-        for k, blocks in enumerate(towers):
-            shape = ("hex_rect", "hex_chair")[k % 2]
-            puz = {"game": "towers", "ask": "placements", "shape": shape, "blocks": blocks}
-            t0, c0 = now(), time.process_time()
-            a = solve(puz, backend)
-            times.append(now() - t0)
-            cpus.append(time.process_time() - c0)
-            counts.append(a["count"])
-            found[backend].append(brute_towers.engine_answer(a))
-        res[backend] = {"median_ms": rnd(median(times) * 1000, 1),
-                        "cpu_ms": [rnd(c * 1000, 1) for c in cpus],
-                        "p95_ms": rnd(p95(times) * 1000, 1),
-                        "cpu_median_ms": rnd(median(cpus) * 1000, 1), "counts": counts}
-        table.add("towers", f"placements, 6-cube block on 10 blocks ({backend}, "
-                  f"{len(towers)} towers)", median(times) * 1000, "ms",
-                  f"< {TARGETS['towers_placements_ms']:.0f}",
-                  median(times) * 1000 < TARGETS["towers_placements_ms"],
-                  f"CPU {median(cpus) * 1000:,.0f} ms; p95 {p95(times) * 1000:,.0f} ms; "
-                  f"stable placements {counts}")
-    if len(res) == 2:
-        table.check("towers", "placements: backends disagree", sum(
-            a != b for a, b in zip(found["search"], found["z3"])), "towers")
-    # The brute force of bench/brute_towers.py (one LP per candidate placement) on the same
-    # puzzles: its placements must be the engine's; the figure is the ratio of the medians.
-    eng = "search" if "search" in res else args.backends[0]
-    b_cpus, diffs = [], []
-    for k, blocks in enumerate(towers):
-        shape = ("hex_rect", "hex_chair")[k % 2]
-        c0 = time.process_time()
-        got = brute_towers.placements([b["cells"] for b in blocks], shape)
-        b_cpus.append(time.process_time() - c0)
-        if got != found[eng][k]:
-            diffs.append({"tower": k, "engine_only": len(found[eng][k] - got),
-                          "brute_only": len(got - found[eng][k])})
-    e_med, b_med = res[eng]["cpu_median_ms"], median(b_cpus) * 1000
-    ratio = e_med / b_med
-    per = [e / b for e, b in zip(res[eng]["cpu_ms"], (c * 1000 for c in b_cpus))]
-    res["brute"] = {"cpu_median_ms": rnd(b_med, 1), "cpu_ms": [rnd(c * 1000, 1) for c in b_cpus],
-                    "ratio_of_medians": rnd(ratio), "ratios": [rnd(r) for r in per],
-                    "disagreements": diffs}
-    table.add("towers", f"placements, brute force, one LP per candidate ({len(towers)} towers)",
-              b_med, "CPU ms", note=f"CPU per tower {', '.join(f'{c * 1000:.0f}' for c in b_cpus)}"
-              " ms")
-    table.add("towers", f"placements, engine ({eng}) / brute force, median CPU", ratio, "ratio",
-              "<= 0.25", ratio <= 0.25, f"per tower {', '.join(f'{r:.2f}' for r in per)}")
-    table.check("towers", f"placements: the engine ({eng}) and the brute force disagree",
-                len(diffs), "towers")
-    table.goal("placements", f"{ratio:.2f} ({e_med:.0f} vs {b_med:.0f} ms, {len(towers)} towers)",
-               ratio <= 0.25, fail=bool(diffs))
-    return res
-
 
 def _unfinished(table: Table, section: str, label: str, status: str, val, wall: float) -> dict:
     """A timed child (`run_limited`) that did not finish within ``wall`` seconds or failed:
