@@ -7,12 +7,20 @@ Sections (run all by default, or pick some with --only a,b):
   legal        legal-move generation (Game.legal, and Game.moves) on states sampled along
                seeded random playouts of les-5-tours at 2 and 4 players
   playouts     seeded full random playouts per second, per game and player count
+  rates        issue 65: random playouts of Les 5 Tours 4p, Torres 4p and Towers 2p in moves per
+               CPU second, measured together (round-robin), and the two ratios (bench/issue65.py)
   puzzles      build-puzzle solve time per backend (search, z3) on a seeded set of puzzles cut
                from mid-game states; both backends must agree
+  build        issue 65: the build puzzles of the `puzzles` section's generator (226; 60 quick)
+               against the brute force of bench/brute_build.py: answers must agree; the ratio
+               of CPU ms per puzzle (bench/issue65.py)
   towers       Towers `placements` (a 6-cube block on 10-block towers from seeded playouts),
-               median per backend; both must agree
+               median per backend, and the brute force of bench/brute_towers.py (one LP per
+               candidate placement); all must agree (bench/towers.py)
   clock        Clock Towers' puzzles (plan over 6 turns, legal-plays, score) on positions cut
                from seeded games, per backend; both backends must agree (bench/clock_towers.py)
+  golden       (only with --golden) the z3 half of the Towers golden puzzle
+               `tallest_bar_and_cube`, under a wall-clock limit (bench/issue65.py)
   prove        (only with --prove) proof time of each invariant, one `prove(only=NAME)` each
   step         (only with --step) time to build the inductive step of `prove` (symbolic
                execution of every action path, the invariants substituted), its paths not
@@ -20,11 +28,13 @@ Sections (run all by default, or pick some with --only a,b):
   ambiguities  (only with --ambiguities) time of `find_ambiguities` per reading
 
 Every figure is printed in a table with its unit and, where the issue sets one, its target and
-PASS/MISS; the same figures go to bench/results.json (an output; do not commit it).  Everything
+PASS/MISS; then issue 65's figures in one summary table (figure | measured | goal | verdict;
+"not measured" for those whose section did not run).  The same figures go to
+bench/results.json (an output; do not commit it).  Everything
 but the timings is deterministic for a given --seed.  Progress goes to stderr.
 
-Exit status: 0, or 1 when a correctness check fails (the backends disagree, a solver raised, a
-generated puzzle was rejected).  A MISS against a target does not fail the run.
+Exit status: 0, or 1 when a correctness check fails (the backends disagree, the engine and a
+brute force disagree, a solver raised, a generated puzzle was rejected).  A MISS against a target does not fail the run.
 """
 from __future__ import annotations
 
