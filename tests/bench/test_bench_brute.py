@@ -80,6 +80,9 @@ def test_towers_blocks_are_the_specs():
     # The 12 on the 8, then the 9 on the 12 (not the other way): 3 cards and the tallest, 6.
     ({"towers": {"tree": [8]}, "hand": [["tree", 9], ["tree", 12]], "market": [["tree", 9]]},
      {"feasible": True, "best_score": 6, "max_take": 1}),
+    # A 9 goes on anything but a 0, even a lower card; then the 3 on the 9: 2 + 2.
+    ({"towers": {"scary": [4]}, "hand": [["scary", 9]], "market": [["scary", 3], ["scary", 9]]},
+     {"feasible": True, "best_score": 4, "max_take": 2}),
     # One card already demolished; the 0 tops the sand tower (2 points a card): 6 + 1 + 3 - 1
     # = 9, better than demolishing the 13 first (4 + 1 + 2 - 3 = 4).  The market: the 12 on
     # the 13, or, the 13 demolished, the 14 and then the 12 on the 15.
