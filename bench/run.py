@@ -7,12 +7,20 @@ Sections (run all by default, or pick some with --only a,b):
   legal        legal-move generation (Game.legal, and Game.moves) on states sampled along
                seeded random playouts of les-5-tours at 2 and 4 players
   playouts     seeded full random playouts per second, per game and player count
+  rates        issue 65: random playouts of Les 5 Tours 4p, Torres 4p and Towers 2p in moves per
+               CPU second, measured together (round-robin), and the two ratios (bench/issue65.py)
   puzzles      build-puzzle solve time per backend (search, z3) on a seeded set of puzzles cut
                from mid-game states; both backends must agree
+  build        issue 65: the build puzzles of the `puzzles` section's generator (226; 60 quick)
+               against the brute force of bench/brute_build.py: answers must agree; the ratio
+               of CPU ms per puzzle (bench/issue65.py)
   towers       Towers `placements` (a 6-cube block on 10-block towers from seeded playouts),
-               median per backend; both must agree
+               median per backend, and the brute force of bench/brute_towers.py (one LP per
+               candidate placement); all must agree (bench/towers.py)
   clock        Clock Towers' puzzles (plan over 6 turns, legal-plays, score) on positions cut
                from seeded games, per backend; both backends must agree (bench/clock_towers.py)
+  golden       (only with --golden) the z3 half of the Towers golden puzzle
+               `tallest_bar_and_cube`, under a wall-clock limit (bench/issue65.py)
   prove        (only with --prove) proof time of each invariant, one `prove(only=NAME)` each
   step         (only with --step) time to build the inductive step of `prove` (symbolic
                execution of every action path, the invariants substituted), its paths not
@@ -20,22 +28,21 @@ Sections (run all by default, or pick some with --only a,b):
   ambiguities  (only with --ambiguities) time of `find_ambiguities` per reading
 
 Every figure is printed in a table with its unit and, where the issue sets one, its target and
-PASS/MISS; the same figures go to bench/results.json (an output; do not commit it).  Everything
+PASS/MISS; then issue 65's figures in one summary table (figure | measured | goal | verdict;
+"not measured" for those whose section did not run).  The same figures go to
+bench/results.json (an output; do not commit it).  Everything
 but the timings is deterministic for a given --seed.  Progress goes to stderr.
 
-Exit status: 0, or 1 when a correctness check fails (the backends disagree, a solver raised, a
-generated puzzle was rejected).  A MISS against a target does not fail the run.
+Exit status: 0, or 1 when a correctness check fails (the backends disagree, the engine and a
+brute force disagree, a solver raised, a generated puzzle was rejected).  A MISS against a target does not fail the run.
 """
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import math
 import os
 import platform
 import random
-import statistics
 import subprocess
 import sys
 import time
@@ -54,11 +61,16 @@ from solver.engine.game import Game, load_game  # noqa: E402
 from solver.lang.resources import spec_dir  # noqa: E402
 
 from clock_towers import bench_clock  # noqa: E402  (bench/clock_towers.py)
+from towers import bench_towers  # noqa: E402  (bench/towers.py)
+import issue65  # noqa: E402  (bench/issue65.py)
+from issue65 import GOAL  # noqa: E402
+from common import (Table, Worker, fingerprint, log, median, now, p95,  # noqa: E402
+                    rnd, run_limited, sub_rng)
 
 GAME = "les-5-tours"
-SECTIONS = ("compile", "legal", "playouts", "puzzles", "towers", "clock", "torres", "prove",
-            "step", "ambiguities")
-OPTIONAL = ("prove", "step", "ambiguities")
+SECTIONS = ("compile", "legal", "playouts", "rates", "puzzles", "build", "towers", "clock",
+            "torres", "golden", "prove", "step", "ambiguities")
+OPTIONAL = ("golden", "prove", "step", "ambiguities")
 BUCKETS = (("1-2", 1, 2), ("3-4", 3, 4), ("5", 5, 5))
 ANSWER_KEYS = ("feasible", "best_score", "max_take")
 
@@ -68,8 +80,7 @@ TARGETS = {
     "puzzle_search_ms": 5.0,         # build puzzle (<= 5 cards) median, default backend, under
     "puzzle_z3_ms": 50.0,            # same with --backend z3, under
     "playouts_4p_per_s": 20.0,       # seeded 4-player random games per second, at least
-    "towers_placements_ms": 1000.0,  # Towers: every stable placement of a 6-cube block on a
-                                     # 10-block tower, median, under
+    # Towers `placements`: bench/towers.py
 }
 
 # Sizes of the sets: (full, --quick).
@@ -87,194 +98,6 @@ SIZES = {
     "z3_wall_s": (120.0, 40.0),      # hard wall-clock limit per puzzle (child process killed)
     "towers_towers": (5, 2),         # 10-block towers (from seeded playouts) for `placements`
 }
-
-
-# ---- small helpers -------------------------------------------------------------------------
-
-def log(msg: str) -> None:
-    print(f"[bench] {msg}", file=sys.stderr, flush=True)
-
-
-def now() -> float:
-    return time.perf_counter()
-
-
-def median(xs):
-    return statistics.median(xs) if xs else None
-
-
-def p95(xs):
-    """Nearest-rank 95th percentile."""
-    if not xs:
-        return None
-    s = sorted(xs)
-    return s[max(0, math.ceil(0.95 * len(s)) - 1)]
-
-
-def rnd(x, nd=3):
-    return None if x is None else round(x, nd)
-
-
-def sub_rng(seed: int, *parts) -> random.Random:
-    """An independent, reproducible stream per purpose (str seeds hash with SHA-512)."""
-    return random.Random("/".join(map(str, (seed,) + parts)))
-
-
-def fingerprint(obj) -> str:
-    return hashlib.sha256(json.dumps(obj, sort_keys=True).encode()).hexdigest()[:16]
-
-
-class Table:
-    """The rows of the printed table, which also become the verdict list of the JSON."""
-
-    def __init__(self):
-        self.rows: list[dict] = []
-
-    def add(self, section, measure, value, unit, target=None, ok=None, note=""):
-        self.rows.append({"section": section, "measure": measure, "value": value, "unit": unit,
-                          "target": target, "verdict": None if ok is None else
-                          ("PASS" if ok else "MISS"), "note": note})
-
-    def check(self, section, measure, value, unit, note=""):
-        """A correctness figure: must be 0."""
-        self.rows.append({"section": section, "measure": measure, "value": value, "unit": unit,
-                          "target": "= 0", "verdict": "OK" if value == 0 else "FAIL",
-                          "note": note})
-
-    def render(self) -> str:
-        def fmt(v):
-            if v is None:
-                return "-"
-            if isinstance(v, float):
-                if v >= 1000:
-                    return f"{v:,.0f}"
-                if v >= 100:
-                    return f"{v:.1f}"
-                return f"{v:.2f}"
-            return str(v)
-        hdr = ("section", "measure", "value", "unit", "target", "verdict", "note")
-        body = [(r["section"], r["measure"], fmt(r["value"]), r["unit"], r["target"] or "",
-                 r["verdict"] or "", r["note"]) for r in self.rows]
-        w = [max(len(str(x[i])) for x in [hdr] + body) for i in range(len(hdr))]
-        right = {2}
-        line = lambda xs: "  ".join((str(x).rjust(w[i]) if i in right else str(x).ljust(w[i]))
-                                    for i, x in enumerate(xs)).rstrip()
-        out = [line(hdr), line(["-" * n for n in w])]
-        prev = None
-        for r in body:
-            if prev is not None and r[0] != prev:
-                out.append("")
-            out.append(line(r))
-            prev = r[0]
-        return "\n".join(out)
-
-
-def run_limited(fn, args: tuple, wall_s: float):
-    """Run ``fn(*args)`` in a forked child with a hard wall-clock limit.
-
-    Returns ``("ok", value)``, ``("error", text)`` or ``("timeout", None)``.  The child is ours
-    and is killed by its pid when over the limit.  Without fork (not Linux), runs in-process."""
-    import multiprocessing as mp
-    try:
-        ctx = mp.get_context("fork")
-    except ValueError:
-        try:
-            return "ok", fn(*args)
-        except Exception:
-            return "error", traceback.format_exc(limit=3)
-    recv, send = ctx.Pipe(duplex=False)
-
-    def child():
-        try:
-            send.send(("ok", fn(*args)))
-        except BaseException:
-            send.send(("error", traceback.format_exc(limit=3)))
-        finally:
-            send.close()
-
-    p = ctx.Process(target=child, daemon=True)
-    p.start()
-    send.close()
-    try:
-        if recv.poll(wall_s):
-            try:
-                res = recv.recv()
-            except EOFError:
-                res = ("error", f"child exited with status {p.exitcode}")
-        else:
-            res = ("timeout", None)
-    finally:
-        if p.is_alive():
-            p.kill()
-        p.join()
-        recv.close()
-    return res
-
-
-class Worker:
-    """One forked child that runs calls one after another, as a batch file runs its puzzles in
-    one process, with the same hard wall-clock limit per call as `run_limited`: a call over
-    the limit kills the child, and the next call forks a fresh one.  Without fork (not Linux),
-    calls run in-process."""
-
-    def __init__(self):
-        import multiprocessing as mp
-        try:
-            self.ctx = mp.get_context("fork")
-        except ValueError:
-            self.ctx = None
-        self.proc = None
-
-    def _start(self):
-        recv_req, send_req = self.ctx.Pipe(duplex=False)
-        recv_res, send_res = self.ctx.Pipe(duplex=False)
-
-        def serve():
-            while True:
-                try:
-                    msg = recv_req.recv()
-                except EOFError:
-                    return
-                if msg is None:
-                    return
-                fn, args = msg
-                try:
-                    send_res.send(("ok", fn(*args)))
-                except BaseException:
-                    send_res.send(("error", traceback.format_exc(limit=3)))
-
-        self.proc = self.ctx.Process(target=serve, daemon=True)
-        self.proc.start()
-        recv_req.close()
-        send_res.close()
-        self.send, self.recv = send_req, recv_res
-
-    def call(self, fn, args: tuple, wall_s: float):
-        if self.ctx is None:
-            try:
-                return "ok", fn(*args)
-            except Exception:
-                return "error", traceback.format_exc(limit=3)
-        if self.proc is None or not self.proc.is_alive():
-            self._start()
-        self.send.send((fn, args))
-        if self.recv.poll(wall_s):
-            try:
-                return self.recv.recv()
-            except EOFError:
-                self.close()
-                return "error", "worker exited"
-        self.close()
-        return "timeout", None
-
-    def close(self):
-        if self.proc is not None:
-            if self.proc.is_alive():
-                self.proc.kill()
-            self.proc.join()
-            self.send.close()
-            self.recv.close()
-            self.proc = None
 
 
 # ---- specs and games -----------------------------------------------------------------------
@@ -352,10 +175,10 @@ from solver.engine.evaluate import const_value
 from solver.engine.game import Game
 from solver.lang.check import check_program
 from solver.lang.sources import load_files
-t = time.perf_counter()
+t, c = time.perf_counter(), time.process_time()
 files, readings = load_files(sys.argv[2], tuple(json.loads(sys.argv[3])))
 Game(*check_program(files, {}, readings, const_value))
-print(json.dumps(time.perf_counter() - t))
+print(json.dumps([time.perf_counter() - t, time.process_time() - c]))
 """
 
 
@@ -364,12 +187,12 @@ def bench_compile(args, table: Table) -> dict:
     res = {}
     for sp in specs():
         log(f"compile {sp['label']}: cold (fresh process), then {runs} warm runs")
-        cold = None
+        cold = cold_cpu = None
         try:
             out = subprocess.run([sys.executable, "-c", _COLD, str(REPO), sp["name"],
                                   json.dumps(list(sp["variants"]))],
                                  capture_output=True, text=True, timeout=300, check=True)
-            cold = json.loads(out.stdout.strip().splitlines()[-1]) * 1000
+            cold, cold_cpu = (x * 1000 for x in json.loads(out.stdout.strip().splitlines()[-1]))
         except Exception as e:  # reported, not fatal
             log(f"  cold compile failed: {e}")
         fresh_compile(sp["name"], sp["variants"])      # warm-up (grammar, type tables)
@@ -384,7 +207,7 @@ def bench_compile(args, table: Table) -> dict:
                "parse_ms": rnd(median([p[0] for p in parts])),
                "check_ms": rnd(median([p[1] for p in parts])),
                "build_ms": rnd(median([p[2] for p in parts])),
-               "cold_ms": rnd(cold)}
+               "cold_ms": rnd(cold), "cold_cpu_ms": rnd(cold_cpu)}
         res[sp["label"]] = row
         t = f"< {TARGETS['compile_ms']:.0f}"
         table.add("compile", f"{sp['label']} median of {runs}", med, "ms", t,
@@ -393,7 +216,16 @@ def bench_compile(args, table: Table) -> dict:
                   f"build {row['build_ms']:.0f} ms")
         if cold is not None:
             table.add("compile", f"{sp['label']} first in a fresh process", cold, "ms", t,
-                      cold < TARGETS["compile_ms"], "grammar load included, imports excluded")
+                      cold < TARGETS["compile_ms"], f"CPU {cold_cpu:.0f} ms; grammar load "
+                      "included, imports excluded")
+            if f"compile_{sp['label']}" in GOAL:
+                table.goal(f"compile_{sp['label']}", f"{cold_cpu:.0f} ms (wall {cold:.0f} ms)",
+                           cold_cpu <= 300)
+    done = {k: v["cold_cpu_ms"] for k, v in res.items() if v["cold_cpu_ms"] is not None}
+    if done:
+        worst = max(done, key=done.get)
+        table.goal("compile_every", f"{done[worst]:.0f} ms ({worst}; {len(done)} of "
+                   f"{len(res)} specs measured)", done[worst] <= 300 and len(done) == len(res))
     return res
 
 
@@ -752,63 +584,6 @@ def bench_puzzles(args, table: Table) -> dict:
 
 # ---- (5) optional: proofs and ambiguities ------------------------------------------------------
 
-def _ten_block_towers(seed: int, n: int) -> list[list]:
-    """Towers of 10 standing blocks, the first tower to reach 10 in each seeded playout."""
-    game = load_game("towers", (), (("rounds", 30),))
-    fi = game.field_index
-    shapes = game.p.types["Shape"].members
-    out = []
-    i = 0
-    while len(out) < n:
-        rng = sub_rng(seed, "towers", i)
-        i += 1
-        st = game.initial()
-        while not game.is_terminal(st):
-            pick = game.pick(st, rng, [a for a in game.actions if a.chance], True) or \
-                game.pick(st, rng, [a for a in game.actions if not a.chance], False)
-            st = pick[1]
-            hit = [t for t in st[fi["tower"]] if sum(1 for b in t if b[1]) >= 10]
-            if hit:
-                out.append([{"shape": shapes[b[0]], "cells": [list(c) for c in b[1]]}
-                            for b in hit[0] if b[1]])
-                break
-    return out
-
-
-def bench_towers(args, table: Table) -> dict:
-    from solver.engine import linear
-    from solver.queries.puzzles import solve
-    towers = _ten_block_towers(args.seed, args.sizes["towers_towers"])
-    res = {}
-    for backend in args.backends:
-        times, cpus, counts = [], [], []
-        # Warm with another puzzle: the game is compiled once per process, but the LP answers
-        # and remembered rows of the measured towers must not be (a repeat would be cached).
-        solve({"game": "towers", "ask": "placements", "shape": "cube", "blocks": []}, backend)
-        linear.forget()
-        for k, blocks in enumerate(towers):
-            shape = ("hex_rect", "hex_chair")[k % 2]
-            puz = {"game": "towers", "ask": "placements", "shape": shape, "blocks": blocks}
-            t0, c0 = now(), time.process_time()
-            a = solve(puz, backend)
-            times.append(now() - t0)
-            cpus.append(time.process_time() - c0)
-            counts.append(a["count"])
-        res[backend] = {"median_ms": rnd(median(times) * 1000, 1),
-                        "p95_ms": rnd(p95(times) * 1000, 1),
-                        "cpu_median_ms": rnd(median(cpus) * 1000, 1), "counts": counts}
-        table.add("towers", f"placements, 6-cube block on 10 blocks ({backend}, "
-                  f"{len(towers)} towers)", median(times) * 1000, "ms",
-                  f"< {TARGETS['towers_placements_ms']:.0f}",
-                  median(times) * 1000 < TARGETS["towers_placements_ms"],
-                  f"CPU {median(cpus) * 1000:,.0f} ms; p95 {p95(times) * 1000:,.0f} ms; "
-                  f"stable placements {counts}")
-    if len(res) == 2:
-        table.check("towers", "placements: backends disagree", sum(
-            a != b for a, b in zip(res["search"]["counts"], res["z3"]["counts"])), "towers")
-    return res
-
-
 def _unfinished(table: Table, section: str, label: str, status: str, val, wall: float) -> dict:
     """A timed child (`run_limited`) that did not finish within ``wall`` seconds or failed:
     its row in the table (FAIL on an error) and its record."""
@@ -967,6 +742,11 @@ def main(argv=None) -> int:
                     help="also time building the inductive step of prove (minutes)")
     ap.add_argument("--ambiguities", action="store_true",
                     help="also time the ambiguity search (slow)")
+    ap.add_argument("--golden", action="store_true",
+                    help="also time the z3 half of the Towers golden puzzle "
+                         "tallest_bar_and_cube (slow: minutes)")
+    ap.add_argument("--golden-wall", type=float, default=120.0,
+                    help="wall-clock limit for --golden, s (120; over it: timeout, a MISS)")
     ap.add_argument("--backend", action="append", choices=("search", "z3"),
                     help="puzzle backend(s) to time (default: both)")
     ap.add_argument("--search-puzzles", type=int, help="puzzles for the search backend")
@@ -1008,7 +788,10 @@ def main(argv=None) -> int:
     results: dict = {"meta": meta(args), "targets": TARGETS, "sizes": args.sizes}
     runners = {"compile": bench_compile, "legal": bench_legal, "playouts": bench_playouts,
                "puzzles": bench_puzzles, "towers": bench_towers, "prove": bench_prove, "step": bench_step,
-               "ambiguities": bench_ambiguities, "clock": bench_clock, "torres": _bench_torres}
+               "ambiguities": bench_ambiguities, "clock": bench_clock, "torres": _bench_torres,
+               "rates": issue65.bench_rates,
+               "build": lambda a, t: issue65.bench_build(a, t, make_puzzles),
+               "golden": lambda a, t: issue65.bench_golden(a, t, run_limited)}
     t_start = now()
     for s in args.sections:
         log(f"== {s}")
@@ -1022,6 +805,7 @@ def main(argv=None) -> int:
             table.add(s, "section failed", None, "", note=tb.strip().splitlines()[-1])
         results[s + "_section_seconds"] = rnd(now() - t0, 2)
     results["table"] = table.rows
+    results["issue65_goals"] = table.goals
     results["total_seconds"] = rnd(now() - t_start, 2)
 
     m = results["meta"]
@@ -1035,6 +819,7 @@ def main(argv=None) -> int:
     fails = [r for r in table.rows if r["verdict"] == "FAIL" or r["measure"] == "section failed"]
     print(f"\n{sum(r['verdict'] == 'PASS' for r in table.rows)} PASS, {len(misses)} MISS, "
           f"{len(fails)} FAIL; {results['total_seconds']:.0f} s in all")
+    print("\n" + issue65.summary(table, args.sections))
     out = Path(args.out)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=1) + "\n", encoding="utf-8")
