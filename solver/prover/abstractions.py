@@ -12,7 +12,6 @@ from z3.z3 import _to_expr_ref as _expr_ref
 
 from ..engine import domains as dz
 from ..engine import fixinc
-from ..engine import linear
 from ..engine.abstraction import Abstraction
 from ..engine.domains import leaf_sorts
 from ..lang import ir
@@ -20,11 +19,8 @@ from ..lang.irwalk import nodes
 from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SetT, finite
 from .regionfacts import RegionFacts
 
-# The z3 declarations made here, process-wide as z3's own are (their names number them):
-# one predicate per `exists real` of the source and sorts of its inputs, one family of
-# functions per node of the source that computes a fixpoint.
-_PREDICATES: dict = {}
-_FACTS: dict = {}       # predicate name -> ids (linear.define) of its applications' answers
+# The z3 declarations of fixpoints made here, process-wide as z3's own are (their names
+# number them): one family of functions per node of the source that computes a fixpoint.
 _FIX_FUNCTIONS: dict = {}
 # A fix function's z3 id -> (its family, which leaf of the value it is, the value's type, the
 # types of the inputs its arguments are the leaves of): `fix_family`.
@@ -52,10 +48,15 @@ class Opaque(Abstraction):
         self.regions = regions
         self._inputs: dict = {}      # IR node id -> (node, what it reads)
         self._nodes: dict = {}       # IR node id -> (node, its functions' layout or None)
+        # One predicate per `exists real` of the source and sorts of its inputs, and per
+        # predicate's name the ids (in the evaluator's `linear.Sides`) of its applications
+        # decided exactly.
+        self._predicates: dict = {}
+        self._facts: dict = {}
 
     @property
     def predicates(self) -> dict:
-        return _FACTS
+        return self._facts
 
     def _reads(self, e):
         hit = self._inputs.get(id(e))
@@ -67,15 +68,15 @@ class Opaque(Abstraction):
         if not self.reals:
             return None
         inputs = self._reads(e)
-        return None if inputs is None else _predicate(e, inputs, st, env)
+        return None if inputs is None else _predicate(e, inputs, st, env, self._predicates)
 
-    def real_decided(self, term, c) -> None:
+    def real_decided(self, term, c, sides) -> None:
         # Concrete inputs: the predicate at them is what the rows decide, so that a term the
         # step reaches by substitution, the same application, knows it too.
-        linear.define(term, term == c)
+        sides.define(term, term == c)
         # Every query that applies the predicate to terms gets this fact too: a term that
         # equals these inputs (the guard says so) then has the same answer.
-        _FACTS.setdefault(term.decl().name(), set()).add(term.get_id())
+        self._facts.setdefault(term.decl().name(), set()).add(term.get_id())
 
     def fixpoint(self, e, f, st, env):
         if not self.fixes:
@@ -178,20 +179,21 @@ def _all_concrete(args) -> bool:
     return all(z3.is_int_value(a) or z3.is_true(a) or z3.is_false(a) for a in args)
 
 
-def _predicate(e: ir.RealExists, inputs, st, env):
-    """The uninterpreted predicate of ``e`` applied to what it reads, and whether every input
-    is concrete (true: the caller decides it exactly as well); None when an input has no z3
-    leaf (a text)."""
+def _predicate(e: ir.RealExists, inputs, st, env, made: dict):
+    """The uninterpreted predicate of ``e`` (one of those ``made``, by the source place and
+    the sorts of its inputs) applied to what it reads, and whether every input is concrete
+    (true: the caller decides it exactly as well); None when an input has no z3 leaf (a
+    text)."""
     args = _arguments(inputs, st, env)
     if args is None:
         return None
     concrete = _all_concrete(args)
     sorts = tuple(a.sort() for a in args)
     key = (e.span.file, e.span.line, e.span.col, e.name, tuple(str(x) for x in sorts))
-    f = _PREDICATES.get(key)
+    f = made.get(key)
     if f is None:
-        f = _PREDICATES[key] = z3.Function(
-            f"{e.name}@{e.span.line}:{e.span.col}#{len(_PREDICATES)}", *sorts, z3.BoolSort())
+        f = made[key] = z3.Function(
+            f"{e.name}@{e.span.line}:{e.span.col}#{len(made)}", *sorts, z3.BoolSort())
     return f(*args), z3.BoolVal(concrete)
 
 

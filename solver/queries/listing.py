@@ -58,7 +58,7 @@ def z3_listing(game: Game, st, actions, timeout_ms: int) -> dict:
     t = game.state_type
     fresh = dz.Fresh("l_")
     S = fresh.value(t, "s")
-    s = make_solver(timeout_ms)
+    s = make_solver(timeout_ms, sides=game.symbolic.sides)
     s.add(*fresh.constraints)
     for a_, b_ in zip(leaves(t, S), leaves(t, st)):
         s.add(dz.lift(dz.leaf_eq(a_, b_)))
