@@ -193,6 +193,7 @@ class Symmetry:
         self._board(grid, perm, moved_square)
         # The step's region facts (`Opaque.regions`): its regions' images are found there.
         self.facts = abstractions.regions_of(game.symbolic.abstraction)
+        self.step = game.symbolic.abstraction
         t = game.state_type
         pairs = []
         self.fixed = True       # the concrete leaves (the split fields) are their own images
@@ -256,7 +257,7 @@ class Symmetry:
             self._args.clear()
         # (The outermost unknowns only: each one's image is made of its arguments' images.)
         apps = [self._app(a) for a in _unknowns([term], into=False,
-                                                also=abstractions.fix_functions())]
+                                                also=abstractions.fix_functions(self.step))]
         if apps:
             out = _substitute(term, self.pairs + apps)
         elif self.pairs:
@@ -311,7 +312,7 @@ class Symmetry:
             gs, vs = args[:n], args[n:]
             return d(*[gs[self.inverse[k]] for k in range(n)],
                      *[vs[self.inverse[k]] for k in range(n)])
-        family = abstractions.fix_family(d.get_id())
+        family = abstractions.fix_family(self.step, d.get_id())
         if family is not None:
             out = self._fix_image(family, args)
             if out is not None:
@@ -443,6 +444,7 @@ class Rotation(Symmetry):
         size = finite(grid).size if grid is not None else 0
         self._board(grid, tuple(range(size)), lambda x, y: (x, y))
         self.facts = abstractions.regions_of(game.symbolic.abstraction)
+        self.step = game.symbolic.abstraction
         self.r, self.n = r, rot.n
         f, _ = game.expr(f"{rot.piece}(p)", {"p": IntT(0, rot.n - 1)})
         st = game.default_state()
