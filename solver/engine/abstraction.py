@@ -13,17 +13,21 @@ class Abstraction:
     """The exact reading: nothing abstracted.  Each hook returns None (or calls ``f``) for
     "evaluate as usual"."""
 
-    # Uninterpreted predicates' names -> the z3 ids of side conditions that every query
-    # applying them gets (see `linear.side_conditions_real`).
-    predicates: dict = {}
+    @property
+    def predicates(self) -> dict:
+        """Uninterpreted predicates' names -> the z3 ids of terms (defined in an evaluator's
+        `linear.Sides`) whose side conditions every query applying them gets (see
+        `linear.side_conditions_real`)."""
+        return {}
 
     def real_exists(self, e, st, env):
         """An `exists real` ``e`` over a symbolic state: None to decide it, or (a term, a z3
         Bool that is true when the term is to be decided as well)."""
         return None
 
-    def real_decided(self, term, c) -> None:
-        """``term`` (from `real_exists`, its inputs concrete) is decided as ``c``."""
+    def real_decided(self, term, c, sides) -> None:
+        """``term`` (from `real_exists`, its inputs concrete) is decided as ``c``; ``sides``
+        (a `linear.Sides`) are the evaluator's, where a side condition of ``term`` goes."""
 
     def fixpoint(self, e, f, st, env):
         """The value of ``e``, an expression that computes a fixpoint, compiled as ``f``."""

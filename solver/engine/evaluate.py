@@ -93,6 +93,9 @@ class Compiler(Operators, Loops):
         self._fixful: dict = {}           # IR node id -> whether it computes a fixpoint
         self.state_type = state_type
         self.abstraction: Abstraction = EXACT
+        # The side conditions of the terms this evaluator makes (its `exists real` literals):
+        # a solver made with them adds those its formula uses (`symbolic.make_solver`).
+        self.sides = linear.Sides()
 
     @contextmanager
     def abstracted(self, abstraction: Abstraction):

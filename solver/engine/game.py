@@ -139,6 +139,16 @@ class CompiledAction:
         return self.residual is None or bool(self.residual(st, [None] * self.frame))
 
     @cached_property
+    def messages(self) -> dict[str, str]:
+        """Rule name -> message, for the `requires` of the action (and the procs inlined in
+        it), "bounds" for a value leaving its type's range."""
+        out = {"bounds": "a value would leave its type's range"}
+        for s in nodes(self.ir):
+            if isinstance(s, ir.Requires):
+                out.setdefault(s.name, s.message)
+        return out
+
+    @cached_property
     def sym(self):
         sc = self.game.symbolic
         return ([(b.slot + 1, sc.domain(b.domain)) for b in self.ir.params], sc.stmts(self.ir.body))

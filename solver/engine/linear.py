@@ -15,7 +15,9 @@ the constant).  The lowering is written once; a `Lin` domain says how terms are 
   result is a fresh Bool ``c`` with the side condition ``(c → primal(x)) ∧ (¬c → dual(y))``:
   the dual is the Farkas (Motzkin) certificate of infeasibility, so exactly one side is
   satisfiable and ``c`` is the truth of the `exists`, in any polarity, with no quantifier.
-  Side conditions are added to a solver by `symbolic.check` for the ``c`` its formula uses.
+  The side condition is recorded in the `Sides` of the evaluator that made ``c`` (each symbolic
+  evaluator owns one); a solver made with those `Sides` gets, at `symbolic.check`, the side
+  conditions of the ``c`` its formula uses, and a solver whose `Sides` are empty walks nothing.
 
 Over a symbolic state the evaluator's `Abstraction` may answer instead (a prover's
 uninterpreted predicate of the inputs: `Abstraction.real_exists`).
@@ -152,9 +154,9 @@ def compile_exists(comp, e: ir.RealExists) -> Fn:
         env[fam1] = active
         rows = rows_f(st, env, True)
         if comp.symbolic:
-            c = decide_symbolic(rows, active, name)
+            c = decide_symbolic(rows, active, name, comp.sides)
             if app is not None:
-                comp.abstraction.real_decided(app[0], c)
+                comp.abstraction.real_decided(app[0], c, comp.sides)
             return c
         return lp.decide(rows)
     return run
@@ -399,8 +401,35 @@ def _term(comp, D, e) -> Fn:
 
 # ---- the symbolic decision: primal or Farkas dual, chosen by a fresh Bool ---------------------------
 
-_SIDE: dict = {}        # z3 ast id of c -> (c, side condition)
+# Fresh names for the unknowns, process-wide as z3's own names are: two evaluators' terms may
+# meet in one solver (two readings compared), and equal names would be one z3 constant.
 _COUNTER = itertools.count()
+
+
+class Sides:
+    """The side conditions that one symbolic evaluator's terms carry: z3 id of a term (an
+    `exists real` literal, or a term an abstraction defined) -> (the term, its condition).
+    The terms are kept alive here, so their ids are not reused."""
+
+    __slots__ = ("_by_id",)
+
+    def __init__(self):
+        self._by_id: dict = {}
+
+    def __len__(self) -> int:
+        return len(self._by_id)
+
+    def __contains__(self, i: int) -> bool:
+        return i in self._by_id
+
+    def define(self, term, condition) -> None:
+        """Make ``condition`` the side condition of ``term`` (a z3 term): every check whose
+        formula mentions the term, on a solver made with these `Sides`, gets it."""
+        self._by_id[term.get_id()] = (term, condition)
+
+    def condition(self, i: int):
+        """The side condition of the term of z3 id ``i`` (one of these `Sides`)."""
+        return self._by_id[i][1]
 
 
 def _lin_real(mons, xs):
@@ -415,7 +444,9 @@ def _lin_real(mons, xs):
     return z3.Sum(out) if len(out) > 1 else out[0]
 
 
-def decide_symbolic(rows, active, name: str):
+def decide_symbolic(rows, active, name: str, sides: Sides):
+    """A fresh Bool that is the truth of the rows' system, its side condition (primal or
+    Farkas dual) recorded in ``sides``."""
     k = next(_COUNTER)
     rows = [(g, kind, t) for g, kind, t in rows if g is not False]
     # Primal: the unknowns themselves.
@@ -455,24 +486,19 @@ def decide_symbolic(rows, active, name: str):
     c = z3.Bool(f"{name}!{k}?")
     side = z3.And(z3.Implies(c, z3.And(primal) if primal else z3.BoolVal(True)),
                   z3.Implies(z3.Not(c), z3.And(dual)))
-    _SIDE[c.get_id()] = (c, side)
+    sides.define(c, side)
     return c
 
 
-def define(term, condition) -> None:
-    """Make ``condition`` the side condition of ``term`` (a z3 term): every query that
-    mentions the term gets it (`side_conditions_real`)."""
-    _SIDE[term.get_id()] = (term, condition)
-
-
-def side_conditions(solver, assumptions=(), abstraction: Abstraction | None = None) -> list:
-    """The side conditions of every `exists real` literal that the solver's formula (or the
-    assumptions) mentions, not yet added to it, after what the ``abstraction`` adds (a
+def side_conditions(solver, assumptions=(), abstraction: Abstraction | None = None,
+                    books: tuple = ()) -> list:
+    """The side conditions (in the `Sides` ``books``) of every term that the solver's formula
+    (or the assumptions) mentions, not yet added to it, after what the ``abstraction`` adds (a
     prover's facts of the regions it mentions)."""
     if abstraction is None:
-        return side_conditions_real(solver, assumptions)
+        return side_conditions_real(solver, assumptions, books=books)
     return abstraction.side_conditions(solver, assumptions) + side_conditions_real(
-        solver, assumptions, abstraction.predicates)
+        solver, assumptions, abstraction.predicates, books)
 
 
 def added_to(solver, attr: str) -> set:
@@ -488,12 +514,15 @@ def added_to(solver, attr: str) -> set:
     return done
 
 
-def side_conditions_real(solver, assumptions=(), predicates: dict | None = None) -> list:
-    """The side conditions of every `exists real` literal that the solver's formula (or the
-    assumptions) mentions, not yet added to it; with ``predicates`` (an uninterpreted
-    predicate's name -> ids of side conditions), those of every predicate it applies."""
+def side_conditions_real(solver, assumptions=(), predicates: dict | None = None,
+                         books: tuple = ()) -> list:
+    """The side conditions (in the `Sides` ``books``) of every term that the solver's
+    formula (or the assumptions) mentions, not yet added to it; with ``predicates`` (an
+    uninterpreted predicate's name -> ids of terms of ``books``), those of every predicate it
+    applies.  Nothing is walked when ``books`` hold nothing."""
     facts = predicates or {}
-    if not _SIDE:
+    books = tuple(b for b in books if len(b))
+    if not books:
         return []
     done = added_to(solver, "_rulebook_side")
     # Added inside a scope, a side condition goes with it when the scope is popped: only one
@@ -507,20 +536,34 @@ def side_conditions_real(solver, assumptions=(), predicates: dict | None = None)
     walked = added_to(solver, "_rulebook_walked") if not facts else set()
     out: list = []
     asserted, assumed = list(solver.assertions()), [a for a in assumptions if dz.is_sym(a)]
+    book = books[0] if len(books) == 1 else _Union(books)
     if base and not facts:          # the assertions' walk records into ``walked`` itself
-        _walk_sides(asserted, walked, frozenset(), done, facts, base, out)
-        _walk_sides(assumed, set(), walked, done, facts, base, out)
+        _walk_sides(asserted, walked, frozenset(), done, facts, base, out, book)
+        _walk_sides(assumed, set(), walked, done, facts, base, out, book)
     else:
         seen: set = set()
-        _walk_sides(asserted, seen, walked, done, facts, base, out)
-        _walk_sides(assumed, seen, walked, done, facts, base, out)
+        _walk_sides(asserted, seen, walked, done, facts, base, out, book)
+        _walk_sides(assumed, seen, walked, done, facts, base, out, book)
     return out
 
 
-def _walk_sides(todo, seen, known, done, facts, base, out) -> None:
+class _Union:
+    """Several evaluators' `Sides` read as one (their terms' ids are distinct z3 terms)."""
+
+    def __init__(self, books: tuple):
+        self.books = books
+
+    def __contains__(self, i: int) -> bool:
+        return any(i in b for b in self.books)
+
+    def condition(self, i: int):
+        return next(b.condition(i) for b in self.books if i in b)
+
+
+def _walk_sides(todo, seen, known, done, facts, base, out, book) -> None:
     """`side_conditions_real`'s walk from the terms ``todo``, past the ids in ``seen`` (where
-    it adds those it visits) and in ``known``: the side conditions found go to ``out`` (and
-    to ``done`` at the base level)."""
+    it adds those it visits) and in ``known``: the side conditions in ``book`` found go to
+    ``out`` (and to ``done`` at the base level)."""
     while todo:
         found = []
         stack = list(todo)
@@ -531,7 +574,7 @@ def _walk_sides(todo, seen, known, done, facts, base, out) -> None:
             if i in seen or i in known:
                 continue
             seen.add(i)
-            if i in _SIDE and i not in done:
+            if i in book and i not in done:
                 found.append(i)
             if z3.is_app(a):
                 if facts and a.num_args() and a.decl().name() in facts:
@@ -540,6 +583,6 @@ def _walk_sides(todo, seen, known, done, facts, base, out) -> None:
         for i in dict.fromkeys(found):
             if base:
                 done.add(i)
-            side = _SIDE[i][1]
+            side = book.condition(i)
             out.append(side)
             todo.append(side)   # a side condition may mention another literal (nesting)

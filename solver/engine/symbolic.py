@@ -26,14 +26,17 @@ class Unknown(Exception):
 
 def make_solver(timeout_ms: int = DEFAULT_TIMEOUT_MS, optimize: bool = False,
                 finite: bool = False, general: bool = False,
-                abstraction: Abstraction | None = None):
+                abstraction: Abstraction | None = None, sides=None):
     """A solver with fixed seeds and a time-out (wall-clock, only softly enforced by z3).
     ``finite``: z3's incremental SAT solver (QF_FD), for Boolean formulas checked under
     assumptions.  ``general``: z3's default solver, configured by what each query holds,
     instead of the one for linear integer arithmetic: for the inductive step, whose queries
     also hold uninterpreted predicates (a prover's `Abstraction`), up to twice as fast.
     ``abstraction``: what the queries' terms were abstracted by, whose side conditions
-    `check` adds (`abstraction_of`)."""
+    `check` adds (`abstraction_of`).  ``sides``: the `linear.Sides` of the evaluator whose
+    terms the queries hold (``game.symbolic.sides``; a tuple of them for terms of several
+    games), whose side conditions `check` adds for the terms a formula mentions: a solver
+    without them, or with empty ones, gets none and `check` walks nothing."""
     s = z3.Optimize() if optimize else z3.Solver() if general else \
         z3.SolverFor("QF_FD" if finite else "QF_LIA")
     s.set("timeout", int(timeout_ms))
@@ -43,7 +46,14 @@ def make_solver(timeout_ms: int = DEFAULT_TIMEOUT_MS, optimize: bool = False,
     z3.set_param("sat.random_seed", 0)
     if abstraction is not None:
         s.rulebook_abstraction = abstraction
+    if sides is not None:
+        s.rulebook_sides = (sides,) if isinstance(sides, linear.Sides) else tuple(sides)
     return s
+
+
+def sides_of(solver) -> tuple:
+    """The `linear.Sides` a solver was made with (`make_solver`), if any."""
+    return getattr(solver, "rulebook_sides", ())
 
 
 def abstraction_of(solver) -> Abstraction | None:
@@ -62,7 +72,7 @@ def check(solver, *assumptions, deadline: float | None = None) -> bool:
         solver.set("timeout", max(1, int(left * 1000)))
     # `exists real` literals are defined by side conditions, added for those the query uses
     # (and an abstraction's unknowns by what it knows of them).
-    side = linear.side_conditions(solver, assumptions, abstraction_of(solver))
+    side = linear.side_conditions(solver, assumptions, abstraction_of(solver), sides_of(solver))
     if side:
         solver.add(*side)
     r = run_check(solver, *assumptions)

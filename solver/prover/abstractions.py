@@ -12,23 +12,12 @@ from z3.z3 import _to_expr_ref as _expr_ref
 
 from ..engine import domains as dz
 from ..engine import fixinc
-from ..engine import linear
 from ..engine.abstraction import Abstraction
 from ..engine.domains import leaf_sorts
 from ..lang import ir
 from ..lang.irwalk import nodes
 from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SetT, finite
 from .regionfacts import RegionFacts
-
-# The z3 declarations made here, process-wide as z3's own are (their names number them):
-# one predicate per `exists real` of the source and sorts of its inputs, one family of
-# functions per node of the source that computes a fixpoint.
-_PREDICATES: dict = {}
-_FACTS: dict = {}       # predicate name -> ids (linear.define) of its applications' answers
-_FIX_FUNCTIONS: dict = {}
-# A fix function's z3 id -> (its family, which leaf of the value it is, the value's type, the
-# types of the inputs its arguments are the leaves of): `fix_family`.
-_FIX_LAYOUT: dict = {}
 
 
 class Opaque(Abstraction):
@@ -52,10 +41,20 @@ class Opaque(Abstraction):
         self.regions = regions
         self._inputs: dict = {}      # IR node id -> (node, what it reads)
         self._nodes: dict = {}       # IR node id -> (node, its functions' layout or None)
+        # One predicate per `exists real` of the source and sorts of its inputs, and per
+        # predicate's name the ids (in the evaluator's `linear.Sides`) of its applications
+        # decided exactly.
+        self._predicates: dict = {}
+        self._facts: dict = {}
+        # One family of functions per node of the source that computes a fixpoint (and sorts
+        # of its inputs), and per function's z3 id: (its family, which leaf of the value it
+        # is, the value's type, the types of the inputs its arguments are the leaves of).
+        self._fix_functions: dict = {}
+        self._fix_layout: dict = {}
 
     @property
     def predicates(self) -> dict:
-        return _FACTS
+        return self._facts
 
     def _reads(self, e):
         hit = self._inputs.get(id(e))
@@ -67,15 +66,15 @@ class Opaque(Abstraction):
         if not self.reals:
             return None
         inputs = self._reads(e)
-        return None if inputs is None else _predicate(e, inputs, st, env)
+        return None if inputs is None else _predicate(e, inputs, st, env, self._predicates)
 
-    def real_decided(self, term, c) -> None:
+    def real_decided(self, term, c, sides) -> None:
         # Concrete inputs: the predicate at them is what the rows decide, so that a term the
         # step reaches by substitution, the same application, knows it too.
-        linear.define(term, term == c)
+        sides.define(term, term == c)
         # Every query that applies the predicate to terms gets this fact too: a term that
         # equals these inputs (the guard says so) then has the same answer.
-        _FACTS.setdefault(term.decl().name(), set()).add(term.get_id())
+        self._facts.setdefault(term.decl().name(), set()).add(term.get_id())
 
     def fixpoint(self, e, f, st, env):
         if not self.fixes:
@@ -94,7 +93,8 @@ class Opaque(Abstraction):
         args = _arguments(inputs, st, env)
         if not args or _all_concrete(args):
             return f(st, env)
-        return _applied(key, label, e.type, args, types)
+        return _applied(key, label, e.type, args, types, self._fix_functions,
+                        self._fix_layout)
 
     def region(self, ok: tuple, nb):
         return None if self.regions is None else self.regions.region(ok, nb)
@@ -109,6 +109,17 @@ class Opaque(Abstraction):
 
     def side_conditions(self, solver, assumptions) -> list:
         return [] if self.regions is None else self.regions.side_conditions(solver, assumptions)
+
+    def fix_functions(self):
+        """The z3 ids of the declarations of the functions that read fixpoints (a
+        container)."""
+        return self._fix_layout
+
+    def fix_family(self, decl_id: int):
+        """(its family's functions, which leaf of the value it is, the value's type, the types
+        of the inputs its arguments are the leaves of) of one of the functions that read
+        fixpoints, by the z3 id of its declaration; None for another function."""
+        return self._fix_layout.get(decl_id)
 
 
 def regions_of(abstraction) -> RegionFacts | None:
@@ -178,20 +189,21 @@ def _all_concrete(args) -> bool:
     return all(z3.is_int_value(a) or z3.is_true(a) or z3.is_false(a) for a in args)
 
 
-def _predicate(e: ir.RealExists, inputs, st, env):
-    """The uninterpreted predicate of ``e`` applied to what it reads, and whether every input
-    is concrete (true: the caller decides it exactly as well); None when an input has no z3
-    leaf (a text)."""
+def _predicate(e: ir.RealExists, inputs, st, env, made: dict):
+    """The uninterpreted predicate of ``e`` (one of those ``made``, by the source place and
+    the sorts of its inputs) applied to what it reads, and whether every input is concrete
+    (true: the caller decides it exactly as well); None when an input has no z3 leaf (a
+    text)."""
     args = _arguments(inputs, st, env)
     if args is None:
         return None
     concrete = _all_concrete(args)
     sorts = tuple(a.sort() for a in args)
     key = (e.span.file, e.span.line, e.span.col, e.name, tuple(str(x) for x in sorts))
-    f = _PREDICATES.get(key)
+    f = made.get(key)
     if f is None:
-        f = _PREDICATES[key] = z3.Function(
-            f"{e.name}@{e.span.line}:{e.span.col}#{len(_PREDICATES)}", *sorts, z3.BoolSort())
+        f = made[key] = z3.Function(
+            f"{e.name}@{e.span.line}:{e.span.col}#{len(made)}", *sorts, z3.BoolSort())
     return f(*args), z3.BoolVal(concrete)
 
 
@@ -211,22 +223,23 @@ def _rebuild(t, leaves):
     raise TypeError(t)
 
 
-def _applied(key: tuple, label: str, t, args: list, inputs: tuple = ()):
-    """A value of type ``t`` whose leaves are uninterpreted functions (one family per ``key``)
-    applied to ``args`` (the leaves of values of the types ``inputs``, one after the other);
-    None when ``t`` has no fixed list of z3 leaves."""
+def _applied(key: tuple, label: str, t, args: list, inputs: tuple, made: dict, layout: dict):
+    """A value of type ``t`` whose leaves are uninterpreted functions (one family per ``key``,
+    kept in ``made``, each function's place in ``layout``) applied to ``args`` (the leaves of
+    values of the types ``inputs``, one after the other); None when ``t`` has no fixed list of
+    z3 leaves."""
     out = leaf_sorts(t)
     if out is None:
         return None
     sorts = tuple(a.sort() for a in args)
     key = key + (tuple(s.kind() for s in sorts),)
-    fs = _FIX_FUNCTIONS.get(key)
+    fs = made.get(key)
     if fs is None:
-        n = len(_FIX_FUNCTIONS)
-        fs = _FIX_FUNCTIONS[key] = [z3.Function(f"{label}#{n}[{i}]", *sorts, srt)
+        n = len(made)
+        fs = made[key] = [z3.Function(f"{label}#{n}[{i}]", *sorts, srt)
                                     for i, srt in enumerate(out)]
         for i, f in enumerate(fs):
-            _FIX_LAYOUT[f.get_id()] = (fs, i, t, inputs)
+            layout[f.get_id()] = (fs, i, t, inputs)
     # One argument array for every leaf (z3's own call casts each argument, leaf by leaf).
     arr = (z3.Ast * len(args))(*[a.as_ast() for a in args])
     ctx = args[0].ctx
@@ -234,13 +247,13 @@ def _applied(key: tuple, label: str, t, args: list, inputs: tuple = ()):
                              for f in fs]))
 
 
-def fix_functions():
-    """The z3 ids of `opaque_fixes`' functions' declarations (a container)."""
-    return _FIX_LAYOUT
+def fix_functions(abstraction):
+    """The z3 ids of the declarations of ``abstraction``'s functions that read fixpoints (a
+    container; empty for an abstraction that reads none so)."""
+    return abstraction.fix_functions() if isinstance(abstraction, Opaque) else {}
 
 
-def fix_family(decl_id: int):
-    """(its family's functions, which leaf of the value it is, the value's type, the types of
-    the inputs its arguments are the leaves of) of one of `opaque_fixes`' functions, by the
-    z3 id of its declaration; None for another function."""
-    return _FIX_LAYOUT.get(decl_id)
+def fix_family(abstraction, decl_id: int):
+    """`Opaque.fix_family` of ``abstraction``; None for an abstraction that reads no fixpoint
+    as functions."""
+    return abstraction.fix_family(decl_id) if isinstance(abstraction, Opaque) else None

@@ -38,7 +38,7 @@ def model_check(game: Game, invs: list[ir.Invariant], options: ProveOptions,
             total=len(invs), note=inv.name)
         start = time.perf_counter()
         kind = "transition" if inv.transition else "invariant"
-        solver = make_solver(timeout_ms)
+        solver = make_solver(timeout_ms, sides=game.symbolic.sides)
         solver.add(*u.constraints)
         if inv.transition:
             bad = _transition_violation(game, inv, u)

@@ -94,7 +94,8 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
     # z3's general solver: the queries hold the `exists real` predicates (uninterpreted)
     # beside linear integer arithmetic, and on paths that read many of them it took half the
     # time of the linear-integer solver (47 s against 97 s for two paths), the same elsewhere.
-    local = make_solver(timeout_ms, general=True, abstraction=game.symbolic.abstraction)
+    local = make_solver(timeout_ms, general=True, abstraction=game.symbolic.abstraction,
+                        sides=game.symbolic.sides)
     local.add(*fresh.constraints)
     split_memo: dict = {}
     learned: set = set()      # (action, invariant) whose steps needed splitting

@@ -47,12 +47,6 @@ from z3.z3 import _to_expr_ref as _expr_ref
 from ..engine import domains as dz
 from ..engine import linear
 
-# The z3 declarations of the unknowns, process-wide as z3's own are (by their names).
-_FUNCTIONS: dict = {}       # (grid size, what) -> z3 function
-_FAMILY_IDS: dict = {}      # a function's z3 id -> the neighbours of its grid
-_FOLD_KINDS: dict = {}      # a fold function's z3 id -> (kind, n, empty default)
-_SQUARES: dict = {}         # an unknown's function's z3 id -> the squares it is about
-_KINDS: dict = {}           # ... -> which unknown it is: same, size or count
 _FALSE = z3.BoolVal(False)
 
 
@@ -60,27 +54,6 @@ def _leaf_key(b):
     """A square's leaf as a key: True, False or its z3 id."""
     v = dz.simplify_bool(b)
     return v if isinstance(v, bool) else v.get_id()
-
-
-def _function(nb, what: str, out, squares=()):
-    """One uninterpreted function of a grid's set (its squares' Bools), per unknown
-    (``squares``: those it is about, by ordinal)."""
-    key = (len(nb), what)
-    f = _FUNCTIONS.get(key)
-    if f is None:
-        name = f"region{len(nb)}.{what}"
-        f = _FUNCTIONS[key] = z3.Function(name, *([z3.BoolSort()] * len(nb)), out)
-        _FAMILY_IDS[f.get_id()] = nb
-        _SQUARES[f.get_id()] = tuple(squares)
-        _KINDS[f.get_id()] = next(k for k in ("same", "size", "count") if what.startswith(k))
-    return f
-
-
-def what(decl_id: int) -> tuple[str, tuple] | None:
-    """Which unknown one of a region's functions is, by the z3 id of its declaration:
-    ("same", (a, b)), ("size", (a,)) or ("count", ()); None for another function."""
-    kind = _KINDS.get(decl_id)
-    return None if kind is None else (kind, _SQUARES[decl_id])
 
 
 class Region:
@@ -93,6 +66,7 @@ class Region:
         self.keys = keys            # each leaf's `_leaf_key`: the region's name too
         self.nb = nb
         self.rows = facts.rows      # where `_row` records the square a fact is about
+        self._decls = facts         # whose declarations its functions are
         self._wholes = facts.wholes
         self._cache: dict = {}
         self._arr = None
@@ -105,7 +79,7 @@ class Region:
             # each argument).
             if self._arr is None:
                 self._arr = (z3.Ast * len(self.ok))(*[b.as_ast() for b in self.ok])
-            f = _function(self.nb, what(), out, squares)
+            f = self._decls.function(self.nb, what(), out, squares)
             ctx = f.ctx
             v = self._cache[key] = _expr_ref(
                 z3.Z3_mk_app(ctx.ref(), f.ast, len(self.ok), self._arr), ctx)
@@ -167,44 +141,6 @@ class Fold:
                 z3.Implies(z3.Not(some), f == self.dflt),
                 z3.Implies(some, z3.Or([z3.And(g, f == v) for g, v in zip(gs, vs)]))]
         return self.facts
-
-
-def fold(kind: str, pairs, dflt: int):
-    """``kind`` (max or min) of the values whose guards hold, over
-    ``pairs`` of (guard, value), ``dflt`` when none holds: one unknown with its facts (`Fold`),
-    which a query gets when it mentions it (`facts_for`).  As the evaluator's chain of `if`s,
-    a bound on the fold (a square's value at most the largest over its region) is z3's to find
-    through every link; as an unknown it is one implication.  None when the fold is short or
-    of numbers only, or its values are not integers."""
-    if len(pairs) <= FOLD_TERMS:
-        return None
-    gs = [z3.BoolVal(g) if isinstance(g, bool) else g for g, _ in pairs]
-    vs = [z3.IntVal(v) if isinstance(v, int) and not isinstance(v, bool) else v
-          for _, v in pairs]
-    if not all(isinstance(g, z3.BoolRef) for g in gs) or \
-            not all(isinstance(v, z3.ArithRef) and v.is_int() for v in vs):
-        return None
-    n = len(pairs)
-    key = (f"fold{n}", kind, dflt)
-    f = _FUNCTIONS.get(key)
-    if f is None:
-        f = _FUNCTIONS[key] = z3.Function(f"fold.{kind}{n}.{dflt}",
-                                          *([z3.BoolSort()] * n + [z3.IntSort()] * n),
-                                          z3.IntSort())
-        _FOLD_KINDS[f.get_id()] = (kind, n, dflt)
-    return f(*gs, *vs)
-
-
-def fold_kind(decl_id: int):
-    """(kind, elements, default) of one of the folds' functions, by the z3 id of its
-    declaration; None for another function."""
-    return _FOLD_KINDS.get(decl_id)
-
-
-def family(decl_id: int):
-    """The grid (its neighbours) of one of the unknowns' functions, by the z3 id of its
-    declaration; None for another function."""
-    return _FAMILY_IDS.get(decl_id)
 
 
 # ---- the facts --------------------------------------------------------------------------------
@@ -332,10 +268,11 @@ def _and(facts: list):
     return z3.BoolRef(z3.Z3_mk_and(ctx.ref(), len(facts), arr), ctx)
 
 
-def unknowns_in(ref, roots: list, seen: set, into: bool = True, skip=frozenset(),
-                also=()) -> list:
-    """The applications of a region's or a fold's functions (or of those whose declarations'
-    ids are in ``also``) under the raw z3 ASTs ``roots`` (of the context ``ref``), each once
+def unknowns_in(ref, roots: list, seen: set, wanted: tuple, into: bool = True,
+                skip=frozenset()) -> list:
+    """The applications of the functions whose declarations' ids are in one of the
+    containers ``wanted`` (a `RegionFacts`' unknowns: `RegionFacts.declared`) under the raw
+    z3 ASTs ``roots`` (of the context ``ref``), each once
     and after those among its arguments, as (AST, its declaration's id, the app).  ``into``:
     whether their arguments are walked; ``seen``: the ids of the ASTs walked already, grown;
     ``skip``: more ids not to walk into.  The walk is over raw ASTs: wrapping each node costs
@@ -360,23 +297,12 @@ def unknowns_in(ref, roots: list, seen: set, into: bool = True, skip=frozenset()
         if not n:
             continue
         decl = C.Z3_get_ast_id(ref, C.Z3_get_app_decl(ref, app))
-        if decl in _FAMILY_IDS or decl in _FOLD_KINDS or decl in also:
+        if any(decl in w for w in wanted):
             stack.append((a, decl, app))
             if not into:
                 continue
         stack.extend(C.Z3_get_app_arg(ref, app, k) for k in range(n))
     return found
-
-
-def squares_in(terms) -> frozenset:
-    """The squares of the unknowns these z3 terms mention (not those of the sets the unknowns
-    are of: an unknown's arguments are not walked into)."""
-    out: set = set()
-    seen: set = set()
-    for t in terms:
-        for _, decl, _ in unknowns_in(t.ctx.ref(), [t.as_ast()], seen, into=False):
-            out.update(_SQUARES.get(decl, ()))
-    return frozenset(out)
 
 
 class RegionFacts:
@@ -396,6 +322,57 @@ class RegionFacts:
         # for all such solvers (read only), so that each conjunct's walk is remembered
         # across their queries.
         self._no_base: tuple = ([], set(), set())
+        # The z3 declarations of the unknowns (their names number them).
+        self._functions: dict = {}      # (grid size, what) -> z3 function
+        self._family_ids: dict = {}     # a function's z3 id -> the neighbours of its grid
+        self._fold_kinds: dict = {}     # a fold function's z3 id -> (kind, n, empty default)
+        self._squares: dict = {}        # an unknown's function's z3 id -> its squares
+        self._kinds: dict = {}          # ... -> which unknown it is: same, size or count
+
+    def function(self, nb, what: str, out, squares=()):
+        """One uninterpreted function of a grid's set (its squares' Bools), per unknown
+        (``squares``: those it is about, by ordinal)."""
+        key = (len(nb), what)
+        f = self._functions.get(key)
+        if f is None:
+            name = f"region{len(nb)}.{what}"
+            f = self._functions[key] = z3.Function(name, *([z3.BoolSort()] * len(nb)), out)
+            self._family_ids[f.get_id()] = nb
+            self._squares[f.get_id()] = tuple(squares)
+            self._kinds[f.get_id()] = next(k for k in ("same", "size", "count")
+                                           if what.startswith(k))
+        return f
+
+    def what(self, decl_id: int) -> tuple[str, tuple] | None:
+        """Which unknown one of a region's functions is, by the z3 id of its declaration:
+        ("same", (a, b)), ("size", (a,)) or ("count", ()); None for another function."""
+        kind = self._kinds.get(decl_id)
+        return None if kind is None else (kind, self._squares[decl_id])
+
+    def fold_kind(self, decl_id: int):
+        """(kind, elements, default) of one of the folds' functions, by the z3 id of its
+        declaration; None for another function."""
+        return self._fold_kinds.get(decl_id)
+
+    def family(self, decl_id: int):
+        """The neighbours of the grid of one of the regions' functions, by the z3 id of its
+        declaration; None for another function."""
+        return self._family_ids.get(decl_id)
+
+    def declared(self) -> tuple:
+        """The containers of the z3 ids of the unknowns' declarations (`unknowns_in`)."""
+        return (self._family_ids, self._fold_kinds)
+
+    def squares_in(self, terms) -> frozenset:
+        """The squares of the unknowns these z3 terms mention (not those of the sets the
+        unknowns are of: an unknown's arguments are not walked into)."""
+        out: set = set()
+        seen: set = set()
+        wanted = self.declared()
+        for t in terms:
+            for _, decl, _ in unknowns_in(t.ctx.ref(), [t.as_ast()], seen, wanted, into=False):
+                out.update(self._squares.get(decl, ()))
+        return frozenset(out)
 
     def region(self, ok: tuple, nb) -> Region:
         keys = tuple(_leaf_key(b) for b in ok)
@@ -412,8 +389,29 @@ class RegionFacts:
         return self.wholes.get(tuple(_leaf_key(b) for b in squares))
 
     def fold(self, kind: str, pairs, dflt: int):
-        """`fold`, under these facts."""
-        return fold(kind, pairs, dflt)
+        """``kind`` (max or min) of the values whose guards hold, over ``pairs`` of (guard,
+        value), ``dflt`` when none holds: one unknown with its facts (`Fold`), which a query
+        gets when it mentions it (`facts_for`).  As the evaluator's chain of `if`s, a bound on
+        the fold (a square's value at most the largest over its region) is z3's to find
+        through every link; as an unknown it is one implication.  None when the fold is short
+        or of numbers only, or its values are not integers."""
+        if len(pairs) <= FOLD_TERMS:
+            return None
+        gs = [z3.BoolVal(g) if isinstance(g, bool) else g for g, _ in pairs]
+        vs = [z3.IntVal(v) if isinstance(v, int) and not isinstance(v, bool) else v
+              for _, v in pairs]
+        if not all(isinstance(g, z3.BoolRef) for g in gs) or \
+                not all(isinstance(v, z3.ArithRef) and v.is_int() for v in vs):
+            return None
+        n = len(pairs)
+        key = (f"fold{n}", kind, dflt)
+        f = self._functions.get(key)
+        if f is None:
+            f = self._functions[key] = z3.Function(f"fold.{kind}{n}.{dflt}",
+                                                   *([z3.BoolSort()] * n + [z3.IntSort()] * n),
+                                                   z3.IntSort())
+            self._fold_kinds[f.get_id()] = (kind, n, dflt)
+        return f(*gs, *vs)
 
     def fold_mentioned(self, arg_ids: tuple, app, kind) -> Fold:
         """The `Fold` of an application of a fold's function (``app()``: the application,
@@ -511,17 +509,17 @@ class RegionFacts:
         ref = ctx.ref()
 
         def walk(asts, seen, found, base=frozenset()):
-            for a, decl, app in unknowns_in(ref, asts, seen, skip=base):
+            for a, decl, app in unknowns_in(ref, asts, seen, self.declared(), skip=base):
                 args = [C.Z3_get_app_arg(ref, app, k)
                         for k in range(C.Z3_get_app_num_args(ref, app))]
                 ids = tuple(C.Z3_get_ast_id(ref, x) for x in args)
-                nb = family(decl)
+                nb = self.family(decl)
                 if nb is not None:
                     found.add(self.mentioned(
                         ids, lambda args=args: tuple(_expr_ref(x, ctx) for x in args), nb))
                 else:
                     found.add(self.fold_mentioned(
-                        ids, lambda a=a: _expr_ref(a, ctx), fold_kind(decl)))
+                        ids, lambda a=a: _expr_ref(a, ctx), self.fold_kind(decl)))
 
         held = solver.assertions()
         ids = [held[k].get_id() for k in range(len(held))]

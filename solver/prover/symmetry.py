@@ -45,16 +45,18 @@ CHECK_MS = 10_000
 CACHE_TERMS = 200_000
 
 
-def _unknowns(terms: list, into: bool = True, also=()) -> list:
-    """The applications of a region's or a fold's functions (or of those whose declarations'
-    ids are in ``also``) in ``terms``, each before those it is an argument of; without
-    ``into``, only the outermost (not those in the arguments of another)."""
-    if not terms:
+def _unknowns(terms: list, facts, into: bool = True, also=()) -> list:
+    """The applications of a region's or a fold's functions (those of the `RegionFacts`
+    ``facts``, if any; or of those whose declarations' ids are in ``also``) in ``terms``, each
+    before those it is an argument of; without ``into``, only the outermost (not those in the
+    arguments of another)."""
+    wanted = (facts.declared() if facts is not None else ()) + ((also,) if also else ())
+    if not terms or not wanted:
         return []
     ctx = terms[0].ctx
     return [_expr_ref(a, ctx) for a, _, _ in
-            regionfacts.unknowns_in(ctx.ref(), [t.as_ast() for t in terms], set(), into,
-                                    also=also)]
+            regionfacts.unknowns_in(ctx.ref(), [t.as_ast() for t in terms], set(), wanted,
+                                    into)]
 
 
 def _arrays(pairs: list) -> tuple:
@@ -72,15 +74,15 @@ def _substitute(term, pairs: list, arrays=None):
     return _expr_ref(C.Z3_substitute(ctx.ref(), term.as_ast(), n, src, dst), ctx)
 
 
-def _meaning(terms: list) -> list:
+def _meaning(terms: list, facts) -> list:
     """What is true of the unknowns in ``terms`` on any grid: a component's size and the
     number of components are between 0 and the number of squares, a square outside the set
     has size 0 and one inside at least 1; a fold is what its facts define.  (Without them
     a `max` over sizes with 0 for none is not the same chain of `if`s in another order.)"""
     out = []
-    for a in _unknowns(terms):
+    for a in _unknowns(terms, facts):
         d = a.decl().get_id()
-        kind = regionfacts.what(d)
+        kind = facts.what(d)
         if kind is not None:
             n = a.num_args()
             if kind[0] == "size":
@@ -90,7 +92,7 @@ def _meaning(terms: list) -> list:
             elif kind[0] == "count":
                 out += [a >= 0, a <= n]
             continue
-        fk = regionfacts.fold_kind(d)
+        fk = facts.fold_kind(d)
         if fk is not None:
             out += regionfacts.Fold(a, *fk).defining()
     return out
@@ -193,6 +195,7 @@ class Symmetry:
         self._board(grid, perm, moved_square)
         # The step's region facts (`Opaque.regions`): its regions' images are found there.
         self.facts = abstractions.regions_of(game.symbolic.abstraction)
+        self.step = game.symbolic.abstraction
         t = game.state_type
         pairs = []
         self.fixed = True       # the concrete leaves (the split fields) are their own images
@@ -255,8 +258,8 @@ class Symmetry:
             self._apps.clear()
             self._args.clear()
         # (The outermost unknowns only: each one's image is made of its arguments' images.)
-        apps = [self._app(a) for a in _unknowns([term], into=False,
-                                                also=abstractions.fix_functions())]
+        apps = [self._app(a) for a in _unknowns([term], self.facts, into=False,
+                                                also=abstractions.fix_functions(self.step))]
         if apps:
             out = _substitute(term, self.pairs + apps)
         elif self.pairs:
@@ -289,10 +292,10 @@ class Symmetry:
             hit = self._args[key] = [them, [self.image(x) for x in them], None]
         args = hit[1]
         d = e.decl()
-        nb = regionfacts.family(d.get_id())
+        nb = None if self.facts is None else self.facts.family(d.get_id())
         n = len(self.perm)
         if nb is not None:
-            what = regionfacts.what(d.get_id())
+            what = self.facts.what(d.get_id())
             if nb is not self.nb or len(args) != n or what is None:
                 return d(*args)
             kind, squares = what
@@ -306,12 +309,12 @@ class Symmetry:
             if kind == "size":
                 return r.size(self.perm[squares[0]])
             return r.count
-        kind = regionfacts.fold_kind(d.get_id())
+        kind = None if self.facts is None else self.facts.fold_kind(d.get_id())
         if kind is not None and kind[1] == n:
             gs, vs = args[:n], args[n:]
             return d(*[gs[self.inverse[k]] for k in range(n)],
                      *[vs[self.inverse[k]] for k in range(n)])
-        family = abstractions.fix_family(d.get_id())
+        family = abstractions.fix_family(self.step, d.get_id())
         if family is not None:
             out = self._fix_image(family, args)
             if out is not None:
@@ -397,7 +400,7 @@ class Symmetry:
         goal = [g for g in (self.image(c) for c in bounds + self._proved_from(assumed))
                 if g.get_id() not in have]
         s = make_solver(CHECK_MS, general=True)
-        s.add(*bounds, *assumed, *_meaning(assumed + goal))
+        s.add(*bounds, *assumed, *_meaning(assumed + goal, self.facts))
         # One image at a time (the invariants are many conjuncts over the whole board: z3
         # gave up on all of them at once within CHECK_MS on 8 x 8).
         for g in goal:
@@ -424,7 +427,7 @@ class Symmetry:
                            z3.And([self.image(c) for c in proved_goal]))
         s = make_solver(CHECK_MS, general=True)
         s.add(*bounds, guard, known, z3.Not(z3.And(goal)),
-              *_meaning([guard, known] + goal))
+              *_meaning([guard, known] + goal, self.facts))
         return run_check(s) == z3.unsat
 
 
@@ -443,6 +446,7 @@ class Rotation(Symmetry):
         size = finite(grid).size if grid is not None else 0
         self._board(grid, tuple(range(size)), lambda x, y: (x, y))
         self.facts = abstractions.regions_of(game.symbolic.abstraction)
+        self.step = game.symbolic.abstraction
         self.r, self.n = r, rot.n
         f, _ = game.expr(f"{rot.piece}(p)", {"p": IntT(0, rot.n - 1)})
         st = game.default_state()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import z3
 
 from ..engine.symbolic import Unknown, abstraction_of
-from . import nearby, regionfacts, sameterms, splits, terms
+from . import nearby, sameterms, splits, terms
 from .abstractions import regions_of
 
 # The tier of the conjuncts near the changed ones gets this long (ms): past it, the next tier.
@@ -187,13 +187,14 @@ def _sliced_proof(local, guard, goal, own, memo, local_ms) -> bool:
     squares the conjunct does not name: a bound on one square's column needs its own rows,
     not every other square's.  Fewer assumptions: a proof under them is a proof; anything
     else decides nothing (the full query follows)."""
+    facts = regions_of(abstraction_of(local))
     key = ("guard-squares", guard.get_id())
     hit = memo.get(key)
     if hit is None or not hit[0].eq(guard):
-        hit = memo[key] = (guard, regionfacts.squares_in([guard]))
-    squares = hit[1] | regionfacts.squares_in([goal, *own])
+        hit = memo[key] = (guard, facts.squares_in([guard]))
+    squares = hit[1] | facts.squares_in([goal, *own])
     try:
-        with regions_of(abstraction_of(local)).sliced(squares), \
+        with facts.sliced(squares), \
                 terms.time_limit(local, min(QUICK_MS, local_ms), local_ms):
             return terms.check_assume(local, z3.And(guard, goal, *own)) is None
     except Unknown:

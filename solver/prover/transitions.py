@@ -47,7 +47,8 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
     # The solver for linear integer arithmetic, not the general one Houdini's step uses:
     # measured on two games' transition properties (every path, the invariants assumed),
     # the general one took 10 % more CPU time (99 s against 90 s; 593 s against 533 s).
-    local = make_solver(timeout_ms, abstraction=game.symbolic.abstraction)
+    local = make_solver(timeout_ms, abstraction=game.symbolic.abstraction,
+                        sides=game.symbolic.sides)
     local.add(*fresh.constraints)       # the state's bounds, made with the cases
     split_memo: dict = {}
     learned: set = set()
@@ -196,7 +197,8 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
             # their verdicts are recorded for the next run, which then asks z3 again only
             # about the paths given up on.
             gave_up: dict[str, tuple] = {}
-            whole = make_solver(timeout_ms, abstraction=game.symbolic.abstraction)
+            whole = make_solver(timeout_ms, abstraction=game.symbolic.abstraction,
+                                sides=game.symbolic.sides)
             whole.add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
             for count, (at, b) in enumerate(share, 1):
                 say("transitions: action paths checked", done=count - 1,

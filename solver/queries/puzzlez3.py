@@ -49,7 +49,7 @@ def z3_runs(prep: Prepared, q: ir.Query, timeout_ms: int):
     plain = dz.is_concrete(tuple(env))
     cgoal = game.concrete.expr(q.goal) if plain else None
     # A run stops at its first goal state: the goal must not hold earlier on the path.
-    s = make_solver(timeout_ms)
+    s = make_solver(timeout_ms, sides=game.symbolic.sides)
     s.add(*u.constraints)
     reached = []
     for k, layer in enumerate(u.layers):
@@ -134,7 +134,7 @@ def z3_query(prep: Prepared, q: ir.Query, timeout_ms: int) -> dict:
         fobj = game.compiled(q.maximize, True)
         cobj = game.compiled(q.maximize) if plain else None
         objective = u.final(lambda st: fobj(st, env), cobj and (lambda st: cobj(st, env)))
-    s = make_solver(timeout_ms)
+    s = make_solver(timeout_ms, sides=game.symbolic.sides)
     s.add(*cons, *u.constraints)
     if dz.is_sym(depth_v):
         # Runs longer than the bound are excluded: stop after `within` moves.
@@ -292,7 +292,7 @@ def z3_all(prep: Prepared, q: ir.Query, et, timeout_ms: int):
         return None
     fgoal = game.symbolic.expr(q.goal)
     goal = u.final(lambda st: fgoal(st, env), None)
-    s = make_solver(timeout_ms)
+    s = make_solver(timeout_ms, sides=game.symbolic.sides)
     s.add(*fresh.constraints, *u.constraints, dz.lift(goal))
     found = []
     try:

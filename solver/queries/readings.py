@@ -274,7 +274,7 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
     amb = Ambiguity(reading, question, a, b, False)
     if any_case is False:
         return amb
-    solver = make_solver(timeout_ms)
+    solver = make_solver(timeout_ms, sides=(ga.symbolic.sides, gb.symbolic.sides))
     solver.add(*fresh.constraints)
     # ``invariants``: only states where the spec's invariants hold (a witness in a state the
     # rules never reach, one that breaks a rule or has pieces missing from the box,

@@ -63,7 +63,7 @@ def test_interpreter_and_z3_agree_on_concrete_states(lin, state):
     assert conc(state) == want
     lit = sym(state)
     for polarity in (True, False):
-        s = make_solver()
+        s = make_solver(sides=game.symbolic.sides)
         s.add(dz.lift(lit) if polarity else z3.Not(dz.lift(lit)))
         assert check(s) == (want == polarity)
 
@@ -75,7 +75,7 @@ def test_z3_finds_states_both_ways_and_the_interpreter_agrees(lin):
     lit = dz.lift(sym(Z))
     seen = set()
     for polarity in (True, False):
-        s = make_solver()
+        s = make_solver(sides=game.symbolic.sides)
         s.add(*fresh.constraints, lit if polarity else z3.Not(lit))
         # Ask for states with an equality and a strict row, so the dual's cases are exercised.
         s.add(z3.Or([k == 2 for k in Z[2]]), z3.Or([k == 3 for k in Z[2]]))

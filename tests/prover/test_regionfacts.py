@@ -132,7 +132,8 @@ def test_a_symbolic_seed_picks_its_square_among_the_regions_unknowns():
     sq = game.p.types["Sq"]
     Z = dz.Fresh("rs_").value(game.state_type, "z")
     x, y = z3.Ints("seed_x seed_y")
-    with game.symbolic.abstracted(Opaque(reals=False, regions=regionfacts.RegionFacts())):
+    rf = regionfacts.RegionFacts()
+    with game.symbolic.abstracted(Opaque(reals=False, regions=rf)):
         f = game.expr("component(s, table t in Sq: height[t] > 0)", {"s": sq},
                       symbolic=True)[0]
         sym = f(Z, (x, y))
@@ -143,7 +144,7 @@ def test_a_symbolic_seed_picks_its_square_among_the_regions_unknowns():
                 s.add(x == a, y == b)
                 s.add(z3.Or([dz.lift(u) != dz.lift(v) for u, v in zip(sym, fixed)]))
                 assert s.check() == z3.unsat
-    assert any(regionfacts.family(d.get_id()) is not None
+    assert any(rf.family(d.get_id()) is not None
                for t in sym for d in decls(dz.lift(t)))
 
 
@@ -219,8 +220,8 @@ def test_a_sliced_query_gets_fewer_facts_each_implied_by_all_of_them():
     s.add(*full)
     assert s.check(z3.Not(z3.And(part))) == z3.unsat
     assert 0 < sum(len(f.sexpr()) for f in part) < sum(len(f.sexpr()) for f in full) / 2
-    assert regionfacts.squares_in(part) == {0, 1, 3, 8}
-    assert regionfacts.squares_in(full) == set(range(9))
+    assert facts.squares_in(part) == {0, 1, 3, 8}
+    assert facts.squares_in(full) == set(range(9))
 
 
 def test_a_sliced_query_still_proves_its_own_squares_rows():

@@ -122,7 +122,7 @@ def test_statics_interpreter_and_z3_agree_on_random_towers(towers, seed):
         seen.add(want)
         lit = dz.lift(sym(st, p, r, at))
         for polarity in (True, False):
-            s = make_solver()
+            s = make_solver(sides=towers.symbolic.sides)
             s.add(lit if polarity else z3.Not(lit))
             assert check(s) == (want == polarity), (st, r, at)
     assert seen, "no candidate placement"
@@ -158,11 +158,11 @@ def test_statics_z3_with_a_symbolic_block_agrees(towers):
     x = z3.Int("x")
     lit = dz.lift(sym(s0, x))
     in_range = z3.And(x >= T["Coord"].lo, x <= T["Coord"].hi)
-    s = make_solver()
+    s = make_solver(sides=g.symbolic.sides)
     s.add(in_range, lit)
     assert check(s)
     assert conc(s0, s.model().eval(x).as_long())
-    s = make_solver()
+    s = make_solver(sides=g.symbolic.sides)
     s.add(in_range, lit != z3.Or([x == v for v in sorted(stands)]))
     assert not check(s), s.model()
 
