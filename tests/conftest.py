@@ -51,9 +51,22 @@ def golden(dirname: str):
 
 # ---- helpers --------------------------------------------------------------------------------
 
+def _cache_home(made: list = []) -> str:   # noqa: B006 - one folder for the session
+    """A cache folder of the test session's own (made once, removed at exit)."""
+    if not made:
+        import atexit
+        import shutil
+        import tempfile
+        made.append(tempfile.mkdtemp(prefix="rulebook-cache-"))
+        atexit.register(shutil.rmtree, made[0], True)
+    return made[0]
+
+
 def run_cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run ``python -m solver ARGS`` from the repository root with the project importable."""
     env = dict(os.environ)
+    # `prove` keeps its verdicts in the user's cache by default: the tests' own, not theirs.
+    env["XDG_CACHE_HOME"] = _cache_home()
     env["PYTHONPATH"] = str(ROOT) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH")
                                      else "")
     return subprocess.run([sys.executable, "-m", "solver", *args], cwd=ROOT, env=env,

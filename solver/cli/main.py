@@ -328,9 +328,30 @@ def _write(path: str, text: str) -> None:
         raise InputError(f"{path}: cannot write ({reason(e)})") from None
 
 
+def _store_path(args) -> str | None:
+    """The proof store `prove` uses: --store's, else the user's cache (its folder made);
+    None with --no-store or a journal."""
+    from ..prover.store import default_path
+    if args.no_store or args.journal:
+        if args.store:
+            raise InputError("--store: not with " + ("--no-store" if args.no_store
+                                                     else "--journal"))
+        return None
+    if args.store:
+        return args.store
+    path = default_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{path.parent}: cannot make the proof store's folder "
+                         f"({e.strerror}); give --store FILE or --no-store") from None
+    return str(path)
+
+
 def cmd_prove(args) -> int:
     from ..prover.options import ProveOptions
     from ..prover.prove import prove
+    from ..prover.result import Tally
     from .progress import time_limit
     g = _load(args)
     t0 = time.perf_counter()
@@ -339,12 +360,13 @@ def cmd_prove(args) -> int:
         bmc_depth=args.depth, timeout_ms=int(args.timeout * 1000), only=only,
         step_timeout_ms=int(args.step_timeout * 1000), split_lengths=args.split_lengths,
         exact_reals=args.exact_reals, split_on=tuple(args.split_on), jobs=args.jobs,
-        journal=args.journal, opaque_fix=args.opaque_fix, alone=args.alone,
-        region_facts=args.region_facts, symmetric=args.symmetry,
+        journal=args.journal, store=_store_path(args), opaque_fix=args.opaque_fix,
+        alone=args.alone, region_facts=args.region_facts, symmetric=args.symmetry,
         time_limit_s=args.time_limit, keep_partial=True)
     say = _reporter(args)
+    tally = Tally()
     with time_limit(args.time_limit):
-        res = prove(g, options, say)
+        res = prove(g, options, say, tally)
     if say is not None:
         say.clear()
     stopped = next((r.stopped for r in res if r.stopped), "")
@@ -354,6 +376,8 @@ def cmd_prove(args) -> int:
         print(json.dumps({"game": g.name, "params": g.p.param_values, "depth": args.depth,
                           "seconds": round(time.perf_counter() - t0, 2),
                           **({"stopped": stopped} if stopped else {}),
+                          "paths": tally.paths_json(),
+                          "store": options.store if options.journal is None else None,
                           "results": [r.as_json() for r in res]}))
     else:
         if stopped:
@@ -362,6 +386,9 @@ def cmd_prove(args) -> int:
             print(f"{r.name}: {r.headline()}" + (f" — {r.detail}" if r.detail else ""))
             if r.trace:
                 print(f"    trace: {' '.join(json.dumps(m) for m in r.trace)}")
+        where = "the journal" if options.journal is not None else "the store"
+        print(f"paths: {tally.paths} in all, {tally.reused} reused from {where}, "
+              f"{tally.paths - tally.reused} checked")
         print(f"({time.perf_counter() - t0:.1f} s; {scope})")
     status = 1 if any(r.status == "refuted" for r in res) else 0
     if stopped and status == 0:

@@ -185,11 +185,19 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
     p.add_argument("--jobs", type=count(1, "a number of processes"), default=1, metavar="N",
                    help="check the inductive step's paths in N processes at once; the verdicts "
                    "are the same, only the time changes (default: %(default)s)")
+    p.add_argument("--store", metavar="FILE",
+                   help="the proof store: an SQLite file that keeps the verdict of each action "
+                   "path of the inductive step, keyed by the rules, invariants, parameters and "
+                   "options that path reads; a re-proof checks only the paths an edit reached, "
+                   "and a proof stopped part-way resumes (default: "
+                   "$XDG_CACHE_HOME/rulebook/proofs.sqlite, else "
+                   "~/.cache/rulebook/proofs.sqlite)")
+    p.add_argument("--no-store", action="store_true",
+                   help="use no proof store: check every path and keep nothing")
     p.add_argument("--journal", metavar="FILE",
-                   help="record in FILE each action path of the inductive step once checked, "
-                   "and skip the paths a previous run with the same spec, parameters, options "
-                   "and Z3 version recorded there: a proof stopped part-way resumes where it "
-                   "stopped (default: no journal)")
+                   help="expert: record the paths in FILE, a log of this one run (the whole "
+                   "spec, parameters and options), instead of the store; a run with the same "
+                   "ones skips what it recorded (default: no journal)")
     _long_args(p)
     _expert_tactics(p)
 

@@ -111,11 +111,13 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                 in enumerate(cases):
             if falsified & set(candidates):
                 continue
-            if not work and journal is not None and journal.case_done(ci, candidates):
+            whole = None if work or journal is None else journal.case_done(ci, candidates)
+            if whole is not None:
                 # Every path of this case was checked under these candidates and none broke
                 # one: the case is not even built (building a large one takes minutes).
                 say(f"induction: case {ci + 1} of {len(cases)}: every path checked by a "
-                    f"previous run (journal {journal.path})")
+                    f"previous run ({journal.label})")
+                tally.count(whole, whole)
                 continue
             if not work:
                 work.extend(build())
@@ -136,13 +138,14 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                 done = journal.checked(ci, [b.action for b, _, _ in work], candidates)
                 if done:
                     say(f"induction: {len(done)} of {len(paths)} paths checked by a previous "
-                        f"run (journal {journal.path})")
+                        f"run ({journal.label})")
                     why: dict[str, tuple] = {}
                     for at, fell in done.items():
                         for n, w in fell.items():
                             why[n] = min(why.get(n, (at, w)), (at, w))
                     results.append((set(why), why, {}, set()))
                     paths = [(at, x) for at, x in paths if at not in done]
+            tally.count(len(work), len(work) - len(paths))
             if symmetric is not None and ci > 0 and paths \
                     and not cases[0][5] & set(candidates):
                 # The players numbered from this case's actor: most paths follow from the
@@ -251,7 +254,7 @@ def _build_next(cases: list, ci: int, candidates, journal):
     def skip(cj):
         _, _, work, _, _, falsified, _, _ = cases[cj]
         return bool(falsified & set(candidates) or work or (
-            journal is not None and journal.case_done(cj, candidates)))
+            journal is not None and journal.case_done(cj, candidates) is not None))
     cj = pool.next_case(len(cases), ci, skip)
     if cj is None:
         return None

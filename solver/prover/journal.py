@@ -41,6 +41,7 @@ class Journal:
 
     def __init__(self, path, key: dict, say):
         self.path = str(path)
+        self.label = f"journal {self.path}"
         self.records: list[dict] = []
         self.say = say
         lines = []
@@ -82,12 +83,13 @@ class Journal:
         fallen = {n for fell in out.values() for n in fell}
         return {at: fell for at, fell in out.items() if skipped[at] <= fallen}
 
-    def case_done(self, case: int, candidates) -> bool:
-        """Whether a previous run checked every path of ``case`` under ``candidates``, none
-        breaking one and none timing out (`record_case`)."""
+    def case_done(self, case: int, candidates) -> int | None:
+        """The number of paths of ``case`` when a previous run checked every one under
+        ``candidates``, none breaking one and none timing out (`record_case`), else None."""
         names = sorted(candidates)
-        return any(r.get("kind") == "case" and r.get("case") == case
-                   and r.get("candidates") == names for r in self.records)
+        return next((int(r.get("paths") or 0) for r in self.records
+                     if r.get("kind") == "case" and r.get("case") == case
+                     and r.get("candidates") == names), None)
 
     def record_case(self, case: int, candidates, paths: int) -> None:
         """Every path of ``case`` held every candidate: a run that resumes does not build
@@ -124,13 +126,15 @@ class Journal:
             out.setdefault(at, {}).update(r.get("verdicts") or {})
         return out
 
-    def transition_case_done(self, case: int, assumed, properties) -> bool:
-        """Whether a previous run found every one of ``properties`` holding on every path of
-        ``case``, from the same ``assumed`` invariants (`record_transition_case`)."""
+    def transition_case_done(self, case: int, assumed, properties) -> int | None:
+        """The number of paths of ``case`` when a previous run found every one of
+        ``properties`` holding on every one of them, from the same ``assumed`` invariants
+        (`record_transition_case`), else None."""
         names, props = sorted(assumed), set(properties)
-        return any(r.get("kind") == "transition-case" and r.get("case") == case
-                   and r.get("assumed") == names and props <= set(r.get("properties") or ())
-                   for r in self.records)
+        return next((int(r.get("paths") or 0) for r in self.records
+                     if r.get("kind") == "transition-case" and r.get("case") == case
+                     and r.get("assumed") == names
+                     and props <= set(r.get("properties") or ())), None)
 
     def record_transition_case(self, case: int, assumed, properties, paths: int) -> None:
         """Every path of ``case`` held each of ``properties``: a run that resumes does not

@@ -43,6 +43,11 @@ class ProveOptions:
     """A file where each action path of the inductive step is recorded once checked; a run
     with the same spec, parameters and options skips the paths recorded there (see
     `journal.Journal`)."""
+    store: str | None = None
+    """An SQLite file that keeps the verdict of each path query of the step, keyed by what
+    it reads (see `store.Store`): a re-proof checks only the paths an edit reached.  None:
+    no store (the command line's default is the user's cache).  A journal, when given, is
+    used instead."""
     opaque_fix: bool = False
     """The step reads each expression that computes a `fix` over symbolic inputs as
     uninterpreted functions of what it reads (see `abstractions.Opaque`): a step that floods

@@ -5,7 +5,8 @@ refuted with a trace that the interpreter replays.
 The pipeline, one module a stage: the options (`options`), the base case here, the inductive
 step of the state invariants (`induction`, its queries in `tiers`, split by `splits`), the
 transition properties' step (`transitions`), then bounded model checking of the rest (`bmc`);
-beside them the journal a long proof resumes from (`journal`), the symmetries that spare
+beside them the store of each path's verdict that a re-proof reuses (`store`), the journal
+a long proof resumes from (`journal`), the symmetries that spare
 paths (`orbits`) and the fork pool that shares paths out (`pool`)."""
 from __future__ import annotations
 
@@ -18,11 +19,15 @@ from . import abstractions, bmc, induction, orbits, regionfacts, transitions
 from .journal import Journal, run_key
 from .options import ProveOptions
 from .result import Result, Tally
+from .store import Store
 
 
-def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None) -> list[Result]:
+def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
+          tally: Tally | None = None) -> list[Result]:
     """Prove the invariants of ``game`` under ``options`` (see `ProveOptions`), in the order
     the spec declares them; ``progress`` hears what the proof is doing (`lang.progress`).
+    ``tally``, if given, is filled in as the proof goes: how far it is, the path queries of
+    the step and how many of them a previous run answered (`Tally.paths_json`).
 
     With ``options.time_limit_s``, bounded model checking comes first, one depth after the
     other up to ``options.bmc_depth`` (each completed depth is a verdict kept), then the
@@ -44,11 +49,14 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None) -> 
     say = reporter(progress)
     results: dict[str, Result] = {}
     held: dict[str, Result] = {}        # "holds up to depth k" by bounded model checking
-    tally = Tally()
+    tally = Tally() if tally is None else tally
     deadline = None if options.time_limit_s is None else \
         time.monotonic() + options.time_limit_s
+    # Opened first: a bad store is said before any work.
+    store = Store(options.store, game, options, say) \
+        if options.store is not None and options.journal is None else None
     try:
-        _prove(game, options, invs, say, results, held, tally, deadline)
+        _prove(game, options, invs, say, results, held, tally, deadline, store)
     except KeyboardInterrupt as e:
         if not options.keep_partial:
             raise
@@ -57,9 +65,10 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None) -> 
 
 
 def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, held: dict,
-           tally: Tally, deadline: float | None) -> None:
+           tally: Tally, deadline: float | None, store: Store | None) -> None:
     """The passes of `prove`, filling ``results`` (final verdicts) and ``held`` (the depths
-    bounded model checking completed) as they go."""
+    bounded model checking completed) as they go; ``store``: where the step's verdicts are
+    kept (`store.Store`), or None."""
     alone = options.alone
     t0 = time.perf_counter()
 
@@ -101,15 +110,16 @@ def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, he
     step = abstractions.Opaque(reals=not exact_reals, fixes=opaque_fix,
                                regions=regionfacts.RegionFacts() if region_facts else None)
     with game.symbolic.abstracted(step):
-        log = None if options.journal is None else Journal(
-            options.journal, run_key(game, options, state_invs), say)
+        # The journal (an expert's log of one run) when asked for, else the store.
+        log = Journal(options.journal, run_key(game, options, state_invs), say) \
+            if options.journal is not None else store
         mirror = orbits.Symmetric(game, say) if options.symmetric else None
         inductive, ctis = induction.houdini(game, state_invs, options, say, log, mirror,
                                             tally)
         trans = [i for i in invs if i.transition and i.name not in results]
         tally.stage = "the transition properties' step"
         trans_ok = transitions.check_transitions(game, trans, inductive, options, say, log,
-                                                 mirror) if trans else {}
+                                                 mirror, tally) if trans else {}
     elapsed = time.perf_counter() - t0
     for inv in invs:
         if inv.name in results:

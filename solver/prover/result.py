@@ -66,6 +66,10 @@ class Tally:
     round: int = 1
     total: int = 0
     depth: int = 0
+    # Every path query of the run (a path counts once per Houdini round and once in the
+    # transition properties' step) and those whose verdict came from the store or journal.
+    paths: int = 0
+    reused: int = 0
     # The count of paths checked, in memory shared with the forked workers (`pool.forked`):
     # the paths a worker finished count in the parent too, when the proof is stopped.
     shared: object = field(default=None, repr=False, compare=False)
@@ -87,6 +91,14 @@ class Tally:
         """Count ``n`` more paths checked (in whichever process checked them)."""
         with self.shared.get_lock():
             self.shared.value += n
+
+    def count(self, paths: int, reused: int) -> None:
+        """Count ``paths`` more path queries, ``reused`` of them answered by a previous run."""
+        self.paths += paths
+        self.reused += reused
+
+    def paths_json(self) -> dict:
+        return {"total": self.paths, "reused": self.reused, "checked": self.paths - self.reused}
 
     def where(self) -> str:
         if self.stage == "induction" and not self.total:

@@ -14,7 +14,8 @@ from .options import ProveOptions
 
 
 def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
-                      options: ProveOptions, say, journal=None, symmetric=None) -> dict:
+                      options: ProveOptions, say, journal=None, symmetric=None,
+                      tally=None) -> dict:
     """Each transition property on every action path, from the invariants proved inductive
     (``assumed``): name -> (True, "") or (False, why).  A path is checked as Houdini checks
     one (`tiers.step_each`): the post-state conjuncts the path does not make trivially true,
@@ -28,7 +29,8 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
     property fails is said of the first path that breaks it.  A `journal.Journal` records each
     path's decided verdicts, and gives back those a previous run decided under the same
     assumed invariants; a case where every path held every property is recorded whole, and
-    a resumed run does not build it again."""
+    a resumed run does not build it again.  ``tally`` (a `result.Tally`), if given, counts
+    the paths and those a previous run decided."""
     timeout_ms, split, jobs = options.step_timeout_ms, options.split_lengths, options.jobs
     t = game.state_type
     fresh = dz.Fresh("t_")
@@ -87,7 +89,7 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
         return conj, memo, readers, template, reflexive, n_leaves, bs
 
     def done_before(ci: int, live: list) -> bool:
-        return journal is not None and journal.transition_case_done(
+        return None if journal is None else journal.transition_case_done(
             ci, names, [tr.name for tr in live])
 
     def prepare_next(ci: int, live: list):
@@ -95,7 +97,7 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
         previous run did not finish); None when there is none.  Run in the parent while the
         workers check case ``ci``: building a large case's paths takes one core minutes,
         with the other cores idle."""
-        cj = pool.next_case(len(cases), ci, lambda cj: done_before(cj, live))
+        cj = pool.next_case(len(cases), ci, lambda cj: done_before(cj, live) is not None)
         return None if cj is None else lambda: ready.setdefault(cj, prepare(cj))
 
     def posts_of(ci: int, prepared: tuple):
@@ -169,9 +171,12 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
         live = [tr for tr in trans if out[tr.name][0] is True]
         if not live:
             break
-        if done_before(ci, live):
+        whole = done_before(ci, live)
+        if whole is not None:
             say(f"transitions: case {ci + 1} of {len(cases)}: every path held in a previous "
-                f"run (journal {journal.path})")
+                f"run ({journal.label})")
+            if tally is not None:
+                tally.count(whole, whole)
             continue
         prepared = ready.pop(ci) if ci in ready else prepare(ci)
         if prepared is None:
@@ -184,7 +189,9 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
             journal.transitions_checked(ci, [b.action for b in bs], names)
         if done:
             say(f"transitions: {len(done)} of {len(bs)} paths decided by a previous run "
-                f"(journal {journal.path})")
+                f"({journal.label})")
+        if tally is not None:
+            tally.count(len(bs), _reused(len(bs), done, [tr.name for tr in live]))
 
         post_of = posts_of(ci, prepared)
         if ci == 0:
@@ -323,6 +330,19 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
             out[n] = (False, why)
         if journal is not None and not first:
             journal.record_transition_case(ci, names, [tr.name for tr in live], len(bs))
+    return out
+
+
+def _reused(n: int, done: dict, live: list[str]) -> int:
+    """How many of ``n`` paths a previous run's verdicts (``done``) settle, as `check_share`
+    goes through them: each live property either decided there or broken on an earlier
+    path."""
+    fell: set = set()
+    out = 0
+    for at in range(n):
+        prior = done.get(at, {})
+        out += all(p in prior or p in fell for p in live)
+        fell |= {p for p, why in prior.items() if why is not None}
     return out
 
 

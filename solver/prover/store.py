@@ -1,0 +1,324 @@
+"""The proof store: the verdict of each action path's query of the inductive step, in an
+SQLite database keyed by a digest of exactly what that query reads, so that a proof re-checks
+only the paths an edit reached.
+
+A path is named by its action's IR digest (with the defs it reaches) and its place among
+that action's paths in its case, never by its place among all paths: an edit of another
+action leaves its key alone.  Beside it the key holds what every query of the step reads
+(`context`): the state's, the actor's and the end's digests, the parameters and readings,
+the abstractions of the step and the case split (which change the paths themselves), and
+z3's version; then the round's candidates (the invariants assumed and checked, by their own
+digests) or, for a transition property, the invariants assumed and the property's digest.
+Doc strings, spans and local names are in no digest (`lang.irdigest`): a doc edit re-checks
+nothing.
+
+A path that held is a proof whatever tactic found it: it is reused under any step time-out
+and with or without length splits.  One that broke a candidate says only that this tactic
+did not prove it: it is reused under the same length splitting and a step time-out no longer
+than its own.  A time-out is no verdict and is not stored.  The value keeps what the journal
+keeps (`journal.Journal`, whose methods this class shares): the candidates that fell and
+why, those left out, the symmetry a path followed by, and its cost in seconds.
+
+Safe for concurrent writers (WAL, one short transaction a row, a busy timeout): the fork
+pool's workers (each opens its own connection) and two proofs at once."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+import z3
+
+from ..engine.game import Game
+from ..lang.errors import RulebookError
+from ..lang.irdigest import part_digests
+from .options import ProveOptions
+
+FORMAT = "1"
+# How long a writer waits for another's transaction (ms) before giving up.
+BUSY_MS = 60_000
+# Keys asked of the database at once.
+BATCH = 500
+
+
+def default_path() -> Path:
+    """The store a proof uses unless told: ``$XDG_CACHE_HOME/rulebook/proofs.sqlite``, else
+    ``~/.cache/rulebook/proofs.sqlite``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rulebook" / "proofs.sqlite"
+
+
+def context(game: Game, options: ProveOptions, digests: dict | None = None) -> str:
+    """The digest of what every step query of ``game`` under ``options`` reads besides its
+    own action and invariants."""
+    d = part_digests(game.p) if digests is None else digests
+    return _sha(json.dumps({
+        "format": FORMAT, "game": game.name, "state": d["state"], "actor": d["actor"],
+        "terminal": d["terminal"], "params": sorted(game.p.param_values.items()),
+        "readings": sorted(game.symbols.reading_choices.items()),
+        "exact_reals": options.exact_reals, "opaque_fix": options.opaque_fixpoints,
+        "region_facts": options.region_facts, "split_on": list(options.split_on),
+        "z3": z3.get_version_string()}, sort_keys=True, default=str))
+
+
+class Store:
+    """The verdicts of the step's path queries in the SQLite file ``path``, for ``game``
+    under ``options``; the methods of `journal.Journal`, which the inductive step and the
+    transition properties' step call the same way.  The file is opened (and created, its
+    folder must exist) at once: a bad path or a file that is no store is a `RulebookError`
+    naming it before any work."""
+
+    def __init__(self, path, game: Game, options: ProveOptions, say):
+        self.path = str(path)
+        self.label = f"store {self.path}"
+        self.say = say
+        self._digests = part_digests(game.p)
+        self._ctx = context(game, options, self._digests)
+        self._split = options.split_lengths
+        self._timeout = options.step_timeout_ms
+        self._props = [i.name for i in game.p.invariants if i.transition]
+        self._all_actions = sorted(v for k, v in self._digests.items()
+                                   if k.startswith("action:"))
+        self._ids: dict[tuple, list] = {}   # (kind, case) -> each path's (action digest, k)
+        self._conns: dict[int, sqlite3.Connection] = {}     # one per process (forks)
+        self._guard(self._init)
+
+    # ---- the database ----------------------------------------------------------------------
+
+    def _db(self) -> sqlite3.Connection:
+        """This process's connection: a forked worker opens its own (the parent's stays
+        untouched in the child, which ends without closing it)."""
+        db = self._conns.get(os.getpid())
+        if db is None:
+            db = sqlite3.connect(self.path, timeout=BUSY_MS / 1000, isolation_level=None)
+            db.execute(f"PRAGMA busy_timeout = {BUSY_MS}")
+            self._conns[os.getpid()] = db
+        return db
+
+    def _guard(self, fn, *args):
+        try:
+            return fn(*args)
+        except sqlite3.Error as e:
+            raise RulebookError(f"{self.path}: {_why(e)}") from None
+
+    def _init(self) -> None:
+        if os.path.isdir(self.path):
+            raise RulebookError(f"{self.path}: cannot open the proof store (a directory)")
+        parent = os.path.dirname(os.path.abspath(self.path))
+        if not os.path.isdir(parent):
+            raise RulebookError(f"{self.path}: cannot open the proof store (no folder "
+                                f"{parent})")
+        fresh = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
+        db = self._db()
+        if not fresh:
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master "
+                                                "WHERE type = 'table'")}
+            if not {"meta", "verdicts"} <= tables:
+                raise RulebookError(f"{self.path}: not a rulebook proof store (an SQLite "
+                                    f"database of something else); give another --store")
+            row = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
+            if row is None or row[0] != FORMAT:
+                raise RulebookError(
+                    f"{self.path}: a proof store of another format ("
+                    f"{row[0] if row else 'none'}, this rulebook reads {FORMAT}); remove it "
+                    f"to start afresh")
+            ok = db.execute("PRAGMA quick_check").fetchone()
+            if ok is None or ok[0] != "ok":
+                raise RulebookError(f"{self.path}: the proof store is corrupt ("
+                                    f"{ok[0] if ok else 'no answer'}); remove it to start "
+                                    f"afresh")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = NORMAL")
+        db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, "
+                   "value TEXT NOT NULL)")
+        db.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, "
+                   "kind TEXT NOT NULL, value TEXT NOT NULL, seconds REAL, "
+                   "stored REAL NOT NULL)")
+        # A write at once: a file that cannot be written is said before any work.
+        db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
+
+    def _get(self, keys: list[str]) -> dict[str, tuple[dict, float | None]]:
+        def get():
+            out = {}
+            db = self._db()
+            for i in range(0, len(keys), BATCH):
+                part = keys[i:i + BATCH]
+                q = f"SELECT key, value, seconds FROM verdicts WHERE key IN " \
+                    f"({','.join('?' * len(part))})"
+                for k, v, s in db.execute(q, part):
+                    try:
+                        out[k] = (json.loads(v), s)
+                    except ValueError:
+                        pass        # not a verdict: checked again, and then replaced
+            return out
+        return self._guard(get) if keys else {}
+
+    def _put(self, key: str, kind: str, value: dict, seconds: float | None = None) -> None:
+        self._guard(lambda: self._db().execute(
+            "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?)",
+            (key, kind, json.dumps(value, sort_keys=True),
+             None if seconds is None else round(seconds, 3), time.time())))
+
+    # ---- keys ------------------------------------------------------------------------------
+
+    def _key(self, *parts) -> str:
+        return _sha(json.dumps([self._ctx, *parts]))
+
+    def _names(self, names) -> list[str]:
+        return sorted(self._digests[f"invariant:{n}"] for n in names)
+
+    def _paths(self, kind: str, case: int, actions: list[str]) -> list[tuple[str, int]]:
+        """Each path's name: its action's digest and its place among that action's paths
+        in the case (kept for `record` and `record_transition`, which give the place in
+        the case)."""
+        seen: dict[str, int] = {}
+        out = []
+        for a in actions:
+            k = seen.get(a, 0)
+            seen[a] = k + 1
+            out.append((self._digests[f"action:{a}"], k))
+        self._ids[(kind, case)] = out
+        return out
+
+    def _path(self, kind: str, case: int, at: int, action: str) -> tuple[str, int]:
+        ids = self._ids.get((kind, case))
+        if ids is None or not 0 <= at < len(ids) \
+                or ids[at][0] != self._digests[f"action:{action}"]:
+            raise RuntimeError(f"store: path {at} of case {case} recorded before its "
+                               f"case's paths were asked for")
+        return ids[at]
+
+    def _usable(self, value: dict, broke: bool) -> bool:
+        """Whether a stored verdict stands for this run: a proof always; a candidate or
+        property that fell only under the same length splitting and a time-out no
+        shorter."""
+        if not broke:
+            return True
+        t = value.get("tactic") or {}
+        return t.get("split_lengths") == self._split and \
+            isinstance(t.get("step_timeout_ms"), int) and t["step_timeout_ms"] >= self._timeout
+
+    def _tactic(self) -> dict:
+        return {"split_lengths": self._split, "step_timeout_ms": self._timeout}
+
+    # ---- the inductive step (as `journal.Journal`) -----------------------------------------
+
+    def checked(self, case: int, actions: list[str], candidates) -> dict[int, dict]:
+        """The paths of ``case`` whose verdict under ``candidates`` is stored: path number
+        -> the candidates it broke, with why."""
+        cand = self._names(candidates)
+        keys = [self._key("step", case, a, k, cand) for a, k in self._paths("step", case,
+                                                                            actions)]
+        rows = self._get(keys)
+        out: dict[int, dict] = {}
+        skipped: dict[int, set] = {}
+        for at, key in enumerate(keys):
+            if key not in rows:
+                continue
+            v = rows[key][0]
+            fell = v.get("fell") or {}
+            if not isinstance(fell, dict) or not self._usable(v, bool(fell)):
+                continue
+            out[at] = dict(fell)
+            skipped[at] = set(v.get("skipped") or ())
+        # A path that left out a candidate fallen before it counts only if that candidate
+        # falls again here (on a path stored too).
+        fallen = {n for fell in out.values() for n in fell}
+        return {at: fell for at, fell in out.items() if skipped[at] <= fallen}
+
+    def _case_key(self, kind: str, case: int, names, extra=None) -> str:
+        return self._key(kind, case, self._all_actions, self._names(names), extra)
+
+    def case_done(self, case: int, candidates) -> int | None:
+        """The number of paths of ``case`` when a previous run found every one holding
+        every one of ``candidates`` (`record_case`), else None."""
+        key = self._case_key("case", case, candidates)
+        row = self._get([key]).get(key)
+        return None if row is None else int(row[0].get("paths", 0))
+
+    def record_case(self, case: int, candidates, paths: int) -> None:
+        self._put(self._case_key("case", case, candidates), "case", {"paths": paths})
+
+    def record(self, case: int, at: int, action: str, candidates, fell: dict,
+               skipped: list, by: str | None = None, seconds: float | None = None) -> None:
+        a, k = self._path("step", case, at, action)
+        self._put(self._key("step", case, a, k, self._names(candidates)), "step",
+                  {"fell": fell, "skipped": sorted(skipped), "tactic": self._tactic(),
+                   **({"by": by} if by else {})}, seconds)
+
+    def spent(self, case: int, actions: list[str], candidates) -> dict[str, list]:
+        """Per action, [paths, seconds] of the proofs stored for ``case`` under
+        ``candidates`` that say how long they took."""
+        cand = self._names(candidates)
+        ids = self._paths("step", case, actions)
+        keys = [self._key("step", case, a, k, cand) for a, k in ids]
+        rows = self._get(keys)
+        out: dict[str, list] = {}
+        for action, key in zip(actions, keys):
+            row = rows.get(key)
+            if row is not None and row[1] is not None and "by" not in row[0]:
+                t_ = out.setdefault(action, [0, 0.0])
+                t_[0] += 1
+                t_[1] += row[1]
+        return out
+
+    # ---- the transition properties' step ---------------------------------------------------
+
+    def _tkey(self, case: int, a: str, k: int, assumed: list, prop: str) -> str:
+        return self._key("transition", case, a, k, assumed, self._digests[f"invariant:{prop}"])
+
+    def transitions_checked(self, case: int, actions: list[str], assumed) -> dict[int, dict]:
+        """The transition verdicts stored for the paths of ``case`` from the same
+        ``assumed`` invariants: path number -> {property: None (holds there) or why it
+        fails}."""
+        names = self._names(assumed)
+        keys = [[(p, self._tkey(case, a, k, names, p)) for p in self._props]
+                for a, k in self._paths("transition", case, actions)]
+        rows = self._get([key for per in keys for _, key in per])
+        out: dict[int, dict] = {}
+        for at, per in enumerate(keys):
+            for p, key in per:
+                if key in rows:
+                    v = rows[key][0]
+                    why = v.get("verdict")
+                    if self._usable(v, why is not None):
+                        out.setdefault(at, {})[p] = why
+        return out
+
+    def record_transition(self, case: int, at: int, action: str, assumed,
+                          verdicts: dict, by: str | None = None) -> None:
+        a, k = self._path("transition", case, at, action)
+        names = self._names(assumed)
+        for p, why in verdicts.items():
+            self._put(self._tkey(case, a, k, names, p), "transition",
+                      {"verdict": why, "tactic": self._tactic(), **({"by": by} if by else {})})
+
+    def transition_case_done(self, case: int, assumed, properties) -> int | None:
+        """The number of paths of ``case`` when a previous run found each of
+        ``properties`` holding on every one, from the same ``assumed`` invariants."""
+        keys = [self._case_key("transition-case", case, assumed,
+                               self._digests[f"invariant:{p}"]) for p in properties]
+        rows = self._get(keys)
+        if not keys or any(k not in rows for k in keys):
+            return None
+        return min(int(rows[k][0].get("paths", 0)) for k in keys)
+
+    def record_transition_case(self, case: int, assumed, properties, paths: int) -> None:
+        for p in properties:
+            self._put(self._case_key("transition-case", case, assumed,
+                                     self._digests[f"invariant:{p}"]),
+                      "transition-case", {"paths": paths})
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _why(e: sqlite3.Error) -> str:
+    msg = str(e)
+    if "not a database" in msg or "malformed" in msg:
+        return f"the proof store is unreadable ({msg}); remove it to start afresh"
+    return f"cannot use the proof store ({msg})"

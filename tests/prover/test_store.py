@@ -1,0 +1,294 @@
+"""The proof store (solver/prover/store.py): a re-proof re-checks only the path queries whose
+key an edit changed, reuses the others with the same verdicts, and the store survives
+concurrent writers; a bad store file is one line and exit status 2."""
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import os
+import sqlite3
+import subprocess
+import sys
+
+import pytest
+
+from conftest import FIXTURES, ROOT, run_cli
+from solver.engine import domains as dz
+from solver.engine.game import load_path
+from solver.lang.errors import RulebookError
+from solver.prover import splits
+from solver.prover.options import ProveOptions
+from solver.prover.prove import prove
+from solver.prover.result import Tally
+from solver.prover.store import Store
+
+SPEC = (FIXTURES / "stored.rules").read_text(encoding="utf-8")
+
+
+def _prove(tmp_path, text: str, store, name: str = "stored.rules", **kw):
+    """The verdicts of a proof of ``text`` (written to ``name``) and its tally."""
+    f = tmp_path / name
+    f.write_text(text, encoding="utf-8")
+    tally = Tally()
+    res = prove(load_path(f), ProveOptions(bmc_depth=2, store=None if store is None
+                                           else str(store), **kw), tally=tally)
+    return {r.name: (r.status, r.depth, r.detail) for r in res}, tally
+
+
+def _edit(old: str, new: str, text: str = SPEC) -> str:
+    assert old in text
+    return text.replace(old, new)
+
+
+def _paths_of(tmp_path, text: str, action: str) -> int:
+    """How many action paths ``action`` has over the step's cases, counted afresh."""
+    f = tmp_path / "count.rules"
+    f.write_text(text, encoding="utf-8")
+    g = load_path(f)
+    fields = splits.split_fields(g)
+    return sum(1 for S in splits.cases(g, dz.Fresh("s_"), "s", fields)
+               for b in splits.paths(g, S, fields) if b.action == action)
+
+
+def test_a_second_run_checks_nothing_and_gives_the_same_verdicts(tmp_path):
+    db = tmp_path / "p.sqlite"
+    first, t1 = _prove(tmp_path, SPEC, db)
+    assert t1.paths > 0 and t1.reused == 0
+    second, t2 = _prove(tmp_path, SPEC, db)
+    assert (t2.paths, t2.reused) == (t1.paths, t1.paths)
+    assert second == first
+    assert {s for s, _, _ in first.values()} == {"inductive"}
+
+
+@pytest.mark.parametrize("edit", [
+    ('doc "b follows a."', 'doc "b follows a, one step at a time."'),          # a doc string
+    ("  let next = b + 1;\n  b = next;", "let  after=b+1 ;b=after;"),       # reformat, rename
+    ('requires room "a has room"', 'requires room "a is below 5"'),           # a message
+])
+def test_an_edit_that_changes_no_rule_rechecks_nothing(tmp_path, edit):
+    db = tmp_path / "p.sqlite"
+    first, _ = _prove(tmp_path, SPEC, db)
+    again, t = _prove(tmp_path, _edit(*edit), db)
+    assert t.paths > 0 and t.reused == t.paths
+    assert again == first
+
+
+def test_an_edit_of_one_action_rechecks_only_its_paths(tmp_path):
+    db = tmp_path / "p.sqlite"
+    _, t1 = _prove(tmp_path, SPEC, db)
+    edited = _edit("    c = 0;", "    c = 1;")
+    lap = _paths_of(tmp_path, edited, "lap")
+    assert lap == 2
+    got, t = _prove(tmp_path, edited, db)
+    # Each path is asked once by the inductive step (one Houdini round: both invariants
+    # hold) and once for the transition property.
+    assert t.paths == t1.paths and t.paths - t.reused == 2 * lap < t.paths
+    fresh, t0 = _prove(tmp_path, edited, None)
+    assert got == fresh and t0.reused == 0
+
+
+def test_a_new_action_first_rechecks_only_its_own_paths(tmp_path):
+    # The paths are named within their action, not by their place among all the paths.
+    db = tmp_path / "p.sqlite"
+    _, t1 = _prove(tmp_path, SPEC, db)
+    edited = _edit('doc "a goes up by two."', 'doc "c back to 0."\naction reset() {\n'
+                   '  requires top "c is 3": c == 3;\n  c = 0;\n}\n\ndoc "a goes up by two."')
+    got, t = _prove(tmp_path, edited, db)
+    new = _paths_of(tmp_path, edited, "reset")
+    assert new >= 1 and t.paths - t.reused == 2 * new and t.reused == t1.paths
+    assert got == _prove(tmp_path, edited, None)[0]
+
+
+def test_the_pools_workers_write_the_store(tmp_path):
+    db = tmp_path / "p.sqlite"
+    first, t1 = _prove(tmp_path, SPEC, db, jobs=2)
+    assert t1.reused == 0
+    again, t2 = _prove(tmp_path, SPEC, db)
+    assert t2.reused == t2.paths == t1.paths and again == first
+
+
+def test_an_edit_that_breaks_an_invariant_is_not_hidden_by_the_store(tmp_path):
+    db = tmp_path / "p.sqlite"
+    before, _ = _prove(tmp_path, SPEC, db)
+    assert before["a_even"][0] == "inductive"
+    edited = _edit("  a += 2;", "  a += 1;")
+    got, t = _prove(tmp_path, edited, db)
+    fresh, _ = _prove(tmp_path, edited, None)
+    assert got == fresh and got["a_even"][0] == "refuted"
+    assert 0 < t.paths - t.reused < t.paths
+
+
+def test_an_edit_of_an_invariant_rechecks_the_queries_that_read_it(tmp_path):
+    db = tmp_path / "p.sqlite"
+    _, t1 = _prove(tmp_path, SPEC, db)
+    # The transition property is read by its own queries only: the step's are reused.
+    edited = _edit("transition a_grows: a >= old(a);", "transition a_grows: old(a) <= a;")
+    got, t = _prove(tmp_path, edited, db)
+    trans = sum(_paths_of(tmp_path, edited, a) for a in ("up", "follow", "lap"))
+    assert t.paths - t.reused == trans < t.paths
+    assert got == _prove(tmp_path, edited, None)[0]
+    # An invariant proved alone: an edit of another one leaves its queries alone ...
+    alone = {"only": ("a_even",), "alone": True}
+    _, ta = _prove(tmp_path, SPEC, db, **alone)
+    assert ta.reused == 0 and ta.paths == trans
+    _, tb = _prove(tmp_path, _edit("invariant b_le_a: b <= a;",
+                                   "invariant b_le_a: a >= b;"), db, **alone)
+    assert tb.reused == tb.paths == trans
+    # ... and an edit of it re-checks them all.
+    _, tc = _prove(tmp_path, _edit("invariant a_even: a % 2 == 0;",
+                                   "invariant a_even: a % 2 != 1;"), db, **alone)
+    assert tc.reused == 0 and tc.paths == trans
+
+
+def test_parameters_of_the_step_that_change_its_paths_change_the_key(tmp_path):
+    db = tmp_path / "p.sqlite"
+    _prove(tmp_path, SPEC, db)
+    _, t = _prove(tmp_path, SPEC, db, split_on=("c",))
+    assert t.reused == 0 and t.paths > 0
+    # Another step time-out or the jobs: the proofs stand.
+    _, t = _prove(tmp_path, SPEC, db, step_timeout_ms=9_000, jobs=2)
+    assert t.reused == t.paths
+
+
+def test_a_broken_candidate_is_reused_only_under_a_time_out_no_longer(tmp_path):
+    f = tmp_path / "stored.rules"
+    f.write_text(SPEC, encoding="utf-8")
+    g = load_path(f)
+    db = tmp_path / "p.sqlite"
+    actions = ["up", "follow", "lap", "lap"]
+    cands = ["a_even", "b_le_a"]
+    s = Store(db, g, ProveOptions(step_timeout_ms=5_000), print)
+    assert s.checked(0, actions, cands) == {}
+    s.record(0, 0, "up", cands, {"a_even": "why"}, [])
+    s.record(0, 1, "follow", cands, {}, [])
+    assert s.checked(0, actions, cands) == {0: {"a_even": "why"}, 1: {}}
+    shorter = Store(db, g, ProveOptions(step_timeout_ms=1_000), print)
+    assert shorter.checked(0, actions, cands) == {0: {"a_even": "why"}, 1: {}}
+    longer = Store(db, g, ProveOptions(step_timeout_ms=60_000), print)
+    assert longer.checked(0, actions, cands) == {1: {}}
+    split = Store(db, g, ProveOptions(step_timeout_ms=5_000, split_lengths=True), print)
+    assert split.checked(0, actions, cands) == {1: {}}
+    # Another case, another candidate set: nothing.
+    assert s.checked(1, actions, cands) == {}
+    assert s.checked(0, actions, ["a_even"]) == {}
+
+
+def _writer(db: str, spec: str, first: int, n: int) -> None:
+    g = load_path(spec)
+    s = Store(db, g, ProveOptions(), lambda *a, **k: None)
+    actions = ["up", "follow", "lap", "lap"]
+    for case in range(first, first + n):
+        s.checked(case, actions, ["a_even"])
+        for at, a in enumerate(actions):
+            s.record(case, at, a, ["a_even"], {}, [], seconds=0.01)
+
+
+def test_concurrent_writers_lose_no_row(tmp_path):
+    db = str(tmp_path / "p.sqlite")
+    spec = str(tmp_path / "stored.rules")
+    (tmp_path / "stored.rules").write_text(SPEC, encoding="utf-8")
+    Store(db, load_path(spec), ProveOptions(), print)
+    ctx = mp.get_context("fork")
+    # Two writers of their own cases, and a third over both ranges (the same keys again).
+    procs = [ctx.Process(target=_writer, args=(db, spec, first, n))
+             for first, n in ((0, 150), (150, 150), (0, 300))]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(120)
+        assert p.exitcode == 0
+    con = sqlite3.connect(db)
+    assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    assert con.execute("SELECT count(*) FROM verdicts").fetchone()[0] == 300 * 4
+    con.close()
+    s = Store(db, load_path(spec), ProveOptions(), print)
+    assert all(len(s.checked(c, ["up", "follow", "lap", "lap"], ["a_even"])) == 4
+               for c in range(300))
+
+
+def _cli(*args, store):
+    return run_cli("prove", str(FIXTURES / "stored.rules"), "--depth", "2", "--store",
+                   str(store), *args)
+
+
+def test_two_proofs_at_once_and_the_pool_share_one_store(tmp_path):
+    db = tmp_path / "p.sqlite"
+    cmd = [sys.executable, "-m", "solver", "prove", str(FIXTURES / "stored.rules"),
+           "--depth", "2", "--json", "--store", str(db)]
+    procs = [subprocess.Popen(cmd + extra, cwd=ROOT, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+             for extra in ([], ["--jobs", "2"])]
+    outs = [p.communicate(timeout=120) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], outs
+    runs = [json.loads(o) for o, _ in outs]
+    assert [(r["invariant"], r["status"]) for r in runs[0]["results"]] == \
+        [(r["invariant"], r["status"]) for r in runs[1]["results"]]
+    r = _cli("--json", store=db)
+    assert r.returncode == 0, r.stderr
+    paths = json.loads(r.stdout)["paths"]
+    assert paths == {"total": 8, "reused": 8, "checked": 0}
+
+
+def test_the_text_output_says_the_paths_in_one_line(tmp_path):
+    db = tmp_path / "p.sqlite"
+    r = _cli(store=db)
+    assert r.returncode == 0, r.stderr
+    assert "paths: 8 in all, 0 reused from the store, 8 checked" in r.stdout.splitlines()
+    r = _cli(store=db)
+    assert "paths: 8 in all, 8 reused from the store, 0 checked" in r.stdout.splitlines()
+    r = run_cli("prove", str(FIXTURES / "stored.rules"), "--depth", "2", "--no-store",
+                "--json")
+    assert json.loads(r.stdout)["paths"] == {"total": 8, "reused": 0, "checked": 8}
+
+
+def _other_db(path):
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE t (x)")
+    con.commit()
+    con.close()
+
+
+def _old_format(path):
+    con = sqlite3.connect(path)
+    con.execute("CREATE TABLE meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)")
+    con.execute("CREATE TABLE verdicts (key TEXT PRIMARY KEY, kind TEXT, value TEXT, "
+                "seconds REAL, stored REAL)")
+    con.execute("INSERT INTO meta VALUES ('format', '0')")
+    con.commit()
+    con.close()
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda p: p.write_bytes(b"not a database at all, " * 200), "unreadable"),
+    (_other_db, "not a rulebook proof store"),
+    (_old_format, "another format"),
+    (lambda p: p.mkdir(), "a directory"),
+])
+def test_a_bad_store_file_is_one_line_and_exit_2(tmp_path, make, says):
+    db = tmp_path / "p.sqlite"
+    make(db)
+    r = _cli(store=db)
+    assert r.returncode == 2, r.stdout
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(db) in lines[0] and says in lines[0], r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_a_store_in_a_missing_folder_is_refused(tmp_path):
+    db = tmp_path / "nowhere" / "p.sqlite"
+    r = _cli(store=db)
+    assert r.returncode == 2 and "no folder" in r.stderr and len(r.stderr.splitlines()) == 1
+    with pytest.raises(RulebookError, match="no folder"):
+        Store(db, load_path(FIXTURES / "stored.rules"), ProveOptions(), print)
+
+
+def test_the_default_store_is_in_the_users_cache(tmp_path):
+    env_cache = tmp_path / "cache"
+    r = subprocess.run([sys.executable, "-m", "solver", "prove",
+                        str(FIXTURES / "stored.rules"), "--depth", "1", "--json"],
+                       cwd=ROOT, capture_output=True, text=True, timeout=120,
+                       env={**os.environ, "XDG_CACHE_HOME": str(env_cache)})
+    assert r.returncode == 0, r.stderr
+    out = json.loads(r.stdout)
+    assert out["store"] == str(env_cache / "rulebook" / "proofs.sqlite")
+    assert (env_cache / "rulebook" / "proofs.sqlite").is_file()
