@@ -297,7 +297,13 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
         amb.found = None
         return amb
     st = dz.concretize(t, S, model)
-    return _explain(ga, gb, amb, st, model, cases, minimal)
+    try:
+        return _explain(ga, gb, amb, st, model, cases, minimal)
+    except EvalError:
+        # The disagreement z3 found lies in a state the interpreter cannot evaluate (an
+        # undo with no bid to pop, say: the symbolic domain does not constrain a pop of an
+        # empty seq).  No witness, as if z3 had given up: the examples' states are tried.
+        return Ambiguity(reading, question, a, b, None)
 
 
 def _check(solver, timeout_ms: int, deadline: float | None) -> bool:

@@ -1,0 +1,29 @@
+"""A disagreement z3 finds in a state the interpreter cannot evaluate is no witness: the search
+goes on to the states of the spec's examples, as when z3 gives up.
+
+Les 5 Tours' undo_bidding changes what an undo does to `spoken`.  The smallest state where the
+two options disagree, to z3, is an undo with no bid on the stack, whose pop the interpreter
+refuses ("pop of an empty seq"); `rulebook ambiguities les-5-tours --reading undo_bidding`
+stopped on that error.  The witness is then the example passed_speaks_again."""
+from __future__ import annotations
+
+from conftest import GAME
+from solver.engine.game import load_game
+from solver.queries.readings import find_ambiguities, outcome
+from solver.engine.game import Move
+
+
+def test_unevaluable_model_falls_back_to_the_examples():
+    [amb] = find_ambiguities(load_game(GAME, (), (("players", 2),)), "undo_bidding", 60_000)
+    assert amb.found is True
+    assert amb.move == ["undo"]
+    assert amb.params == {"players": 3}          # the example's three architects
+    assert amb.fields == ["spoken"]
+    # Replayed in the interpreter: the undo is legal under both options, and leaves the
+    # bidding at a different count of architects who have spoken.
+    ga = load_game(GAME, ("undo_bidding:reopen",), (("players", 3),))
+    gb = load_game(GAME, ("undo_bidding:resume",), (("players", 3),))
+    ra, rb = outcome(ga, amb.state, Move("undo", ())), outcome(gb, amb.state, Move("undo", ()))
+    assert ra[0] == rb[0] == "legal"
+    spoken = ga.field_index["spoken"]
+    assert (ra[1][spoken], rb[1][spoken]) == (1, 2)
