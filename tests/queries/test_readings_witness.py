@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from conftest import GAME
 from solver.engine.game import load_game
-from solver.queries.readings import find_ambiguities, outcome
+from solver.queries.readings import find_ambiguities, from_examples, outcome
 from solver.engine.game import Move
 
 
@@ -27,3 +27,15 @@ def test_unevaluable_model_falls_back_to_the_examples():
     assert ra[0] == rb[0] == "legal"
     spoken = ga.field_index["spoken"]
     assert (ra[1][spoken], rb[1][spoken]) == (1, 2)
+
+
+def test_an_example_where_only_the_winner_differs_is_a_witness():
+    """Clock Towers' tie-break reading `highest` changes who wins, never a score: the example
+    tie_break_rank (equal scores, the mice at ranks 2 and 3, both at level 3) is a witness,
+    met on the winner.  The examples' states were once searched for a score difference only."""
+    g = load_game("clock-towers")
+    r = next(r for r in g.p.readings if r.name == "highest")
+    amb = from_examples(g, (), "highest", r.doc.text, "position", "level")
+    assert amb is not None and amb.found is True and amb.move is None
+    assert (amb.what, amb.under_a, amb.under_b) == ("winner", "player 0 wins: false",
+                                                    "player 0 wins: true")
