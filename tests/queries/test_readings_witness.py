@@ -39,3 +39,21 @@ def test_an_example_where_only_the_winner_differs_is_a_witness():
     assert amb is not None and amb.found is True and amb.move is None
     assert (amb.what, amb.under_a, amb.under_b) == ("winner", "player 0 wins: false",
                                                     "player 0 wins: true")
+
+
+def test_a_witness_the_big_board_refuses_under_both_readings_stays_where_it_was_found():
+    """Torres' king_block changes whether the card that moves a block may take the block under
+    the king.  Found on 3 x 2 squares (the example king_block_fixed), the move is refused on
+    the 8 x 8 board under both readings, by other rules (at least six castles must remain
+    there): the witness is kept on the small board with a note, not shown on 8 x 8 as a
+    disagreement of two refusals."""
+    from solver.queries.embed import present
+    small = {"players": 2, "stack": 2, "w": 3, "h": 2}
+    g = load_game("torres", (), tuple(sorted(small.items())))
+    r = next(r for r in g.p.readings if r.name == "king_block")
+    amb = from_examples(g, (), "king_block", r.doc.text, "fixed", "movable", True)
+    assert amb is not None and amb.move[0] == "play_relocate_block"
+    assert (amb.under_a, amb.under_b) == ("illegal (rule uncovered)", "legal")
+    shown = present("torres", amb, small, {**small, "w": 8, "h": 8})
+    assert shown.params == small and shown.searched_on == small
+    assert "rule six_castles" in shown.note and shown.under_b == "legal"
