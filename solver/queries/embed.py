@@ -38,6 +38,12 @@ def present(game_name: str, amb: Ambiguity, small: dict, big: dict) -> Ambiguity
     drawn there."""
     if not amb.found:
         return amb
+    if amb.params:
+        # Found in an example written for other parameters (3 x 2 squares where the search
+        # runs on 3 x 3): carried over from those, with the same parameters presented.
+        shown = {k: v for k, v in big.items() if small.get(k) != v}
+        small = dict(amb.params)
+        big = {**small, **shown}
     # An expansion (torres-advanced) loads as its base game with the expansion as a variant.
     base = load_game(game_name, (), tuple(sorted(small.items())))
     name, variants = base.source, variants_of(base)

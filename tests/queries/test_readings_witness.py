@@ -57,3 +57,19 @@ def test_a_witness_the_big_board_refuses_under_both_readings_stays_where_it_was_
     shown = present("torres", amb, small, {**small, "w": 8, "h": 8})
     assert shown.params == small and shown.searched_on == small
     assert "rule six_castles" in shown.note and shown.under_b == "legal"
+
+
+def test_an_example_witness_is_carried_over_from_its_own_parameters():
+    """torres-advanced searches on 3 x 3 squares; the king_tie example is written for 3 x 2.
+    Presented on 8 x 8, the witness is read under the example's parameters, not the search's
+    (it once failed: 'witness state.occupant: 2 rows, expected 3')."""
+    from solver.queries.embed import present
+    small = {"players": 2, "stack": 2, "w": 3, "h": 3}
+    g = load_game("torres", ("torres-advanced",), tuple(sorted(small.items())))
+    r = next(r for r in g.p.readings if r.name == "king_tie")
+    amb = from_examples(g, g.extensions, "king_tie", r.doc.text, "highest", "later")
+    assert amb is not None and amb.params["h"] == 2
+    shown = present("torres-advanced", amb, small, {**small, "w": 8, "h": 8})
+    assert shown.found and shown.move == ["end_turn"]
+    assert (shown.params["w"], shown.params["h"]) == (8, 8)
+    assert shown.searched_on["h"] == 2
