@@ -99,7 +99,8 @@ def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None,
         small = dict(g.p.param_values)
         big = {**small, **present}
         moved = [embed.present(game, r, small, big) for r in res]
-        shown = [{**r.as_json(), **({"searched_on": small} if r.found else {})} for r in moved]
+        shown = [{**r.as_json(), **({"searched_on": r.searched_on or small} if r.found else {})}
+                 for r in moved]
     command = f"rulebook ambiguities {game}{_param_flags(game, params)}" \
               f"{' --invariants' if invariants else ''} --json"
     if reading is not None:

@@ -605,6 +605,8 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
             out.append(f" Open it in the explorer, with every move under both readings "
                        f"(start it with ``rulebook serve``): `{r.name}: {w['a']} vs {w['b']} "
                        f"<{url}>`__.")
+            if w.get("note"):
+                out.append(f" Note: {rst.esc(w['note'])}.")
             out.append("\n\n")
             hl, why_marked = disagreement_fields(g.name, w, params)
             hl = {f for f in hl if f in ga.field_index} or None

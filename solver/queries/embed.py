@@ -38,6 +38,12 @@ def present(game_name: str, amb: Ambiguity, small: dict, big: dict) -> Ambiguity
     drawn there."""
     if not amb.found:
         return amb
+    if amb.params:
+        # Found in an example written for other parameters (3 x 2 squares where the search
+        # runs on 3 x 3): carried over from those, with the same parameters presented.
+        shown = {k: v for k, v in big.items() if small.get(k) != v}
+        small = dict(amb.params)
+        big = {**small, **shown}
     # An expansion (torres-advanced) loads as its base game with the expansion as a variant.
     base = load_game(game_name, (), tuple(sorted(small.items())))
     name, variants = base.source, variants_of(base)
@@ -54,6 +60,15 @@ def present(game_name: str, amb: Ambiguity, small: dict, big: dict) -> Ambiguity
         m = Move(name, tuple(from_json(b.domain.elem, x, f"witness move {name}")
                              for b, x in zip(act.ir.params, args)))
         ra, rb = outcome(ga, st, m), outcome(gb, st, m)
+        if ra[0] == rb[0] == "illegal" and ra != rb:
+            # Both readings refuse the move there, by other rules: the rule in dispute needs
+            # more than the small board holds (Torres' card that moves a block wants six
+            # castles on 8 x 8).  The witness stays where it was found, and says so.
+            amb.params = dict(small)
+            amb.searched_on = dict(small)
+            amb.note = (f"shown under {small}, where it was found: under {big} both readings "
+                        f"refuse the move ({amb.a}: rule {ra[1]}; {amb.b}: rule {rb[1]})")
+            return amb
         if ra == rb:
             raise RulebookError(f"{amb.reading}: {amb.a} vs {amb.b}: the witness no longer "
                                 f"disagrees under {big}")

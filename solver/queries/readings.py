@@ -184,18 +184,29 @@ def _within_invariants(g: Game, st) -> bool:
 
 
 def _score_differs(ga: Game, gb: Game, st) -> bool:
-    if not ga.has_def("score"):
-        return False
+    return _outcome_difference(ga, gb, st) is not None
+
+
+def _outcome_difference(ga: Game, gb: Game, st):
+    """The first of the game's end-of-game defs (`OUTCOME_DEFS`: the score, then who wins: a
+    tie-break may be all that differs) on which the readings disagree in ``st``, as (the
+    def, the player, the value under each reading); None when they agree on all."""
     from ..lang.types import finite
-    pt = _player(ga)
-    sa, sb = ga.expr("score(p)", {"p": pt})[0], gb.expr("score(p)", {"p": pt})[0]
-    return any(sa(st, p) != sb(st, p) for p in finite(pt).values)
+    for fn in OUTCOME_DEFS:
+        if not ga.has_def(fn):
+            continue
+        pt = _player(ga)
+        sa, sb = ga.expr(f"{fn}(p)", {"p": pt})[0], gb.expr(f"{fn}(p)", {"p": pt})[0]
+        for p in finite(pt).values:
+            if sa(st, p) != sb(st, p):
+                return fn, p, sa(st, p), sb(st, p)
+    return None
 
 
 def explained(ga: Game, gb: Game, amb: Ambiguity, st, m, ra, rb, params: dict) -> Ambiguity:
     """Fill ``amb`` with the witness ``st`` under ``params``: move ``m`` with its outcomes
     ``ra``/``rb`` under the two readings (`outcome`), or, when ``m`` is None, the first player
-    whose score differs."""
+    whose score, or else whose win, differs."""
     from ..lang.codec import to_json
     amb.size = _concrete_size(ga, st)
     amb.minimal = False
@@ -207,13 +218,11 @@ def explained(ga: Game, gb: Game, amb: Ambiguity, st, m, ra, rb, params: dict) -
         if ra[0] == "legal" and rb[0] == "legal":
             amb.fields = [f.name for f, x, y in zip(ga.p.state, ra[1], rb[1]) if x != y]
     else:
-        from ..lang.types import finite
-        pt = _player(ga)
-        sa, sb = ga.expr("score(p)", {"p": pt})[0], gb.expr("score(p)", {"p": pt})[0]
-        p = next(p for p in finite(pt).values if sa(st, p) != sb(st, p))
-        amb.what = "score"
-        amb.under_a = f"player {p} scores {sa(st, p)}"
-        amb.under_b = f"player {p} scores {sb(st, p)}"
+        fn, p, va, vb = _outcome_difference(ga, gb, st)
+        verb = "scores" if fn == "score" else "wins:"
+        amb.what = fn
+        amb.under_a = f"player {p} {verb} {_fmt(va)}"
+        amb.under_b = f"player {p} {verb} {_fmt(vb)}"
     amb.state, amb.game = st, ga
     amb.state_json = {f.name: to_json(f.type, v) for f, v in zip(ga.p.state, st)}
     return amb
@@ -297,7 +306,13 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
         amb.found = None
         return amb
     st = dz.concretize(t, S, model)
-    return _explain(ga, gb, amb, st, model, cases, minimal)
+    try:
+        return _explain(ga, gb, amb, st, model, cases, minimal)
+    except EvalError:
+        # The disagreement z3 found lies in a state the interpreter cannot evaluate (an
+        # undo with no bid to pop, say: the symbolic domain does not constrain a pop of an
+        # empty seq).  No witness, as if z3 had given up: the examples' states are tried.
+        return Ambiguity(reading, question, a, b, None)
 
 
 def _check(solver, timeout_ms: int, deadline: float | None) -> bool:

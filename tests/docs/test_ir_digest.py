@@ -108,9 +108,11 @@ READING = [
     ('requires stuck "a build is undone only when no card of the hand can be placed": ',
      'requires stuck "a build is undone only when no card of the hand can be placed": '
      "undo_when == early or "),
-    ("  spoken = (turn - first + players) % players;\n}",
+    ("  if undo_bidding == reopen { spoken = (turn - first + players) % players; } "
+     "else { spoken -= 1; }\n}",
      "  if undo_when == early { spoken = 0; } else {\n"
-     "  spoken = (turn - first + players) % players; }\n}"),
+     "  if undo_bidding == reopen { spoken = (turn - first + players) % players; } "
+     "else { spoken -= 1; } }\n}"),
 ]
 CHECKS_ONLY = [  # a puzzle's bound, an example's expectation
     ("within: build_moves();", "within: build_moves() + 1;"),

@@ -12,6 +12,9 @@ from solver.queries.examples import run_example, run_examples
 from solver.engine.game import load_game, load_path
 
 BOOK_EXAMPLES = ["scoring", "lou_bids", "lou_builds", "lou_undoes", "building_rules"]
+# The silent points named as readings, each worked under its default and its other option.
+READING_EXAMPLES = ["first_passes", "first_must_bid", "first_passes_after_undo", "zero_stands",
+                    "zero_stands_same", "passed_speaks_again", "passed_stays_out"]
 
 
 @pytest.fixture(scope="module")
@@ -26,10 +29,10 @@ def wrong():
 
 
 def test_the_book_examples_are_all_there(results):
-    assert list(results) == BOOK_EXAMPLES
+    assert list(results) == BOOK_EXAMPLES + READING_EXAMPLES
 
 
-@pytest.mark.parametrize("name", BOOK_EXAMPLES)
+@pytest.mark.parametrize("name", BOOK_EXAMPLES + READING_EXAMPLES)
 def test_book_example_is_confirmed(results, name):
     r = results[name]
     assert r.outcomes, "an example with nothing checked"
@@ -104,7 +107,7 @@ def test_cli_examples_exit_status():
     r = run_cli("examples", GAME, "--json")
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
-    assert [d["example"] for d in data] == BOOK_EXAMPLES
+    assert [d["example"] for d in data] == BOOK_EXAMPLES + READING_EXAMPLES
     assert all(d["verdict"] == "confirmed" for d in data)
 
 

@@ -104,10 +104,13 @@ def test_cli_solves_a_torres_puzzle(tmp_path):
 
 def test_book_examples_confirmed_or_contradicted_with_both_values():
     res = {r.name: r for r in run_examples("torres")}
+    readings = {"crossing_one_move", "crossing_by_squares", "king_hinders", "king_passes",
+                "king_tie_highest", "king_tie_later", "king_tie_later_of_three",
+                "king_block_fixed", "king_block_movable"}
     assert set(res) == {"castle_height", "castle_score", "royal_bonus", "royal_bonus_low",
-                        "king_bonus_level_three", "king_bonus_level_three_at_least"}
+                        "king_bonus_level_three", "king_bonus_level_three_at_least"} | readings
     for name in ("castle_height", "castle_score", "royal_bonus", "king_bonus_level_three",
-                 "king_bonus_level_three_at_least"):
+                 "king_bonus_level_three_at_least", *sorted(readings)):
         assert res[name].confirmed, name
     low = res["royal_bonus_low"].as_json()
     assert low["verdict"] == "contradicted"
