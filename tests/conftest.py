@@ -62,6 +62,13 @@ def _cache_home(made: list = []) -> str:   # noqa: B006 - one folder for the ses
     return made[0]
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _own_cache():
+    """Commands run in the test process (`main([...])`, the fuzz driver) keep their proof
+    store in the session's cache folder too, never in the user's."""
+    os.environ["XDG_CACHE_HOME"] = _cache_home()
+
+
 def run_cli(*args: str, stdin: str | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run ``python -m solver ARGS`` from the repository root with the project importable."""
     env = dict(os.environ)
