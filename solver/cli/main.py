@@ -484,7 +484,7 @@ def cmd_ambiguities(args) -> int:
 
 def cmd_play(args) -> int:
     from ..lang.errors import EvalError
-    from ..queries.playstats import Player
+    from ..queries.playstats import Player, game_rng
     from .progress import time_limit
     g = _load(args)
     base = Player(g)
@@ -503,7 +503,6 @@ def cmd_play(args) -> int:
                         note=f"each under {len(others) + 1} options" if others else "")
                 try:
                     if args.trace and i == 0:
-                        from ..queries.playstats import game_rng
                         st, n, moves = traced_playout(g, game_rng(args.seed, 0))
                         for k, m in enumerate(moves, 1):
                             print(f"{k:5d}  {json.dumps(m)}",
