@@ -307,6 +307,8 @@ class Game:
         self._init_run = self.concrete.stmts(program.init) if program.init else None
         self._terminal = self.concrete.expr(program.terminal) if program.terminal else None
         self._actor = self.concrete.expr(program.actor) if program.actor else None
+        self._terminal_env = program.terminal_frame + 1     # their frames' sizes
+        self._actor_env = program.actor_frame + 1
         self._exprs: dict = {}
         self._openers: dict = {}
         self._compiled: dict = {}
@@ -403,10 +405,10 @@ class Game:
         if self._terminal_gate is not None:
             i, v = self._terminal_gate
             return st[i] == v
-        return bool(self._terminal(st, [None])) if self._terminal else False
+        return bool(self._terminal(st, [None] * self._terminal_env)) if self._terminal else False
 
     def actor(self, st):
-        return self._actor(st, [None]) if self._actor else None
+        return self._actor(st, [None] * self._actor_env) if self._actor else None
 
     # ---- expressions by text (the CLI and tools evaluate defs such as score(p)) -----------
 

@@ -36,8 +36,8 @@ class ProgramChecks:
         actions = tuple(self._action(self.items[k]) for k in self.order if k[0] == "action")
         invariants = tuple(self._invariant(self.items[k]) for k in self.order
                            if k[0] == "invariant")
-        terminal = self._single("terminal")
-        actor = self._single("actor")
+        terminal, terminal_frame = self._single("terminal")
+        actor, actor_frame = self._single("actor")
         examples = tuple(self._example(self.items[k]) for k in self.order if k[0] == "example")
         puzzles = tuple(self._puzzle(self.items[k]) for k in self.order if k[0] == "puzzle")
         for k in self.order:
@@ -53,7 +53,7 @@ class ProgramChecks:
             state_type=self.state_type, init=tuple(init), init_frame=init_frame,
             actions=actions, defs=defs, invariants=invariants, examples=examples,
             puzzles=puzzles, terminal=terminal, actor=actor, docs=docs,
-            rotate=self._rotate(types))
+            rotate=self._rotate(types), terminal_frame=terminal_frame, actor_frame=actor_frame)
 
     def program_errors(self) -> list[RulebookError]:
         """Check the units of `program` one by one, going on after an error (an editor shows
@@ -201,11 +201,14 @@ class ProgramChecks:
         return out, frame.size
 
     def _single(self, kind: str):
+        """The expression of `terminal` or `actor` and the slots it needs (the lets and calls
+        inlined in it), or (None, 0) when the game has none."""
         it = self.items.get((kind, kind))
         if it is None:
-            return None
+            return None, 0
         self.enter(it)
-        return self.expr(it.tree.children[0], Scope({}, Frame()))
+        frame = Frame()
+        return self.expr(it.tree.children[0], Scope({}, frame)), frame.size
 
     def _action(self, it: Item) -> ir.Action:
         self.enter(it)

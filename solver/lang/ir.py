@@ -544,3 +544,5 @@ class Program:
     actor: Expr | None
     docs: dict = field(default_factory=dict)
     rotate: "Rotate | None" = None
+    terminal_frame: int = 0     # the local slots `terminal` needs (its lets, inlined calls)
+    actor_frame: int = 0
