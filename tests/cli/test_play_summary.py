@@ -88,3 +88,25 @@ def test_a_bad_comparison_is_one_line(capsys, argv, says):
     assert main(["play", "les-5-tours", *argv]) == 2
     err = capsys.readouterr().err
     assert says in err and err.count("\n") == 1
+
+
+def test_the_trace_under_json_is_in_the_document(capsys):
+    """`--trace --json`: the first game's moves are the document's "trace" (stderr stays
+    empty, for a one-line error there); the same moves as the text trace."""
+    assert main(["play", "torres", "--seed", "3", "--games", "2", "--trace", "--json"]) == 0
+    got = capsys.readouterr()
+    out = json.loads(got.out)
+    assert got.err == "" and len(out["trace"]) == out["games"][0]["moves"] > 50
+    assert main(["play", "torres", "--seed", "3", "--trace"]) == 0
+    text = [line.split(None, 1)[1] for line in capsys.readouterr().out.splitlines()
+            if line[:5].strip().isdigit()]
+    assert [json.loads(m) for m in text] == out["trace"]
+
+
+def test_torres_advanced_on_a_small_board_has_no_dead_end(capsys):
+    """Found by the fuzzing: on a 4 x 4 board the eight spaced starting blocks of the advanced
+    rules may not fit, and game 3 of seed 13 had no legal move after six.  The placing now
+    ends when no square is left at the distance (example founding_ends_when_no_room)."""
+    out = _play(capsys, "torres-advanced", "--seed", "13", "--games", "3", "--param", "w=4",
+                "--param", "h=4", "--players", "2")
+    assert len(out["games"]) == 3 and all(gm["moves"] > 100 for gm in out["games"])
