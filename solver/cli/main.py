@@ -491,6 +491,7 @@ def cmd_play(args) -> int:
     # Under --compare, every other option of the reading plays the same seeds.
     others = _compared(args, g)
     games: list = []
+    trace = None
     under: dict = {opt: [] for opt, _ in others}
     t0 = time.perf_counter()
     say = _reporter(args)
@@ -503,10 +504,10 @@ def cmd_play(args) -> int:
                         note=f"each under {len(others) + 1} options" if others else "")
                 try:
                     if args.trace and i == 0:
-                        st, n, moves = traced_playout(g, game_rng(args.seed, 0))
-                        for k, m in enumerate(moves, 1):
-                            print(f"{k:5d}  {json.dumps(m)}",
-                                  file=sys.stderr if args.json else sys.stdout)
+                        st, n, trace = traced_playout(g, game_rng(args.seed, 0))
+                        if not args.json:    # under --json the moves are in the document
+                            for k, m in enumerate(trace, 1):
+                                print(f"{k:5d}  {json.dumps(m)}")
                         played = base.outcome(st, n)
                     else:
                         played = base.play(args.seed, i)
@@ -523,7 +524,7 @@ def cmd_play(args) -> int:
     if say is not None:
         say.clear()
     dt = max(time.perf_counter() - t0, 1e-9)
-    _play_report(args, g, base, games, under, dt, stop)
+    _play_report(args, g, base, games, under, dt, stop, trace)
     return _stopped_status(stop)
 
 
@@ -546,9 +547,10 @@ def _compared(args, g) -> list:
             for opt, _ in r.options if opt != r.chosen]
 
 
-def _play_report(args, g, base, games: list, under: dict, dt: float, stop) -> None:
+def _play_report(args, g, base, games: list, under: dict, dt: float, stop,
+                 trace: list | None = None) -> None:
     """What `play` prints: the games (at most ten listed in text), the summary, and the
-    comparison of a reading's options."""
+    comparison of a reading's options; under --json, the first game's moves (--trace)."""
     from ..queries.playstats import summary, winner_changed
     players = len(base.players)
     chosen = next((r.chosen for r in g.p.readings if r.name == args.compare), None)
@@ -556,7 +558,8 @@ def _play_report(args, g, base, games: list, under: dict, dt: float, stop) -> No
            "games": [p.as_json() for p in games],
            "summary": summary(games, players) if games else None,
            "seconds": round(dt, 3), "games_per_second": round(len(games) / dt, 1),
-           **({"stopped": _reason(stop), "asked": args.games} if stop else {})}
+           **({"stopped": _reason(stop), "asked": args.games} if stop else {}),
+           **({"trace": trace} if trace is not None else {})}
     if under:
         out["compare"] = {"reading": args.compare, "base": chosen, "options": {
             opt: {"summary": summary(ps, players) if ps else None,

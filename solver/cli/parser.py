@@ -246,7 +246,9 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                    "(default: %(default)s)")
     p.add_argument("--games", type=count(1, "a number of games"), default=1, metavar="N",
                    help="how many games to play (default: %(default)s)")
-    p.add_argument("--trace", action="store_true", help="print every move of the first game")
+    p.add_argument("--trace", action="store_true",
+                   help="print every move of the first game (under --json: the document's "
+                   "\"trace\", a list of moves)")
     p.add_argument("--compare", metavar="READING", default=None,
                    help="play the same games (the same seeds) under every option of this "
                    "reading and say how often the winner changes (default: no comparison; "
