@@ -20,6 +20,7 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, seed, settings
 
 from support.fuzzcases import Case, strategy, streams
+from support import fuzzrun
 from support.fuzzrun import Tally, _call, done_mark, judge, run_case
 
 ROUNDS = int(os.environ.get("RULEBOOK_FUZZ_ROUNDS", "0") or 0)
@@ -115,6 +116,19 @@ def test_the_judge_refuses_what_the_issue_forbids(tmp_path, monkeypatch):
     saved = list((tmp_path / "failures").iterdir())
     assert len(saved) == 1 and (saved[0] / "input.json").read_bytes() == b"{}"
     assert "ZeroDivisionError" in json.loads((saved[0] / "case.json").read_text())["trace"]
+
+
+def test_a_slow_run_is_judged_by_a_fresh_process(monkeypatch):
+    """A run past SLOW in the fuzzing's long process is run again alone and judged by the
+    fresh process's time (`check les-5-tours` compiles the game: far from nothing, far below
+    ten seconds); both times are kept."""
+    monkeypatch.setattr(fuzzrun, "SLOW", 1e-9)
+    o = fuzzrun._judged(["check", "les-5-tours"], None)
+    assert o.status == 0 and o.cpu_shared is not None
+    assert 0.05 < o.cpu < 10 and o.failure.startswith("slow: ")
+    monkeypatch.setattr(fuzzrun, "SLOW", 1e9)
+    o = fuzzrun._judged(["check", "les-5-tours"], None)
+    assert o.cpu_shared is None and o.failure is None
 
 
 # ---- what the fuzzing found ------------------------------------------------------------------------
