@@ -9,15 +9,17 @@ from functools import cached_property, lru_cache
 from itertools import repeat
 
 from . import domains as dz
+from . import programcache
 from ..lang import ir
 from ..lang.check import Symbols, check_expression, check_program, state_type
 from ..lang.codec import from_json, to_json
 from ..lang.errors import EvalError, InputError
 from .evaluate import Compiler, Refused, ShowLog, SymCtx, const_value
-from .instances import SHORT, Shuffle, fixed_instances, instances_fn, locals_used, weights_fn
+from .instances import SHORT, Shuffle, fixed_instances, instances_fn, weights_fn
+from .instances import locals_used as _locals_used
 from .pins import matches, pins_of
 from ..lang.irwalk import nodes
-from ..lang.sources import gc_paused, is_path, load_files
+from ..lang.sources import gc_paused, is_path, load_files, spec_texts
 from ..lang.types import SeqT, Type, default
 
 
@@ -63,6 +65,13 @@ class CompiledAction:
             k += 1
         prefix = a.body[:k]
         param_slots = {b.slot for b in a.params}
+        seen: dict = {}
+
+        def locals_used(e):             # asked several times of each requires below
+            got = seen.get(id(e))
+            if got is None:
+                got = seen[id(e)] = _locals_used(e)
+            return got
         hoist = []
         for st_ in prefix:
             if isinstance(st_, ir.Requires) and not (locals_used(st_.cond) & param_slots) \
@@ -755,8 +764,12 @@ def _bool_check(cc: Compiler, stmts):
 def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
     """Compile a game, by id (its `game` line: from spec/ or RULEBOOK_SPECS) or by the path of
     its .rules file (cached per variants and parameters)."""
-    files, readings = load_files(name, tuple(variants))
-    return Game(*check_program(files, dict(params), readings, const_value))
+    found = spec_texts(name, tuple(variants))
+    if found is None:                   # load_files says what is wrong
+        files, readings = load_files(name, tuple(variants))
+        return Game(*check_program(files, dict(params), readings, const_value))
+    texts, readings = found
+    return Game(*programcache.checked(texts, readings, tuple(params)))
 
 
 @lru_cache(maxsize=64)

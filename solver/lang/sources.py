@@ -198,6 +198,43 @@ def load_files(game: str, variants: tuple[str, ...]) -> tuple[list[SourceFile], 
     return files, readings
 
 
+def spec_texts(game: str, variants: tuple[str, ...]):
+    """What `load_files` would read, without parsing it: the (reported path, text) of each
+    source file, base first, and the reading choices; None wherever `load_files` would refuse
+    (it then says why) or a file cannot be read.  A compiled program is cached by these."""
+    try:
+        path = find_spec(game)
+        chain = [(path, header_of(path))]
+        while chain[0][1] is not None and chain[0][1][1] is not None:
+            base = chain[0][1][1]
+            if base in {h[0] for _, h in chain if h is not None}:
+                return None
+            bpath = find_spec(base, chain[0][0].parent)
+            chain.insert(0, (bpath, header_of(bpath)))
+        if any(h is None for _, h in chain):
+            return None
+        ids = [h[0] for _, h in chain]
+        near = path.parent
+        readings: dict[str, str] = {}
+        for v in variants:
+            if ":" in v:
+                r, _, opt = (x.strip() for x in v.partition(":"))
+                if not r or not opt or readings.get(r, opt) != opt:
+                    return None
+                readings[r] = opt
+                continue
+            epath = find_spec(v, near)
+            head = header_of(epath)
+            if head is None or head[0] in ids or head[1] not in ids:
+                return None
+            chain.append((epath, head))
+            ids.append(head[0])
+        texts = [(display(p), p.read_text(encoding="utf-8")) for p, _ in chain]
+    except (SpecError, OSError, UnicodeDecodeError):
+        return None
+    return texts, readings
+
+
 def load_path(path: Path) -> list[SourceFile]:
     """The source files of a spec given by path, its `extends` bases first (looked up beside
     it, in spec/ and on RULEBOOK_SPECS)."""
