@@ -131,6 +131,22 @@ def test_a_slow_run_is_judged_by_a_fresh_process(monkeypatch):
     assert o.cpu_shared is None and o.failure is None
 
 
+def test_a_run_that_stops_at_its_own_limit_is_judged_past_it():
+    """`solve` gives a search 60 s by default: a run that answers "unknown" after 35 s used
+    the time it was allowed (the fuzzing found a Towers ring puzzle of three blocks doing
+    so); past 70 s, or 12 s with a real answer, it is slow."""
+    argv = ["solve", "ring.json", "--json"]
+    unknown = fuzzrun.Outcome(argv, 0, '{"possible": "unknown", "build": null}', "", 35.0, 60.0)
+    assert fuzzrun.budget(unknown) == 60.0 and judge(unknown, "ring.json") is None
+    unknown.cpu = 75.0
+    assert judge(unknown, "ring.json").startswith("slow")
+    answered = fuzzrun.Outcome(argv, 0, '{"possible": true, "build": []}', "", 12.0, 12.0)
+    assert fuzzrun.budget(answered) == 0.0 and judge(answered, "ring.json").startswith("slow")
+    stopped = fuzzrun.Outcome(["play", "torres", "--games", "9", "--time-limit", "5"], 4,
+                              "stopped", "", 12.0, 12.0)
+    assert fuzzrun.budget(stopped) == 5.0 and judge(stopped, None) is None
+
+
 # ---- what the fuzzing found ------------------------------------------------------------------------
 
 def test_a_puzzle_of_no_known_game_is_refused_at_its_game_key(tmp_path):

@@ -6,7 +6,8 @@ and judging each run.  A run passes when the command
 - refused: exit status 2 with ONE line on stderr (a rules file's error adds its source line
   and a caret), starting "rulebook", naming where (the input file, or the option),
 
-never raised (a traceback), and took under `SLOW` seconds of processor time.  The fuzzing runs
+never raised (a traceback), and took under `SLOW` seconds of processor time (past its own
+time allowance when it stopped there and said so: see `budget`).  The fuzzing runs
 every command in one long process whose heap (Hypothesis, the games cached) makes Python's
 collector slower than in a user's fresh process, so a run past `SLOW` is run again alone, in a
 fresh process, and judged by that time (both are logged: ``cpu`` the judged, ``cpu_shared`` the
@@ -112,7 +113,7 @@ def _call(argv: list[str]) -> Outcome:
     out, err = io.StringIO(), io.StringIO()
     built, cli.build_parser = cli.build_parser, _parser
     old = signal.signal(signal.SIGPROF, _hung)
-    signal.setitimer(signal.ITIMER_PROF, HANG)
+    signal.setitimer(signal.ITIMER_PROF, HANG + allowance(argv))
     t0, c0 = time.perf_counter(), time.process_time()
     trace = None
     try:
@@ -166,7 +167,7 @@ def judge(o: Outcome, input_name: str | None) -> str | None:
         raise KeyboardInterrupt          # the run was stopped (Ctrl-C): stop the chunk
     if "Traceback" in o.err:
         return "a traceback on stderr"
-    if o.cpu >= SLOW:
+    if o.cpu >= SLOW + budget(o):
         return f"slow: {o.cpu:.1f} s of processor time"
     if o.status == 2:
         lines = o.err.splitlines()
@@ -194,6 +195,29 @@ def judge(o: Outcome, input_name: str | None) -> str | None:
     elif o.status == 0 and command in ("moves", "play", "check") and not o.out.strip():
         return "answered with no output"
     return None
+
+
+def budget(o: Outcome) -> float:
+    """The time a run that stopped at its own time limit was allowed: its --time-limit, else
+    its --timeout (the default included: `solve` gives a search 60 s); 0 for a run that did
+    not say it ran out of time ("unknown", "stopped", exit status 4).  Such a run is judged
+    by the time it took past that allowance."""
+    if not (o.status == 4 or '"unknown"' in o.out or "unknown" in o.out.split()[:1]
+            or '"stopped"' in o.out):
+        return 0.0
+    return allowance(o.argv)
+
+
+def allowance(argv: list[str]) -> float:
+    """The command's own time limit: its --time-limit, else its --timeout (default included),
+    else 0."""
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            ns = _parser().parse_args(argv)
+    except SystemExit:
+        return 0.0
+    limits = [x for x in (getattr(ns, "time_limit", None), getattr(ns, "timeout", None)) if x]
+    return float(min(limits)) if limits else 0.0
 
 
 def _names_where(head: str, argv: list[str], input_name: str | None) -> bool:
@@ -288,7 +312,7 @@ def _run(case: Case, path: str | None, name: str | None, digest: str, tally: Tal
 def _judged(argv: list[str], name: str | None) -> Outcome:
     """``rulebook ARGV`` run and judged (run again alone when it was slow here)."""
     o = _call(argv)
-    if not isinstance(o.status, str) and o.cpu >= SLOW:
+    if not isinstance(o.status, str) and o.cpu >= SLOW + budget(o):
         _alone(o)
     o.failure = judge(o, name)
     return o
