@@ -9,7 +9,7 @@ from . import fixinc
 from .memo import FAILS, MEMO_CALLS, PURE_MEMO_SIZE, DefMemo
 from ..lang import ir
 from ..lang.errors import EvalError
-from ..lang.types import BoolT, IntT, MapT, SeqT, default, finite
+from ..lang.types import BagT, BoolT, IntT, MapT, RecordT, SeqT, default, finite
 from .values import empty_extreme, fits
 
 # The statistics of what was generated (read by the tests: codegen must keep applying).
@@ -138,6 +138,11 @@ class LoopGen:
             put = [f"env[{self.envix(s)}] = {x}" for s, x in zip(slots, xs)]
             if kind == "remembered" and len(xs) == 1:
                 out.append(f"{key} = {xs[0]}")
+            elif kind == "pure" and any(_large(x.type) for x in e.args):
+                # A large value (a tower) stands in the key as its number (memo.Idents).
+                ident = self.const(comp.idents, "H")
+                parts = [f"{ident}({x})" if _large(a.type) else x for x, a in zip(xs, e.args)]
+                out.append(f"{key} = {tuple_source(parts)}")
             else:
                 out.append(f"{key} = {tuple_source(xs)}")
             if kind == "remembered":
@@ -339,3 +344,9 @@ class LoopGen:
             out.append(f"if {acc} is None:")
             out.append(f"    {acc} = {empty_extreme(e.type)}")
         return acc
+
+
+def _large(t) -> bool:
+    """Whether values of type ``t`` are tuples that hold tuples or many items (hashing them
+    costs more than a call)."""
+    return isinstance(t, (SeqT, MapT, RecordT, BagT))

@@ -25,7 +25,7 @@ from . import fixinc
 from . import linear
 from .abstraction import EXACT, Abstraction
 from .loops import Loops
-from .memo import DefMemo, memoised, memoised_pure, reads_no_state
+from .memo import DefMemo, Idents, memoised, memoised_pure, reads_no_state
 from .operators import Operators
 from .values import fits, proved, seq_get, seq_set, sym_fits, truncate
 from ..lang import ir
@@ -96,6 +96,8 @@ class Compiler(Operators, Loops):
         # The side conditions of the terms this evaluator makes (its `exists real` literals):
         # a solver made with them adds those its formula uses (`symbolic.make_solver`).
         self.sides = linear.Sides()
+        # Numbers for the large values in the keys of stateless defs' memos (codegen).
+        self.idents = Idents()
 
     @contextmanager
     def abstracted(self, abstraction: Abstraction):

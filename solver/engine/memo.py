@@ -48,6 +48,40 @@ def memoised_pure(fb: Fn, fargs: list) -> Fn:
     return pcall
 
 
+IDENT_SIZE = 1 << 12
+
+
+class Idents:
+    """Small numbers standing for large argument values (a tower, a board) in a memo's key:
+    a tuple's hash is not kept, so a memo keyed by a whole tower hashed it again at every
+    call.  A value is hashed once per object that holds it (the object is remembered by
+    identity, and kept alive while remembered); equal values get the same number, so the memo
+    still meets a value reached twice.  Numbers are never reused, so a memo keyed by one stays
+    right when the tables are emptied (past `IDENT_SIZE` values)."""
+
+    __slots__ = ("by_id", "by_value", "next")
+
+    def __init__(self) -> None:
+        self.by_id: dict = {}
+        self.by_value: dict = {}
+        self.next = 0
+
+    def __call__(self, x) -> int:
+        e = self.by_id.get(id(x))
+        if e is not None and e[0] is x:
+            return e[1]
+        n = self.by_value.get(x)
+        if n is None:
+            if len(self.by_value) >= IDENT_SIZE:
+                self.by_value.clear()
+            n = self.by_value[x] = self.next
+            self.next += 1
+        if len(self.by_id) >= IDENT_SIZE:
+            self.by_id.clear()
+        self.by_id[id(x)] = (x, n)
+        return n
+
+
 FIELD_MEMO_STATES = 256
 # A memo kept across states is bounded too: a def of a rarely changed field, called with ever
 # new arguments, would otherwise grow all run long.
