@@ -80,8 +80,7 @@ class Store:
         self._split = options.split_lengths
         self._timeout = options.step_timeout_ms
         self._props = [i.name for i in game.p.invariants if i.transition]
-        self._all_actions = sorted(v for k, v in self._digests.items()
-                                   if k.startswith("action:"))
+        self._actions = [a.name for a in game.p.actions]
         self._ids: dict[tuple, list] = {}   # (kind, case) -> each path's (action digest, k)
         self._conns: dict[int, sqlite3.Connection] = {}     # one per process (forks)
         self._guard(self._init)
@@ -229,18 +228,65 @@ class Store:
         fallen = {n for fell in out.values() for n in fell}
         return {at: fell for at, fell in out.items() if skipped[at] <= fallen}
 
-    def _case_key(self, kind: str, case: int, names, extra=None) -> str:
-        return self._key(kind, case, self._all_actions, self._names(names), extra)
+    # ---- groups: an action's paths in a case, built together ---------------------------------
+
+    def _held(self, kind: str, case: int, actions: list[str], group_keys, path_key,
+              holds) -> dict[str, int]:
+        """The actions of ``actions`` whose group rows (``group_keys(digest)``: one key per
+        group row the action needs) all say how many paths it has in ``case``, and whose
+        paths' rows (``path_key(digest, k)``: the keys of path k) are all present and
+        ``holds``: action -> its number of paths."""
+        want = {a: group_keys(self._digests[f"action:{a}"]) for a in actions}
+        rows = self._get(sorted({k for ks in want.values() for k in ks}))
+        counts: dict[str, int] = {}
+        for a, ks in want.items():
+            ns = {rows[k][0].get("paths") for k in ks if k in rows}
+            if len(ns) == 1 and all(k in rows for k in ks) \
+                    and isinstance(n := ns.pop(), int) and n >= 0:
+                counts[a] = n
+        keys = {a: [k for i in range(n) for k in path_key(self._digests[f"action:{a}"], i)]
+                for a, n in counts.items()}
+        paths = self._get([k for ks in keys.values() for k in ks])
+        return {a: counts[a] for a, ks in keys.items()
+                if all(k in paths and holds(paths[k][0]) for k in ks)}
+
+    def _record_groups(self, kind: str, built: dict[str, int], group_keys, path_key,
+                       holds) -> None:
+        """A group row for each action of ``built`` (action -> its number of paths in the
+        case, every one built) whose every path's row is stored and ``holds``."""
+        keys = {a: [k for i in range(n) for k in path_key(self._digests[f"action:{a}"], i)]
+                for a, n in built.items()}
+        rows = self._get([k for ks in keys.values() for k in ks])
+        for a, ks in keys.items():
+            if all(k in rows and holds(rows[k][0]) for k in ks):
+                for g in group_keys(self._digests[f"action:{a}"]):
+                    self._put(g, kind, {"paths": built[a]})
+
+    def held_groups(self, case: int, actions: list[str], candidates) -> dict[str, int]:
+        """The actions of ``actions`` whose every path in ``case`` held every one of
+        ``candidates`` in a previous run (`record_groups`), each with its number of paths:
+        they need not even be built."""
+        cand = self._names(candidates)
+        return self._held("group", case, actions,
+                          lambda a: [self._key("group", case, a, cand)],
+                          lambda a, k: [self._key("step", case, a, k, cand)], _step_held)
+
+    def record_groups(self, case: int, built: dict[str, int], candidates) -> None:
+        """After a Houdini round of ``case``: a group row for each action of ``built``
+        (action -> its paths, all built) whose every path held every candidate, none left
+        out."""
+        cand = self._names(candidates)
+        self._record_groups("group", built, lambda a: [self._key("group", case, a, cand)],
+                            lambda a, k: [self._key("step", case, a, k, cand)], _step_held)
 
     def case_done(self, case: int, candidates) -> int | None:
-        """The number of paths of ``case`` when a previous run found every one holding
-        every one of ``candidates`` (`record_case`), else None."""
-        key = self._case_key("case", case, candidates)
-        row = self._get([key]).get(key)
-        return None if row is None else int(row[0].get("paths", 0))
+        """The number of paths of ``case`` when every action's group held every one of
+        ``candidates`` (`held_groups`), else None."""
+        held = self.held_groups(case, self._actions, candidates)
+        return sum(held.values()) if len(held) == len(self._actions) else None
 
     def record_case(self, case: int, candidates, paths: int) -> None:
-        self._put(self._case_key("case", case, candidates), "case", {"paths": paths})
+        """Nothing: `record_groups` keeps what a case-level row kept, per action."""
 
     def record(self, case: int, at: int, action: str, candidates, fell: dict,
                skipped: list, by: str | None = None, seconds: float | None = None) -> None:
@@ -296,21 +342,49 @@ class Store:
             self._put(self._tkey(case, a, k, names, p), "transition",
                       {"verdict": why, "tactic": self._tactic(), **({"by": by} if by else {})})
 
+    def _tgroups(self, case: int, assumed: list, properties):
+        def group_keys(a):
+            return [self._key("transition-group", case, a, assumed,
+                              self._digests[f"invariant:{p}"]) for p in properties]
+
+        def path_key(a, k):
+            return [self._tkey(case, a, k, assumed, p) for p in properties]
+        return group_keys, path_key
+
+    def transition_held_groups(self, case: int, actions: list[str], assumed,
+                               properties) -> dict[str, int]:
+        """The actions of ``actions`` whose every path in ``case`` held each of
+        ``properties`` from the same ``assumed`` invariants in a previous run, each with its
+        number of paths."""
+        if not properties:
+            return {}
+        return self._held("transition-group", case, actions,
+                          *self._tgroups(case, self._names(assumed), properties),
+                          lambda v: v.get("verdict") is None)
+
+    def record_transition_groups(self, case: int, built: dict[str, int], assumed,
+                                 properties) -> None:
+        """After the transition pass of ``case``: a group row for each action of ``built``
+        whose every path held each of ``properties``."""
+        if properties:
+            self._record_groups("transition-group", built,
+                                *self._tgroups(case, self._names(assumed), properties),
+                                lambda v: v.get("verdict") is None)
+
     def transition_case_done(self, case: int, assumed, properties) -> int | None:
         """The number of paths of ``case`` when a previous run found each of
         ``properties`` holding on every one, from the same ``assumed`` invariants."""
-        keys = [self._case_key("transition-case", case, assumed,
-                               self._digests[f"invariant:{p}"]) for p in properties]
-        rows = self._get(keys)
-        if not keys or any(k not in rows for k in keys):
-            return None
-        return min(int(rows[k][0].get("paths", 0)) for k in keys)
+        held = self.transition_held_groups(case, self._actions, assumed, properties)
+        return sum(held.values()) if properties and len(held) == len(self._actions) \
+            else None
 
     def record_transition_case(self, case: int, assumed, properties, paths: int) -> None:
-        for p in properties:
-            self._put(self._case_key("transition-case", case, assumed,
-                                     self._digests[f"invariant:{p}"]),
-                      "transition-case", {"paths": paths})
+        """Nothing: `record_transition_groups` keeps it, per action."""
+
+
+def _step_held(value: dict) -> bool:
+    """Whether a step path's stored verdict says it held every candidate, none left out."""
+    return not value.get("fell") and not value.get("skipped")
 
 
 def _sha(text: str) -> str:
