@@ -388,7 +388,7 @@ def cmd_prove(args) -> int:
                 print(f"    trace: {' '.join(json.dumps(m) for m in r.trace)}")
         where = "the journal" if options.journal is not None else "the store"
         print(f"paths: {tally.paths} in all, {tally.reused} reused from {where}, "
-              f"{tally.paths - tally.reused} checked")
+              f"{tally.checked} checked" + (f", then stopped ({stopped})" if stopped else ""))
         print(f"({time.perf_counter() - t0:.1f} s; {scope})")
     status = 1 if any(r.status == "refuted" for r in res) else 0
     if stopped and status == 0:

@@ -87,6 +87,39 @@ def test_an_edit_of_one_action_rechecks_only_its_paths(tmp_path):
     assert got == fresh and t0.reused == 0
 
 
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_an_edit_of_one_action_builds_only_its_paths(tmp_path, jobs):
+    # The other actions' paths all held before: they are not even built (building them is
+    # most of a re-proof's time on a large board), and the verdicts are those of a run
+    # without the store.
+    db = tmp_path / "p.sqlite"
+    _, t1 = _prove(tmp_path, SPEC, db)
+    assert t1.built == t1.paths         # one Houdini round and the transition pass
+    edited = _edit("    c = 0;", "    c = 1;")
+    lap = _paths_of(tmp_path, edited, "lap")
+    got, t = _prove(tmp_path, edited, db, jobs=jobs)
+    assert t.built == 2 * lap < t1.built
+    assert (t.paths, t.checked) == (t1.paths, 2 * lap)
+    assert got == _prove(tmp_path, edited, None)[0]
+    again, t2 = _prove(tmp_path, edited, db, jobs=jobs)
+    assert (t2.built, t2.checked, t2.reused) == (0, 0, t1.paths) and again == got
+
+
+def test_a_group_whose_paths_are_gone_is_built_again(tmp_path):
+    # A group row stands only with every one of its paths' rows.
+    db = tmp_path / "p.sqlite"
+    first, t1 = _prove(tmp_path, SPEC, db)
+    con = sqlite3.connect(db)
+    groups = con.execute("SELECT count(*) FROM verdicts WHERE kind = 'group'").fetchone()[0]
+    assert groups == 3          # one per action: one case, one Houdini round
+    steps = [k for k, v in con.execute("SELECT key, value FROM verdicts WHERE kind = 'step'")]
+    con.execute("DELETE FROM verdicts WHERE key = ?", (steps[0],))
+    con.commit()
+    con.close()
+    again, t = _prove(tmp_path, SPEC, db)
+    assert again == first and t.checked == 1 and 0 < t.built < t1.built
+
+
 def test_a_new_action_first_rechecks_only_its_own_paths(tmp_path):
     # The paths are named within their action, not by their place among all the paths.
     db = tmp_path / "p.sqlite"
@@ -292,3 +325,69 @@ def test_the_default_store_is_in_the_users_cache(tmp_path):
     out = json.loads(r.stdout)
     assert out["store"] == str(env_cache / "rulebook" / "proofs.sqlite")
     assert (env_cache / "rulebook" / "proofs.sqlite").is_file()
+
+
+class _StopAfter:
+    """A progress listener that stops the proof (as Ctrl-C does) once ``n`` paths of the
+    inductive step are checked."""
+
+    takes_counts = True
+
+    def __init__(self, n: int):
+        self.n = n
+
+    def __call__(self, text, done=None, total=None, note=""):
+        if text == "induction: action paths checked" and done is not None and done >= self.n:
+            raise KeyboardInterrupt
+
+
+def test_a_stopped_run_counts_the_paths_it_did_and_keeps_them(tmp_path):
+    f = tmp_path / "stored.rules"
+    f.write_text(SPEC, encoding="utf-8")
+    db = tmp_path / "p.sqlite"
+    tally = Tally()
+    res = prove(load_path(f), ProveOptions(bmc_depth=2, store=str(db), keep_partial=True),
+                _StopAfter(3), tally)
+    assert {r.stopped for r in res} == {"interrupted"}
+    assert tally.paths_json() == {"total": 3, "reused": 0, "checked": 3}
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT count(*) FROM verdicts WHERE kind = 'step'").fetchone()[0] == 3
+    con.close()
+    # What the stopped run checked is not checked again.
+    _, t = _prove(tmp_path, SPEC, db)
+    _, full = _prove(tmp_path, SPEC, None)
+    assert (t.paths, t.reused) == (full.paths, 3)
+
+
+def test_the_text_of_a_stopped_run_says_so_beside_its_paths(tmp_path):
+    # A proof of many quick paths (1,200) stopped by --time-limit while it checks them: the
+    # paths line counts what was done (the store holds as many), and says it stopped.  The
+    # limit grows until a run stops part-way through the step (the machine may be loaded).
+    n = 30
+    spec = tmp_path / "many.rules"
+    spec.write_text(
+        'game "many" "Many counters";\nstate {\n'
+        + "".join(f"  c{i}: 0..9;\n" for i in range(n)) + "}\n"
+        + "".join(f"action up{i}(v in 0..39) {{\n  requires room: c{i} + v < 40;\n"
+                  f"  c{i} = (c{i} + v) % 10;\n}}\n" for i in range(n))
+        + "invariant sum_ok: " + " + ".join(f"c{i}" for i in range(n)) + f" <= {9 * n};\n",
+        encoding="utf-8")
+    for limit in (3, 4, 5.5, 8, 12):
+        db = tmp_path / f"p{limit}.sqlite"
+        r = run_cli("prove", str(spec), "--depth", "1", "--store", str(db), "--time-limit",
+                    str(limit))
+        line = next(x for x in r.stdout.splitlines() if x.startswith("paths: "))
+        total, reused, checked = [int(w) for w in line.replace(",", " ").split()
+                                  if w.isdigit()][:3]
+        if checked or "stopped" not in line:
+            break
+    assert "then stopped (time limit of" in line and 0 < checked < 1200, r.stdout
+    assert total == checked and reused == 0
+    con = sqlite3.connect(db)
+    rows = con.execute("SELECT count(*) FROM verdicts WHERE kind = 'step'").fetchone()[0]
+    con.close()
+    # A stop lands between a path's row and its count, at worst.
+    assert checked <= rows <= checked + 1
+    r = run_cli("prove", str(spec), "--depth", "1", "--store", str(db), "--json")
+    assert json.loads(r.stdout)["paths"] == {"total": 1200, "reused": rows,
+                                              "checked": 1200 - rows}
