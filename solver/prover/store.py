@@ -51,6 +51,76 @@ def default_path() -> Path:
     return Path(base) / "rulebook" / "proofs.sqlite"
 
 
+def prepare_file(path) -> str | None:
+    """Make ready the store file ``path`` before a proof opens it: its folder made if
+    missing; a file there that is no store this rulebook reads (not SQLite, corrupt, a
+    database of something else, a store of another format) moved aside to
+    ``PATH.bad-N`` (with its WAL files), for a fresh store to take its place.  Returns the
+    warning to give (one line naming both files), or None.  A path where no store can be
+    made (a directory, a folder that cannot be made) is a `RulebookError`."""
+    path = str(path)
+    if os.path.isdir(path):
+        raise RulebookError(f"{path}: cannot open the proof store (a directory)")
+    parent = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as e:
+        raise RulebookError(f"{path}: cannot make the proof store's folder {parent} "
+                            f"({e.strerror})") from None
+    try:
+        if os.path.getsize(path) == 0:
+            return None
+    except OSError:
+        return None         # no file yet (or gone): a fresh store
+    why = _unusable(path)
+    if why is None:
+        return None
+    n = 1
+    while any(os.path.lexists(f"{path}.bad-{n}{x}") for x in ("", "-wal", "-shm")):
+        n += 1
+    aside = f"{path}.bad-{n}"
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return None         # another proof moved it aside first
+    except OSError as e:
+        raise RulebookError(f"{path}: {why}, and it cannot be moved aside ({e.strerror}); "
+                            f"remove it") from None
+    for x in ("-wal", "-shm"):
+        try:
+            os.rename(path + x, aside + x)
+        except OSError:
+            pass
+    return f"warning: {path}: {why}; moved to {aside}, starting a fresh proof store"
+
+
+def _unusable(path: str) -> str | None:
+    """Why the file ``path`` is no proof store this rulebook reads, or None."""
+    try:
+        db = sqlite3.connect(path, timeout=BUSY_MS / 1000)
+    except sqlite3.Error as e:
+        raise RulebookError(f"{path}: cannot open the proof store ({e})") from None
+    try:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master "
+                                            "WHERE type = 'table'")}
+        if not {"meta", "verdicts"} <= tables:
+            return "not a rulebook proof store (an SQLite database of something else)"
+        row = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
+        if row is None or row[0] != FORMAT:
+            return (f"a proof store of another format ({row[0] if row else 'none'}, this "
+                    f"rulebook reads {FORMAT})")
+        ok = db.execute("PRAGMA quick_check").fetchone()
+        if ok is None or ok[0] != "ok":
+            return f"the proof store is corrupt ({ok[0] if ok else 'no answer'})"
+        return None
+    except sqlite3.DatabaseError as e:
+        if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
+            raise RulebookError(f"{path}: cannot open the proof store ({e})") from None
+        return f"the proof store is unreadable ({e})"
+    finally:
+        db.close()
+
+
 def context(game: Game, options: ProveOptions, digests: dict | None = None) -> str:
     """The digest of what every step query of ``game`` under ``options`` reads besides its
     own action and invariants."""
@@ -104,31 +174,10 @@ class Store:
             raise RulebookError(f"{self.path}: {_why(e)}") from None
 
     def _init(self) -> None:
-        if os.path.isdir(self.path):
-            raise RulebookError(f"{self.path}: cannot open the proof store (a directory)")
-        parent = os.path.dirname(os.path.abspath(self.path))
-        if not os.path.isdir(parent):
-            raise RulebookError(f"{self.path}: cannot open the proof store (no folder "
-                                f"{parent})")
-        fresh = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
+        said = prepare_file(self.path)
+        if said:
+            self.say(said)
         db = self._db()
-        if not fresh:
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master "
-                                                "WHERE type = 'table'")}
-            if not {"meta", "verdicts"} <= tables:
-                raise RulebookError(f"{self.path}: not a rulebook proof store (an SQLite "
-                                    f"database of something else); give another --store")
-            row = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
-            if row is None or row[0] != FORMAT:
-                raise RulebookError(
-                    f"{self.path}: a proof store of another format ("
-                    f"{row[0] if row else 'none'}, this rulebook reads {FORMAT}); remove it "
-                    f"to start afresh")
-            ok = db.execute("PRAGMA quick_check").fetchone()
-            if ok is None or ok[0] != "ok":
-                raise RulebookError(f"{self.path}: the proof store is corrupt ("
-                                    f"{ok[0] if ok else 'no answer'}); remove it to start "
-                                    f"afresh")
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
         db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, "

@@ -291,28 +291,80 @@ def _old_format(path):
     con.close()
 
 
+def _corrupt(path):
+    # A store whose pages are overwritten in the middle: SQLite's header is intact.
+    r = _cli(store=path)
+    assert r.returncode == 0, r.stderr
+    con = sqlite3.connect(path)
+    con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    con.close()
+    data = bytearray(path.read_bytes())
+    assert len(data) > 3 * 4096
+    data[4096:3 * 4096] = b"\xff" * (2 * 4096)
+    path.write_bytes(bytes(data))
+
+
 @pytest.mark.parametrize("make, says", [
     (lambda p: p.write_bytes(b"not a database at all, " * 200), "unreadable"),
     (_other_db, "not a rulebook proof store"),
     (_old_format, "another format"),
-    (lambda p: p.mkdir(), "a directory"),
+    (_corrupt, "the proof store is"),
 ])
-def test_a_bad_store_file_is_one_line_and_exit_2(tmp_path, make, says):
+def test_a_bad_store_file_is_moved_aside_and_the_proof_runs(tmp_path, make, says):
     db = tmp_path / "p.sqlite"
     make(db)
+    old = db.read_bytes()
+    r = _cli("--json", store=db)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.strip().splitlines()
+    aside = tmp_path / "p.sqlite.bad-1"
+    assert len(lines) == 1 and says in lines[0], r.stderr
+    assert str(db) in lines[0] and f"moved to {aside}" in lines[0]
+    assert aside.read_bytes() == old
+    out = json.loads(r.stdout)
+    assert out["paths"] == {"total": 8, "reused": 0, "checked": 8}
+    assert {x["status"] for x in out["results"]} == {"inductive"}
+    # The fresh store is a store: the next run reuses it, and a second bad file goes aside
+    # beside the first.
+    r = _cli("--json", store=db)
+    assert json.loads(r.stdout)["paths"]["reused"] == 8 and r.stderr == ""
+    db.write_bytes(b"x" * 5000)
+    r = _cli("--json", store=db)
+    assert r.returncode == 0 and f"moved to {tmp_path / 'p.sqlite.bad-2'}" in r.stderr
+
+
+def test_the_api_says_a_moved_store_through_its_progress(tmp_path):
+    db = tmp_path / "p.sqlite"
+    _other_db(db)
+    heard = []
+    prove(load_path(FIXTURES / "stored.rules"), ProveOptions(bmc_depth=1, store=str(db)),
+          heard.append)
+    assert any("moved to" in h and str(db) in h for h in heard)
+    assert (tmp_path / "p.sqlite.bad-1").is_file()
+
+
+@pytest.mark.parametrize("make, says", [
+    (lambda p: p.mkdir(), "a directory"),
+    (lambda p: None, "cannot make the proof store's folder"),
+])
+def test_a_store_path_where_none_can_be_made_is_one_line_and_exit_2(tmp_path, make, says):
+    db = tmp_path / "p.sqlite"
+    make(db)
+    if not db.exists():
+        (tmp_path / "file").write_text("x")
+        db = tmp_path / "file" / "p.sqlite"          # its folder would be under a file
     r = _cli(store=db)
     assert r.returncode == 2, r.stdout
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and str(db) in lines[0] and says in lines[0], r.stderr
-    assert "Traceback" not in r.stderr
+    assert "Traceback" not in r.stderr and r.stdout == ""
 
 
-def test_a_store_in_a_missing_folder_is_refused(tmp_path):
+def test_a_store_in_a_missing_folder_gets_its_folder(tmp_path):
     db = tmp_path / "nowhere" / "p.sqlite"
     r = _cli(store=db)
-    assert r.returncode == 2 and "no folder" in r.stderr and len(r.stderr.splitlines()) == 1
-    with pytest.raises(RulebookError, match="no folder"):
-        Store(db, load_path(FIXTURES / "stored.rules"), ProveOptions(), print)
+    assert r.returncode == 0 and db.is_file(), r.stderr
+    Store(db, load_path(FIXTURES / "stored.rules"), ProveOptions(), print)
 
 
 def test_the_default_store_is_in_the_users_cache(tmp_path):
