@@ -19,8 +19,15 @@ than its own.  A time-out is no verdict and is not stored.  The value keeps what
 keeps (`journal.Journal`, whose methods this class shares): the candidates that fell and
 why, those left out, the symmetry a path followed by, and its cost in seconds.
 
+Beside the paths, one *group* row per action and case (and Houdini candidates, or assumed
+invariants and transition property), keyed as its paths are but for their place: how many
+paths the action has there, written once every one is stored as held.  A re-proof does not
+build an action whose group row stands (its paths' rows all there and held): building a
+case's paths cost a large board more than checking the few an edit reached.
+
 Safe for concurrent writers (WAL, one short transaction a row, a busy timeout): the fork
-pool's workers (each opens its own connection) and two proofs at once."""
+pool's workers (each opens its own connection) and two proofs at once.  A file that is no
+store this rulebook reads is moved aside for a fresh one (`prepare_file`)."""
 from __future__ import annotations
 
 import hashlib
@@ -138,8 +145,9 @@ class Store:
     """The verdicts of the step's path queries in the SQLite file ``path``, for ``game``
     under ``options``; the methods of `journal.Journal`, which the inductive step and the
     transition properties' step call the same way.  The file is opened (and created, its
-    folder must exist) at once: a bad path or a file that is no store is a `RulebookError`
-    naming it before any work."""
+    folder too) at once: a path where no store can be made is a `RulebookError` naming it
+    before any work, and a file that is no store is moved aside (`prepare_file`, said
+    through ``say``)."""
 
     def __init__(self, path, game: Game, options: ProveOptions, say):
         self.path = str(path)
