@@ -125,10 +125,11 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                 in enumerate(cases):
             if falsified & set(candidates):
                 continue
-            # The actions whose every path held every candidate in a previous run: not
-            # built (a large case took minutes to build), their paths reused.
-            held = {} if journal is None else journal.held_groups(ci, order, candidates)
-            whole = sum(held.values()) if len(held) == len(order) else \
+            # The actions whose every path a previous run decided under these candidates:
+            # not built (a large case took minutes to build), their verdicts reused.
+            held = {} if journal is None else journal.decided_groups(ci, order, candidates)
+            whole = sum(map(len, held.values())) if len(held) == len(order) and not any(
+                fell for v in held.values() for fell in v) else \
                 None if work or journal is None else journal.case_done(ci, candidates)
             if whole is not None:
                 say(f"induction: case {ci + 1} of {len(cases)}: every path checked by a "
@@ -138,8 +139,19 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
             # Under a symmetry the case's paths are built whole (the orbits are of them all).
             work[:] = build(None if symmetric is not None else
                             {a for a in order if a not in held})
-            unbuilt = sum(n for a, n in held.items() if a not in built)
+            unbuilt = sum(len(v) for a, v in held.items() if a not in built)
             tally.count(unbuilt, unbuilt)
+            # Each path's place among the case's paths, built or not (an action is either),
+            # for telling why a candidate fell on the first path that breaks it.
+            offset: dict[str, int] = {}
+            place: list[int] = []           # a built path's number in `work` -> its place
+            at_ = 0
+            for a in order:
+                offset[a] = at_
+                n_a = len(built[a]) if a in built else len(held.get(a, ()))
+                if a in built:
+                    place.extend(range(at_, at_ + n_a))
+                at_ += n_a
             tally.total = sum(len(c[2]) for c in cases) + unbuilt
             checked_before = tally.checked
 
@@ -153,6 +165,15 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                                     note, small, tally)
             paths = [(at, x) for at, x in enumerate(work) if x[0].action not in held]
             results = []
+            # The verdicts of the decided groups, by their place in the case.
+            decided: dict[str, tuple] = {}
+            for a, verdicts in held.items():
+                for k, fell in enumerate(verdicts):
+                    for n, w in fell.items():
+                        decided[n] = min(decided.get(n, (offset[a] + k, w)),
+                                         (offset[a] + k, w))
+            if decided:
+                results.append((set(decided), {}, {}, set()))
             if journal is not None:
                 # Paths a previous run checked under these very candidates: their verdicts.
                 done = journal.checked(ci, [b.action for b, _, _ in work], candidates)
@@ -214,11 +235,11 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                 if rest:
                     run([(at, work[at]) for at in rest])
             # Why a candidate fell: on the first path that breaks it, as one process would say.
-            first: dict[str, tuple] = {}
+            first: dict[str, tuple] = dict(decided)
             for d, c, tm, lr in results:
                 dropped |= d
-                for n, at in c.items():
-                    first[n] = min(first.get(n, at), at)
+                for n, (at, w) in c.items():
+                    first[n] = min(first.get(n, (place[at], w)), (place[at], w))
                 for a, (x, s_) in tm.items():
                     t_ = timing.setdefault(a, [0, 0.0])
                     t_[0] += x
@@ -276,10 +297,10 @@ def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: l
 def _build_next(cases: list, ci: int, candidates, journal, order: list, whole: bool):
     """What builds the paths of the next case after ``ci`` that this round will check (not
     assumed away, not built yet, not done by a previous run), in place: those of the actions
-    a previous run did not find all held (`held_groups`), or every action's when ``whole``;
+    a previous run did not decide (`decided_groups`), or every action's when ``whole``;
     None when there is none."""
     def held(cj):
-        return {} if journal is None else journal.held_groups(cj, order, candidates)
+        return {} if journal is None else journal.decided_groups(cj, order, candidates)
 
     def skip(cj):
         _, _, work, _, _, falsified, _, _, _ = cases[cj]

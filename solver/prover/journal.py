@@ -97,9 +97,9 @@ class Journal:
         self._append({"kind": "case", "case": case, "candidates": sorted(candidates),
                       "paths": paths})
 
-    def held_groups(self, case: int, actions: list[str], candidates) -> dict[str, int]:
+    def decided_groups(self, case: int, actions: list[str], candidates) -> dict[str, list]:
         """Nothing: a journal keeps whole cases (`case_done`), not actions' groups (the
-        store's `held_groups`); its paths are numbered within the whole case."""
+        store's `decided_groups`); its paths are numbered within the whole case."""
         return {}
 
     def record_groups(self, case: int, built: dict[str, int], candidates) -> None:

@@ -319,10 +319,42 @@ class Store:
                 for g in group_keys(self._digests[f"action:{a}"]):
                     self._put(g, kind, {"paths": built[a]})
 
+    def decided_groups(self, case: int, actions: list[str], candidates) -> dict[str, list]:
+        """The actions of ``actions`` whose group row in ``case`` under ``candidates``
+        stands (`record_groups`) and whose every path's verdict is stored and stands for
+        this run: action -> each path's candidates broken, with why ({} when it held).  They
+        need not even be built.  A path that left out a candidate fallen before it counts
+        only if that candidate falls among these verdicts, as in `checked`."""
+        cand = self._names(candidates)
+        digest = {a: self._digests[f"action:{a}"] for a in actions}
+        gkeys = {a: self._key("group", case, digest[a], cand) for a in actions}
+        rows = self._get(list(gkeys.values()))
+        counts = {a: rows[k][0].get("paths") for a, k in gkeys.items() if k in rows}
+        keys = {a: [self._key("step", case, digest[a], k, cand) for k in range(n)]
+                for a, n in counts.items() if isinstance(n, int) and n >= 0}
+        paths = self._get([k for ks in keys.values() for k in ks])
+        out: dict[str, list] = {}
+        for a, ks in keys.items():
+            got = []
+            for k in ks:
+                v = paths[k][0] if k in paths else None
+                fell = None if v is None else v.get("fell") or {}
+                if not isinstance(fell, dict) or not self._usable(v, bool(fell)):
+                    break
+                got.append((dict(fell), set(v.get("skipped") or ())))
+            else:
+                out[a] = got
+        while True:     # drop the groups that left out a candidate falling in no other
+            fallen = {n for got in out.values() for fell, _ in got for n in fell}
+            keep = {a: got for a, got in out.items()
+                    if all(skipped <= fallen for _, skipped in got)}
+            if len(keep) == len(out):
+                return {a: [fell for fell, _ in got] for a, got in keep.items()}
+            out = keep
+
     def held_groups(self, case: int, actions: list[str], candidates) -> dict[str, int]:
         """The actions of ``actions`` whose every path in ``case`` held every one of
-        ``candidates`` in a previous run (`record_groups`), each with its number of paths:
-        they need not even be built."""
+        ``candidates`` in a previous run, none left out, each with its number of paths."""
         cand = self._names(candidates)
         return self._held("group", case, actions,
                           lambda a: [self._key("group", case, a, cand)],
@@ -330,11 +362,12 @@ class Store:
 
     def record_groups(self, case: int, built: dict[str, int], candidates) -> None:
         """After a Houdini round of ``case``: a group row for each action of ``built``
-        (action -> its paths, all built) whose every path held every candidate, none left
-        out."""
+        (action -> its paths, all built) whose every path's verdict is stored (a time-out
+        is none)."""
         cand = self._names(candidates)
         self._record_groups("group", built, lambda a: [self._key("group", case, a, cand)],
-                            lambda a, k: [self._key("step", case, a, k, cand)], _step_held)
+                            lambda a, k: [self._key("step", case, a, k, cand)],
+                            lambda v: isinstance(v.get("fell", {}), dict))
 
     def case_done(self, case: int, candidates) -> int | None:
         """The number of paths of ``case`` when every action's group held every one of

@@ -105,6 +105,31 @@ def test_an_edit_of_one_action_builds_only_its_paths(tmp_path, jobs):
     assert (t2.built, t2.checked, t2.reused) == (0, 0, t1.paths) and again == got
 
 
+@pytest.mark.parametrize("broken, fell, status", [
+    (_edit("  a += 2;", "  a += 1;"), "a_even", "refuted"),
+    # true up to depth 2, not inductive: its result says why (a path of up breaks it)
+    (SPEC + "\ninvariant low_a: a <= 4;\n", "low_a", "holds"),
+])
+def test_a_round_where_a_candidate_falls_is_not_built_again(tmp_path, broken, fell, status):
+    # A candidate falls on up's path in the first Houdini round: the round's later paths
+    # leave it out.  Its groups are kept all the same (with why it fell), so a re-proof, and
+    # one after an edit of another action, build only what changed, with the same results.
+    db = tmp_path / "p.sqlite"
+    first, t1 = _prove(tmp_path, broken, db)
+    assert first[fell][0] == status and first["b_le_a"][0] == "inductive"
+    if status == "holds":
+        assert "not inductive" in first[fell][2] and "up" in first[fell][2]
+    again, t = _prove(tmp_path, broken, db)
+    assert again == first and (t.built, t.checked, t.paths) == (0, 0, t1.paths)
+    edited = _edit("    c = 0;", "    c = 1;", broken)
+    lap = _paths_of(tmp_path, edited, "lap")
+    got, t = _prove(tmp_path, edited, db)
+    # lap's paths: built once for the step and once for the transition property; checked in
+    # both Houdini rounds and for the transition property.
+    assert (t.built, t.checked) == (2 * lap, 3 * lap) and t.paths == t1.paths
+    assert got == _prove(tmp_path, edited, None)[0]
+
+
 def test_a_group_whose_paths_are_gone_is_built_again(tmp_path):
     # A group row stands only with every one of its paths' rows.
     db = tmp_path / "p.sqlite"
