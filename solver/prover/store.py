@@ -21,9 +21,10 @@ why, those left out, the symmetry a path followed by, and its cost in seconds.
 
 Beside the paths, one *group* row per action and case (and Houdini candidates, or assumed
 invariants and transition property), keyed as its paths are but for their place: how many
-paths the action has there, written once every one is stored as held.  A re-proof does not
-build an action whose group row stands (its paths' rows all there and held): building a
-case's paths cost a large board more than checking the few an edit reached.
+paths the action has there, written once every one has a stored verdict (for a transition
+property: once every one held).  A re-proof does not build an action whose group row stands
+(its paths' verdicts all there and standing for the run): building a case's paths cost a
+large board more than checking the few an edit reached.
 
 Safe for concurrent writers (WAL, one short transaction a row, a busy timeout): the fork
 pool's workers (each opens its own connection) and two proofs at once.  A file that is no
