@@ -111,6 +111,8 @@ def _unusable(path: str) -> str | None:
     try:
         tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master "
                                             "WHERE type = 'table'")}
+        if not tables:
+            return None     # a store another proof is making (or an empty database)
         if not {"meta", "verdicts"} <= tables:
             return "not a rulebook proof store (an SQLite database of something else)"
         row = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
@@ -189,13 +191,21 @@ class Store:
         db = self._db()
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
-        db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, "
-                   "value TEXT NOT NULL)")
-        db.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, "
-                   "kind TEXT NOT NULL, value TEXT NOT NULL, seconds REAL, "
-                   "stored REAL NOT NULL)")
-        # A write at once: a file that cannot be written is said before any work.
-        db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
+        # One transaction (another proof that opens the file meanwhile sees no table or
+        # all), and a write at once: a file that cannot be written is said before any work.
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, "
+                       "value TEXT NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, "
+                       "kind TEXT NOT NULL, value TEXT NOT NULL, seconds REAL, "
+                       "stored REAL NOT NULL)")
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
 
     def _get(self, keys: list[str]) -> dict[str, tuple[dict, float | None]]:
         def get():
