@@ -352,6 +352,7 @@ def cmd_prove(args) -> int:
     from ..prover.options import ProveOptions
     from ..prover.prove import prove
     from ..prover.result import Tally
+    from ..prover.store import prepare_file
     from .progress import time_limit
     g = _load(args)
     t0 = time.perf_counter()
@@ -363,6 +364,12 @@ def cmd_prove(args) -> int:
         journal=args.journal, store=_store_path(args), opaque_fix=args.opaque_fix,
         alone=args.alone, region_facts=args.region_facts, symmetric=args.symmetry,
         time_limit_s=args.time_limit, keep_partial=True)
+    if options.store is not None and options.journal is None:
+        # A file that is no store is moved aside (said on stderr, even with --json), and a
+        # path where none can be made is refused, before any work.
+        said = prepare_file(options.store)
+        if said:
+            print(f"rulebook: {said}", file=sys.stderr, flush=True)
     say = _reporter(args)
     tally = Tally()
     with time_limit(args.time_limit):
@@ -388,7 +395,7 @@ def cmd_prove(args) -> int:
                 print(f"    trace: {' '.join(json.dumps(m) for m in r.trace)}")
         where = "the journal" if options.journal is not None else "the store"
         print(f"paths: {tally.paths} in all, {tally.reused} reused from {where}, "
-              f"{tally.paths - tally.reused} checked")
+              f"{tally.checked} checked" + (f", then stopped ({stopped})" if stopped else ""))
         print(f"({time.perf_counter() - t0:.1f} s; {scope})")
     status = 1 if any(r.status == "refuted" for r in res) else 0
     if stopped and status == 0:

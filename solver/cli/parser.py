@@ -189,7 +189,8 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                    help="the proof store: an SQLite file that keeps the verdict of each action "
                    "path of the inductive step, keyed by the rules, invariants, parameters and "
                    "options that path reads; a re-proof checks only the paths an edit reached, "
-                   "and a proof stopped part-way resumes (default: "
+                   "and a proof stopped part-way resumes; a file that is no store is moved "
+                   "to FILE.bad-N and a fresh one started (default: "
                    "$XDG_CACHE_HOME/rulebook/proofs.sqlite, else "
                    "~/.cache/rulebook/proofs.sqlite)")
     p.add_argument("--no-store", action="store_true",

@@ -45,6 +45,35 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
     fields = splits.split_fields(game, options.split_on)
     reads_actor = {i.name: any(splits.reads_field(i.expr, f) for f in fields) for i in invs}
     all_cases = splits.cases(game, fresh, "s", fields)
+    order = [a.name for a in game.actions]
+    from .result import Tally
+    tally = tally if tally is not None else Tally()
+
+    def _prepared(b, S, conj, readers, reads, lengths):
+        """Path ``b`` of the case from ``S``, as a round checks it: (path, the candidates'
+        conjuncts it changes as (name, index, conjunct after), the sequence lengths it
+        moves)."""
+        subst = substitution(t, S, b.state)
+        pairs = {a.get_id(): (a, v) for a, v in subst if dz.is_sym(a)}
+        touched = {nk for i in pairs for nk in readers.get(i, ())}
+        changed = []
+        moved = any(not dz.is_sym(a) for a, _ in subst)
+        if moved:
+            # A split field (the actor) changed: an invariant that reads it is
+            # evaluated afresh.
+            for inv in invs:
+                if reads_actor[inv.name]:
+                    new = terms.conjuncts(game.holds_symbolic(inv, b.state))
+                    changed.extend((inv.name, k, c2) for k, c2 in enumerate(new))
+                    touched -= {(inv.name, k) for k in range(len(conj[inv.name]))}
+        for n, k in sorted(touched):
+            c = conj[n][k]
+            mine = [pairs[i] for i in reads[(n, k)] if i in pairs]
+            c2 = terms.substitute(c, mine)
+            if not c2.eq(c):
+                changed.append((n, k, c2))
+        return (b, changed, {i for i in pairs if i in lengths})
+
     for ci, S in enumerate(all_cases):
         lengths = splits.seq_lengths(S)
         conj = {i.name: terms.conjuncts(game.holds_symbolic(i, S)) for i in invs}
@@ -54,41 +83,28 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
         memo: dict[int, tuple] = {}
         readers, reads = nearby.conjunct_readers(conj, memo)
         small = [nk for nk, fv in reads.items() if len(fv) <= VACUITY_VARS]
-        once: list = []         # this case's marker: built already (even if it has no path)
+        built: dict[str, list] = {}     # action -> its paths, once built (maybe none)
 
-        def build(S=S, conj=conj, readers=readers, reads=reads, lengths=lengths, ci=ci,
-                  built=once):
-            # Once (a case of no path is not built again): the paths, put in the case's list.
-            if built:
-                return []
-            built.append(True)
-            bs = splits.paths(game, S, fields)
-            say(f"induction: {len(bs)} action paths, {len(invs)} candidate invariants"
-                + (f" (case {ci + 1} of {len(all_cases)})" if len(all_cases) > 1 else ""))
-            work = []
-            for b in bs:
-                subst = substitution(t, S, b.state)
-                pairs = {a.get_id(): (a, v) for a, v in subst if dz.is_sym(a)}
-                touched = {nk for i in pairs for nk in readers.get(i, ())}
-                changed = []
-                moved = any(not dz.is_sym(a) for a, _ in subst)
-                if moved:
-                    # A split field (the actor) changed: an invariant that reads it is
-                    # evaluated afresh.
-                    for inv in invs:
-                        if reads_actor[inv.name]:
-                            new = terms.conjuncts(game.holds_symbolic(inv, b.state))
-                            changed.extend((inv.name, k, c2) for k, c2 in enumerate(new))
-                            touched -= {(inv.name, k) for k in range(len(conj[inv.name]))}
-                for n, k in sorted(touched):
-                    c = conj[n][k]
-                    mine = [pairs[i] for i in reads[(n, k)] if i in pairs]
-                    c2 = terms.substitute(c, mine)
-                    if not c2.eq(c):
-                        changed.append((n, k, c2))
-                work.append((b, changed, {i for i in pairs if i in lengths}))
-            return work
-        cases.append((S, conj, [], readers, lengths, falsified, build, small))
+        def build(only=None, S=S, conj=conj, readers=readers, reads=reads, lengths=lengths,
+                  ci=ci, built=built):
+            # Each action's paths once (an action of no path is not built again), those of
+            # ``only`` (a set of action names) or of every action; the case's list of paths
+            # (each action's together, in the game's order) is returned whole.
+            want = {a for a in order if (only is None or a in only) and a not in built}
+            if want:
+                bs = splits.paths(game, S, fields, want)
+                say(f"induction: {len(bs)} action paths"
+                    + (f" of {len(want)} of {len(order)} actions" if len(want) < len(order)
+                       else "") + f", {len(invs)} candidate invariants"
+                    + (f" (case {ci + 1} of {len(all_cases)})" if len(all_cases) > 1 else ""))
+                for a in want:
+                    built[a] = []
+                for b in bs:
+                    built[b.action].append(_prepared(b, S, conj, readers, reads, lengths))
+                if tally is not None:
+                    tally.built += len(bs)
+            return [x for a in order for x in built.get(a, ())]
+        cases.append((S, conj, [], readers, lengths, falsified, build, small, built))
     candidates = [i.name for i in invs]
     ctis: dict[str, str] = {}
     # z3's general solver: the queries hold the `exists real` predicates (uninterpreted)
@@ -99,29 +115,45 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
     local.add(*fresh.constraints)
     split_memo: dict = {}
     learned: set = set()      # (action, invariant) whose steps needed splitting
-    from .result import Tally
-    tally = tally if tally is not None else Tally()
     tally.stage, tally.round = "induction", 0
     while True:
         dropped: set[str] = set()
         timing: dict = {}
         tally.round, tally.done = tally.round + 1, 0
         tally.total = sum(len(c[2]) for c in cases)
-        for ci, (S, conj, work, readers_of, lengths, falsified, build, small) \
+        for ci, (S, conj, work, readers_of, lengths, falsified, build, small, built) \
                 in enumerate(cases):
             if falsified & set(candidates):
                 continue
-            whole = None if work or journal is None else journal.case_done(ci, candidates)
+            # The actions whose every path a previous run decided under these candidates:
+            # not built (a large case took minutes to build), their verdicts reused.
+            held = {} if journal is None else journal.decided_groups(ci, order, candidates)
+            whole = sum(map(len, held.values())) if len(held) == len(order) and not any(
+                fell for v in held.values() for fell in v) else \
+                None if work or journal is None else journal.case_done(ci, candidates)
             if whole is not None:
-                # Every path of this case was checked under these candidates and none broke
-                # one: the case is not even built (building a large one takes minutes).
                 say(f"induction: case {ci + 1} of {len(cases)}: every path checked by a "
                     f"previous run ({journal.label})")
                 tally.count(whole, whole)
                 continue
-            if not work:
-                work.extend(build())
-                tally.total = sum(len(c[2]) for c in cases)
+            # Under a symmetry the case's paths are built whole (the orbits are of them all).
+            work[:] = build(None if symmetric is not None else
+                            {a for a in order if a not in held})
+            unbuilt = sum(len(v) for a, v in held.items() if a not in built)
+            tally.count(unbuilt, unbuilt)
+            # Each path's place among the case's paths, built or not (an action is either),
+            # for telling why a candidate fell on the first path that breaks it.
+            offset: dict[str, int] = {}
+            place: list[int] = []           # a built path's number in `work` -> its place
+            at_ = 0
+            for a in order:
+                offset[a] = at_
+                n_a = len(built[a]) if a in built else len(held.get(a, ()))
+                if a in built:
+                    place.extend(range(at_, at_ + n_a))
+                at_ += n_a
+            tally.total = sum(len(c[2]) for c in cases) + unbuilt
+            checked_before = tally.checked
 
             def check_paths(paths, say=say, S=S, conj=conj, readers_of=readers_of,
                             lengths=lengths, ci=ci, small=small):
@@ -131,8 +163,17 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                 return _check_paths(game, S, paths, local, conj, readers_of, candidates,
                                     lengths, (split_memo, learned, split), timeout_ms, say,
                                     note, small, tally)
-            paths = list(enumerate(work))
+            paths = [(at, x) for at, x in enumerate(work) if x[0].action not in held]
             results = []
+            # The verdicts of the decided groups, by their place in the case.
+            decided: dict[str, tuple] = {}
+            for a, verdicts in held.items():
+                for k, fell in enumerate(verdicts):
+                    for n, w in fell.items():
+                        decided[n] = min(decided.get(n, (offset[a] + k, w)),
+                                         (offset[a] + k, w))
+            if decided:
+                results.append((set(decided), {}, {}, set()))
             if journal is not None:
                 # Paths a previous run checked under these very candidates: their verdicts.
                 done = journal.checked(ci, [b.action for b, _, _ in work], candidates)
@@ -145,7 +186,8 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                             why[n] = min(why.get(n, (at, w)), (at, w))
                     results.append((set(why), why, {}, set()))
                     paths = [(at, x) for at, x in paths if at not in done]
-            tally.count(len(work), len(work) - len(paths))
+            reused = len(work) - len(paths)
+            tally.count(reused, reused)
             if symmetric is not None and ci > 0 and paths \
                     and not cases[0][5] & set(candidates):
                 # The players numbered from this case's actor: most paths follow from the
@@ -165,7 +207,8 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
             def run(paths, ci=ci):
                 if jobs > 1:
                     results.extend(pool.forked(check_paths, pool.pulled(paths, jobs), say,
-                                           _build_next(cases, ci, candidates, journal)))
+                                           _build_next(cases, ci, candidates, journal,
+                                                       order, symmetric is not None)))
                 else:
                     results.append(check_paths(paths))
             run(paths)
@@ -192,11 +235,11 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                 if rest:
                     run([(at, work[at]) for at in rest])
             # Why a candidate fell: on the first path that breaks it, as one process would say.
-            first: dict[str, tuple] = {}
+            first: dict[str, tuple] = dict(decided)
             for d, c, tm, lr in results:
                 dropped |= d
-                for n, at in c.items():
-                    first[n] = min(first.get(n, at), at)
+                for n, (at, w) in c.items():
+                    first[n] = min(first.get(n, (place[at], w)), (place[at], w))
                 for a, (x, s_) in tm.items():
                     t_ = timing.setdefault(a, [0, 0.0])
                     t_[0] += x
@@ -206,6 +249,11 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                 ctis.setdefault(n, why)
             if journal is not None and not any(d for d, *_ in results):
                 journal.record_case(ci, candidates, len(work))
+            if journal is not None:
+                journal.record_groups(ci, {a: len(built[a]) for a in built if a not in held},
+                                      candidates)
+            # The paths a symmetry settled count as checked (the case is done).
+            tally.settled(len(work) - reused - (tally.checked - checked_before))
         say("induction: checked " + ", ".join(f"{a} ({n} paths, {s_:.1f} s)"
                                                 for a, (n, s_) in timing.items()))
         if not dropped:
@@ -227,8 +275,7 @@ def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: l
     if symmetric.rotation(ci, fields, S0, S, [c for n in candidates for c in conj0[n]]) \
             is None:
         return paths
-    if not w0:
-        w0.extend(build0())
+    w0[:] = build0()          # whole (under a symmetry a case is built whole)
     targets = [n for n in candidates if n not in fell]
 
     def goal_of(x, targets=targets):
@@ -247,19 +294,24 @@ def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: l
         bounds, note, say, jobs, costs)
 
 
-def _build_next(cases: list, ci: int, candidates, journal):
+def _build_next(cases: list, ci: int, candidates, journal, order: list, whole: bool):
     """What builds the paths of the next case after ``ci`` that this round will check (not
-    assumed away, not built yet, not done by a previous run), in place; None when there is
-    none."""
+    assumed away, not built yet, not done by a previous run), in place: those of the actions
+    a previous run did not decide (`decided_groups`), or every action's when ``whole``;
+    None when there is none."""
+    def held(cj):
+        return {} if journal is None else journal.decided_groups(cj, order, candidates)
+
     def skip(cj):
-        _, _, work, _, _, falsified, _, _ = cases[cj]
-        return bool(falsified & set(candidates) or work or (
+        _, _, work, _, _, falsified, _, _, _ = cases[cj]
+        return bool(falsified & set(candidates) or work or len(held(cj)) == len(order) or (
             journal is not None and journal.case_done(cj, candidates) is not None))
     cj = pool.next_case(len(cases), ci, skip)
     if cj is None:
         return None
-    _, _, work, _, _, _, build, _ = cases[cj]
-    return lambda: work.extend(build())
+    work, build = cases[cj][2], cases[cj][6]
+    only = None if whole else {a for a in order if a not in held(cj)}
+    return lambda: work.extend(build(only))
 
 
 def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, split, timeout_ms,

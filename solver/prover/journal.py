@@ -97,6 +97,22 @@ class Journal:
         self._append({"kind": "case", "case": case, "candidates": sorted(candidates),
                       "paths": paths})
 
+    def decided_groups(self, case: int, actions: list[str], candidates) -> dict[str, list]:
+        """Nothing: a journal keeps whole cases (`case_done`), not actions' groups (the
+        store's `decided_groups`); its paths are numbered within the whole case."""
+        return {}
+
+    def record_groups(self, case: int, built: dict[str, int], candidates) -> None:
+        """Nothing (see `held_groups`)."""
+
+    def transition_held_groups(self, case: int, actions: list[str], assumed,
+                               properties) -> dict[str, int]:
+        return {}
+
+    def record_transition_groups(self, case: int, built: dict[str, int], assumed,
+                                 properties) -> None:
+        """Nothing (see `held_groups`)."""
+
     def record(self, case: int, at: int, action: str, candidates, fell: dict,
                skipped: list, by: str | None = None, seconds: float | None = None) -> None:
         """``by``: the symmetry the path followed by, when it was not proved itself;

@@ -66,17 +66,21 @@ class Tally:
     round: int = 1
     total: int = 0
     depth: int = 0
-    # Every path query of the run (a path counts once per Houdini round and once in the
-    # transition properties' step) and those whose verdict came from the store or journal.
-    paths: int = 0
+    # Path queries whose verdict came from the store or journal (a path counts once per
+    # Houdini round and once in the transition properties' step), and action paths built.
     reused: int = 0
-    # The count of paths checked, in memory shared with the forked workers (`pool.forked`):
-    # the paths a worker finished count in the parent too, when the proof is stopped.
+    built: int = 0
+    # The paths checked in this round so far (`done`), and in the whole run (`checked`), in
+    # memory shared with the forked workers (`pool.forked`): the paths a worker finished
+    # count in the parent too, when the proof is stopped.
     shared: object = field(default=None, repr=False, compare=False)
+    shared_checked: object = field(default=None, repr=False, compare=False)
 
     def __post_init__(self):
         if self.shared is None:
             self.shared = shared_count()
+        if self.shared_checked is None:
+            self.shared_checked = shared_count()
 
     @property
     def done(self) -> int:
@@ -87,18 +91,35 @@ class Tally:
         with self.shared.get_lock():
             self.shared.value = n
 
+    @property
+    def checked(self) -> int:
+        return self.shared_checked.value
+
+    @property
+    def paths(self) -> int:
+        """The path queries answered so far: reused or checked."""
+        return self.reused + self.checked
+
     def add(self, n: int = 1) -> None:
         """Count ``n`` more paths checked (in whichever process checked them)."""
         with self.shared.get_lock():
             self.shared.value += n
+        self.settled(n)
+
+    def settled(self, n: int) -> None:
+        """Count ``n`` more path queries checked in the run (a path a symmetry settled
+        too), not in this round's progress."""
+        with self.shared_checked.get_lock():
+            self.shared_checked.value += n
 
     def count(self, paths: int, reused: int) -> None:
-        """Count ``paths`` more path queries, ``reused`` of them answered by a previous run."""
-        self.paths += paths
+        """Count ``reused`` path queries answered by a previous run, and ``paths - reused``
+        checked (all done)."""
         self.reused += reused
+        self.settled(paths - reused)
 
     def paths_json(self) -> dict:
-        return {"total": self.paths, "reused": self.reused, "checked": self.paths - self.reused}
+        return {"total": self.paths, "reused": self.reused, "checked": self.checked}
 
     def where(self) -> str:
         if self.stage == "induction" and not self.total:

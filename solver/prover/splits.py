@@ -232,7 +232,10 @@ def split_tiers(local, guard, conj, name, items, readers, candidates, memo, leng
 
 
 
-def paths(game: Game, S, fields: list[int]) -> list:
+def paths(game: Game, S, fields: list[int], actions=None) -> list:
     """The action paths from the symbolic state ``S`` (one case), each split on the values
-    its move gives the split ``fields`` (`split_after`)."""
-    return [b2 for b in branches(game, S) for b2 in split_after(game, b, fields)]
+    its move gives the split ``fields`` (`split_after`); only those of ``actions`` (a set of
+    action names) when given, in the game's order either way."""
+    if actions is not None and not actions:
+        return []
+    return [b2 for b in branches(game, S, actions) for b2 in split_after(game, b, fields)]

@@ -19,8 +19,16 @@ than its own.  A time-out is no verdict and is not stored.  The value keeps what
 keeps (`journal.Journal`, whose methods this class shares): the candidates that fell and
 why, those left out, the symmetry a path followed by, and its cost in seconds.
 
+Beside the paths, one *group* row per action and case (and Houdini candidates, or assumed
+invariants and transition property), keyed as its paths are but for their place: how many
+paths the action has there, written once every one has a stored verdict (for a transition
+property: once every one held).  A re-proof does not build an action whose group row stands
+(its paths' verdicts all there and standing for the run): building a case's paths cost a
+large board more than checking the few an edit reached.
+
 Safe for concurrent writers (WAL, one short transaction a row, a busy timeout): the fork
-pool's workers (each opens its own connection) and two proofs at once."""
+pool's workers (each opens its own connection) and two proofs at once.  A file that is no
+store this rulebook reads is moved aside for a fresh one (`prepare_file`)."""
 from __future__ import annotations
 
 import hashlib
@@ -51,6 +59,78 @@ def default_path() -> Path:
     return Path(base) / "rulebook" / "proofs.sqlite"
 
 
+def prepare_file(path) -> str | None:
+    """Make ready the store file ``path`` before a proof opens it: its folder made if
+    missing; a file there that is no store this rulebook reads (not SQLite, corrupt, a
+    database of something else, a store of another format) moved aside to
+    ``PATH.bad-N`` (with its WAL files), for a fresh store to take its place.  Returns the
+    warning to give (one line naming both files), or None.  A path where no store can be
+    made (a directory, a folder that cannot be made) is a `RulebookError`."""
+    path = str(path)
+    if os.path.isdir(path):
+        raise RulebookError(f"{path}: cannot open the proof store (a directory)")
+    parent = os.path.dirname(os.path.abspath(path))
+    try:
+        os.makedirs(parent, exist_ok=True)
+    except OSError as e:
+        raise RulebookError(f"{path}: cannot make the proof store's folder {parent} "
+                            f"({e.strerror})") from None
+    try:
+        if os.path.getsize(path) == 0:
+            return None
+    except OSError:
+        return None         # no file yet (or gone): a fresh store
+    why = _unusable(path)
+    if why is None:
+        return None
+    n = 1
+    while any(os.path.lexists(f"{path}.bad-{n}{x}") for x in ("", "-wal", "-shm")):
+        n += 1
+    aside = f"{path}.bad-{n}"
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return None         # another proof moved it aside first
+    except OSError as e:
+        raise RulebookError(f"{path}: {why}, and it cannot be moved aside ({e.strerror}); "
+                            f"remove it") from None
+    for x in ("-wal", "-shm"):
+        try:
+            os.rename(path + x, aside + x)
+        except OSError:
+            pass
+    return f"warning: {path}: {why}; moved to {aside}, starting a fresh proof store"
+
+
+def _unusable(path: str) -> str | None:
+    """Why the file ``path`` is no proof store this rulebook reads, or None."""
+    try:
+        db = sqlite3.connect(path, timeout=BUSY_MS / 1000)
+    except sqlite3.Error as e:
+        raise RulebookError(f"{path}: cannot open the proof store ({e})") from None
+    try:
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master "
+                                            "WHERE type = 'table'")}
+        if not tables:
+            return None     # a store another proof is making (or an empty database)
+        if not {"meta", "verdicts"} <= tables:
+            return "not a rulebook proof store (an SQLite database of something else)"
+        row = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
+        if row is None or row[0] != FORMAT:
+            return (f"a proof store of another format ({row[0] if row else 'none'}, this "
+                    f"rulebook reads {FORMAT})")
+        ok = db.execute("PRAGMA quick_check").fetchone()
+        if ok is None or ok[0] != "ok":
+            return f"the proof store is corrupt ({ok[0] if ok else 'no answer'})"
+        return None
+    except sqlite3.DatabaseError as e:
+        if isinstance(e, sqlite3.OperationalError) and "locked" in str(e):
+            raise RulebookError(f"{path}: cannot open the proof store ({e})") from None
+        return f"the proof store is unreadable ({e})"
+    finally:
+        db.close()
+
+
 def context(game: Game, options: ProveOptions, digests: dict | None = None) -> str:
     """The digest of what every step query of ``game`` under ``options`` reads besides its
     own action and invariants."""
@@ -68,8 +148,9 @@ class Store:
     """The verdicts of the step's path queries in the SQLite file ``path``, for ``game``
     under ``options``; the methods of `journal.Journal`, which the inductive step and the
     transition properties' step call the same way.  The file is opened (and created, its
-    folder must exist) at once: a bad path or a file that is no store is a `RulebookError`
-    naming it before any work."""
+    folder too) at once: a path where no store can be made is a `RulebookError` naming it
+    before any work, and a file that is no store is moved aside (`prepare_file`, said
+    through ``say``)."""
 
     def __init__(self, path, game: Game, options: ProveOptions, say):
         self.path = str(path)
@@ -80,8 +161,7 @@ class Store:
         self._split = options.split_lengths
         self._timeout = options.step_timeout_ms
         self._props = [i.name for i in game.p.invariants if i.transition]
-        self._all_actions = sorted(v for k, v in self._digests.items()
-                                   if k.startswith("action:"))
+        self._actions = [a.name for a in game.p.actions]
         self._ids: dict[tuple, list] = {}   # (kind, case) -> each path's (action digest, k)
         self._conns: dict[int, sqlite3.Connection] = {}     # one per process (forks)
         self._guard(self._init)
@@ -105,40 +185,27 @@ class Store:
             raise RulebookError(f"{self.path}: {_why(e)}") from None
 
     def _init(self) -> None:
-        if os.path.isdir(self.path):
-            raise RulebookError(f"{self.path}: cannot open the proof store (a directory)")
-        parent = os.path.dirname(os.path.abspath(self.path))
-        if not os.path.isdir(parent):
-            raise RulebookError(f"{self.path}: cannot open the proof store (no folder "
-                                f"{parent})")
-        fresh = not os.path.exists(self.path) or os.path.getsize(self.path) == 0
+        said = prepare_file(self.path)
+        if said:
+            self.say(said)
         db = self._db()
-        if not fresh:
-            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master "
-                                                "WHERE type = 'table'")}
-            if not {"meta", "verdicts"} <= tables:
-                raise RulebookError(f"{self.path}: not a rulebook proof store (an SQLite "
-                                    f"database of something else); give another --store")
-            row = db.execute("SELECT value FROM meta WHERE name = 'format'").fetchone()
-            if row is None or row[0] != FORMAT:
-                raise RulebookError(
-                    f"{self.path}: a proof store of another format ("
-                    f"{row[0] if row else 'none'}, this rulebook reads {FORMAT}); remove it "
-                    f"to start afresh")
-            ok = db.execute("PRAGMA quick_check").fetchone()
-            if ok is None or ok[0] != "ok":
-                raise RulebookError(f"{self.path}: the proof store is corrupt ("
-                                    f"{ok[0] if ok else 'no answer'}); remove it to start "
-                                    f"afresh")
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = NORMAL")
-        db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, "
-                   "value TEXT NOT NULL)")
-        db.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, "
-                   "kind TEXT NOT NULL, value TEXT NOT NULL, seconds REAL, "
-                   "stored REAL NOT NULL)")
-        # A write at once: a file that cannot be written is said before any work.
-        db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
+        # One transaction (another proof that opens the file meanwhile sees no table or
+        # all), and a write at once: a file that cannot be written is said before any work.
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute("CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, "
+                       "value TEXT NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, "
+                       "kind TEXT NOT NULL, value TEXT NOT NULL, seconds REAL, "
+                       "stored REAL NOT NULL)")
+            db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
 
     def _get(self, keys: list[str]) -> dict[str, tuple[dict, float | None]]:
         def get():
@@ -229,18 +296,98 @@ class Store:
         fallen = {n for fell in out.values() for n in fell}
         return {at: fell for at, fell in out.items() if skipped[at] <= fallen}
 
-    def _case_key(self, kind: str, case: int, names, extra=None) -> str:
-        return self._key(kind, case, self._all_actions, self._names(names), extra)
+    # ---- groups: an action's paths in a case, built together ---------------------------------
+
+    def _held(self, kind: str, case: int, actions: list[str], group_keys, path_key,
+              holds) -> dict[str, int]:
+        """The actions of ``actions`` whose group rows (``group_keys(digest)``: one key per
+        group row the action needs) all say how many paths it has in ``case``, and whose
+        paths' rows (``path_key(digest, k)``: the keys of path k) are all present and
+        ``holds``: action -> its number of paths."""
+        want = {a: group_keys(self._digests[f"action:{a}"]) for a in actions}
+        rows = self._get(sorted({k for ks in want.values() for k in ks}))
+        counts: dict[str, int] = {}
+        for a, ks in want.items():
+            ns = {rows[k][0].get("paths") for k in ks if k in rows}
+            if len(ns) == 1 and all(k in rows for k in ks) \
+                    and isinstance(n := ns.pop(), int) and n >= 0:
+                counts[a] = n
+        keys = {a: [k for i in range(n) for k in path_key(self._digests[f"action:{a}"], i)]
+                for a, n in counts.items()}
+        paths = self._get([k for ks in keys.values() for k in ks])
+        return {a: counts[a] for a, ks in keys.items()
+                if all(k in paths and holds(paths[k][0]) for k in ks)}
+
+    def _record_groups(self, kind: str, built: dict[str, int], group_keys, path_key,
+                       holds) -> None:
+        """A group row for each action of ``built`` (action -> its number of paths in the
+        case, every one built) whose every path's row is stored and ``holds``."""
+        keys = {a: [k for i in range(n) for k in path_key(self._digests[f"action:{a}"], i)]
+                for a, n in built.items()}
+        rows = self._get([k for ks in keys.values() for k in ks])
+        for a, ks in keys.items():
+            if all(k in rows and holds(rows[k][0]) for k in ks):
+                for g in group_keys(self._digests[f"action:{a}"]):
+                    self._put(g, kind, {"paths": built[a]})
+
+    def decided_groups(self, case: int, actions: list[str], candidates) -> dict[str, list]:
+        """The actions of ``actions`` whose group row in ``case`` under ``candidates``
+        stands (`record_groups`) and whose every path's verdict is stored and stands for
+        this run: action -> each path's candidates broken, with why ({} when it held).  They
+        need not even be built.  A path that left out a candidate fallen before it counts
+        only if that candidate falls among these verdicts, as in `checked`."""
+        cand = self._names(candidates)
+        digest = {a: self._digests[f"action:{a}"] for a in actions}
+        gkeys = {a: self._key("group", case, digest[a], cand) for a in actions}
+        rows = self._get(list(gkeys.values()))
+        counts = {a: rows[k][0].get("paths") for a, k in gkeys.items() if k in rows}
+        keys = {a: [self._key("step", case, digest[a], k, cand) for k in range(n)]
+                for a, n in counts.items() if isinstance(n, int) and n >= 0}
+        paths = self._get([k for ks in keys.values() for k in ks])
+        out: dict[str, list] = {}
+        for a, ks in keys.items():
+            got = []
+            for k in ks:
+                v = paths[k][0] if k in paths else None
+                fell = None if v is None else v.get("fell") or {}
+                if not isinstance(fell, dict) or not self._usable(v, bool(fell)):
+                    break
+                got.append((dict(fell), set(v.get("skipped") or ())))
+            else:
+                out[a] = got
+        while True:     # drop the groups that left out a candidate falling in no other
+            fallen = {n for got in out.values() for fell, _ in got for n in fell}
+            keep = {a: got for a, got in out.items()
+                    if all(skipped <= fallen for _, skipped in got)}
+            if len(keep) == len(out):
+                return {a: [fell for fell, _ in got] for a, got in keep.items()}
+            out = keep
+
+    def held_groups(self, case: int, actions: list[str], candidates) -> dict[str, int]:
+        """The actions of ``actions`` whose every path in ``case`` held every one of
+        ``candidates`` in a previous run, none left out, each with its number of paths."""
+        cand = self._names(candidates)
+        return self._held("group", case, actions,
+                          lambda a: [self._key("group", case, a, cand)],
+                          lambda a, k: [self._key("step", case, a, k, cand)], _step_held)
+
+    def record_groups(self, case: int, built: dict[str, int], candidates) -> None:
+        """After a Houdini round of ``case``: a group row for each action of ``built``
+        (action -> its paths, all built) whose every path's verdict is stored (a time-out
+        is none)."""
+        cand = self._names(candidates)
+        self._record_groups("group", built, lambda a: [self._key("group", case, a, cand)],
+                            lambda a, k: [self._key("step", case, a, k, cand)],
+                            lambda v: isinstance(v.get("fell", {}), dict))
 
     def case_done(self, case: int, candidates) -> int | None:
-        """The number of paths of ``case`` when a previous run found every one holding
-        every one of ``candidates`` (`record_case`), else None."""
-        key = self._case_key("case", case, candidates)
-        row = self._get([key]).get(key)
-        return None if row is None else int(row[0].get("paths", 0))
+        """The number of paths of ``case`` when every action's group held every one of
+        ``candidates`` (`held_groups`), else None."""
+        held = self.held_groups(case, self._actions, candidates)
+        return sum(held.values()) if len(held) == len(self._actions) else None
 
     def record_case(self, case: int, candidates, paths: int) -> None:
-        self._put(self._case_key("case", case, candidates), "case", {"paths": paths})
+        """Nothing: `record_groups` keeps what a case-level row kept, per action."""
 
     def record(self, case: int, at: int, action: str, candidates, fell: dict,
                skipped: list, by: str | None = None, seconds: float | None = None) -> None:
@@ -296,21 +443,49 @@ class Store:
             self._put(self._tkey(case, a, k, names, p), "transition",
                       {"verdict": why, "tactic": self._tactic(), **({"by": by} if by else {})})
 
+    def _tgroups(self, case: int, assumed: list, properties):
+        def group_keys(a):
+            return [self._key("transition-group", case, a, assumed,
+                              self._digests[f"invariant:{p}"]) for p in properties]
+
+        def path_key(a, k):
+            return [self._tkey(case, a, k, assumed, p) for p in properties]
+        return group_keys, path_key
+
+    def transition_held_groups(self, case: int, actions: list[str], assumed,
+                               properties) -> dict[str, int]:
+        """The actions of ``actions`` whose every path in ``case`` held each of
+        ``properties`` from the same ``assumed`` invariants in a previous run, each with its
+        number of paths."""
+        if not properties:
+            return {}
+        return self._held("transition-group", case, actions,
+                          *self._tgroups(case, self._names(assumed), properties),
+                          lambda v: v.get("verdict") is None)
+
+    def record_transition_groups(self, case: int, built: dict[str, int], assumed,
+                                 properties) -> None:
+        """After the transition pass of ``case``: a group row for each action of ``built``
+        whose every path held each of ``properties``."""
+        if properties:
+            self._record_groups("transition-group", built,
+                                *self._tgroups(case, self._names(assumed), properties),
+                                lambda v: v.get("verdict") is None)
+
     def transition_case_done(self, case: int, assumed, properties) -> int | None:
         """The number of paths of ``case`` when a previous run found each of
         ``properties`` holding on every one, from the same ``assumed`` invariants."""
-        keys = [self._case_key("transition-case", case, assumed,
-                               self._digests[f"invariant:{p}"]) for p in properties]
-        rows = self._get(keys)
-        if not keys or any(k not in rows for k in keys):
-            return None
-        return min(int(rows[k][0].get("paths", 0)) for k in keys)
+        held = self.transition_held_groups(case, self._actions, assumed, properties)
+        return sum(held.values()) if properties and len(held) == len(self._actions) \
+            else None
 
     def record_transition_case(self, case: int, assumed, properties, paths: int) -> None:
-        for p in properties:
-            self._put(self._case_key("transition-case", case, assumed,
-                                     self._digests[f"invariant:{p}"]),
-                      "transition-case", {"paths": paths})
+        """Nothing: `record_transition_groups` keeps it, per action."""
+
+
+def _step_held(value: dict) -> bool:
+    """Whether a step path's stored verdict says it held every candidate, none left out."""
+    return not value.get("fell") and not value.get("skipped")
 
 
 def _sha(text: str) -> str:

@@ -55,10 +55,13 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
     split_memo: dict = {}
     learned: set = set()
     hard: set = set()       # (action, property) that every invariant at once did not settle
-    def prepare(ci: int):
+    order = [a.name for a in game.actions]
+
+    def prepare(ci: int, only=None):
         """Case ``ci``'s invariant conjuncts, each property's template over (case, copy) and
         which of its conjuncts are reflexive, and the action paths; None when no state of
-        the case satisfies the invariants."""
+        the case satisfies the invariants.  ``only``: the actions whose paths are built (a
+        set of names; None: every action)."""
         S, N = cases[ci], after[ci]
         conj = {i.name: terms.conjuncts(game.holds_symbolic(i, S)) for i in invs}
         if any(z3.is_false(c) for cs in conj.values() for c in cs):
@@ -85,12 +88,26 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                                   if _valid(c, fresh.constraints)}
             conj[tr.name] = [c if k in reflexive[tr.name] else z3.BoolVal(True)
                              for k, c in enumerate(ident)]
-        bs = splits.paths(game, S, fields)
+        bs = splits.paths(game, S, fields, only)
         return conj, memo, readers, template, reflexive, n_leaves, bs
 
-    def done_before(ci: int, live: list) -> bool:
+    def held_before(ci: int, live: list) -> dict[str, int]:
+        """The actions whose every path in case ``ci`` held each of ``live`` in a previous
+        run, each with its number of paths: they need not be built."""
+        return {} if journal is None else journal.transition_held_groups(
+            ci, order, names, [tr.name for tr in live])
+
+    def done_before(ci: int, live: list, held: dict | None = None) -> int | None:
+        held = held_before(ci, live) if held is None else held
+        if len(held) == len(order):
+            return sum(held.values())
         return None if journal is None else journal.transition_case_done(
             ci, names, [tr.name for tr in live])
+
+    def to_build(ci: int, held: dict):
+        """The actions of case ``ci`` whose paths are built: every one under a symmetry
+        (its orbits are of them all), else those not held in a previous run."""
+        return None if symmetric is not None else {a for a in order if a not in held}
 
     def prepare_next(ci: int, live: list):
         """What prepares, in `ready`, the next case after ``ci`` the pass will check (one a
@@ -98,7 +115,10 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
         workers check case ``ci``: building a large case's paths takes one core minutes,
         with the other cores idle."""
         cj = pool.next_case(len(cases), ci, lambda cj: done_before(cj, live) is not None)
-        return None if cj is None else lambda: ready.setdefault(cj, prepare(cj))
+        if cj is None:
+            return None
+        only = to_build(cj, held_before(cj, live))
+        return lambda: ready.setdefault(cj, (only, prepare(cj, only)))
 
     def posts_of(ci: int, prepared: tuple):
         """What gives, on a path of case ``ci`` (`prepare`), each property's post-state
@@ -171,19 +191,36 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
         live = [tr for tr in trans if out[tr.name][0] is True]
         if not live:
             break
-        whole = done_before(ci, live)
+        held = held_before(ci, live)
+        whole = done_before(ci, live, held)
         if whole is not None:
             say(f"transitions: case {ci + 1} of {len(cases)}: every path held in a previous "
                 f"run ({journal.label})")
             if tally is not None:
                 tally.count(whole, whole)
             continue
-        prepared = ready.pop(ci) if ci in ready else prepare(ci)
+        only = to_build(ci, held)
+        if ci in ready and ready[ci][0] == only:
+            prepared = ready.pop(ci)[1]
+        else:
+            prepared = prepare(ci, only)
         if prepared is None:
             continue        # no state of this case satisfies the invariants
         conj, memo, readers, template, reflexive, n_leaves, bs = prepared
+        # Each built action's number of paths (for `record_transition_groups`), and the
+        # paths of the actions held before, reused unbuilt.
+        built = {a: 0 for a in (order if only is None else only)}
+        for b in bs:
+            built[b.action] += 1
+        unbuilt = sum(n for a, n in held.items() if a not in built)
+        if tally is not None:
+            tally.built += len(bs)
+            tally.count(unbuilt, unbuilt)
+            checked_before = tally.checked
         lengths = splits.seq_lengths(S)
-        say(f"transitions: {len(bs)} action paths, {len(live)} properties"
+        say(f"transitions: {len(bs)} action paths"
+            + (f" of {len(built)} of {len(order)} actions" if len(built) < len(order) else "")
+            + f", {len(live)} properties"
             + (f" (case {ci + 1} of {len(cases)})" if len(cases) > 1 else ""))
         done = {} if journal is None else \
             journal.transitions_checked(ci, [b.action for b in bs], names)
@@ -191,7 +228,8 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
             say(f"transitions: {len(done)} of {len(bs)} paths decided by a previous run "
                 f"({journal.label})")
         if tally is not None:
-            tally.count(len(bs), _reused(len(bs), done, [tr.name for tr in live]))
+            reused = _reused(len(bs), done, [tr.name for tr in live])
+            tally.count(reused, reused)
 
         post_of = posts_of(ci, prepared)
         if ci == 0:
@@ -276,6 +314,8 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                         decided[tr.name] = failed[tr.name][1]
                 if journal is not None and decided:
                     journal.record_transition(ci, at, b.action, names, decided)
+                if tally is not None:
+                    tally.add()
             # A counterexample (rank 0) says more than a time-out (rank 1).
             return {**{n: (1, *w) for n, w in gave_up.items()},
                     **{n: (0, *w) for n, w in failed.items()}}
@@ -330,6 +370,11 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
             out[n] = (False, why)
         if journal is not None and not first:
             journal.record_transition_case(ci, names, [tr.name for tr in live], len(bs))
+        if journal is not None:
+            journal.record_transition_groups(ci, built, names, [tr.name for tr in live])
+        if tally is not None:
+            # The paths a symmetry settled count as checked (the case is done).
+            tally.settled(len(bs) - reused - (tally.checked - checked_before))
     return out
 
 
