@@ -98,8 +98,9 @@ def time_limit(seconds: float | None):
     """Stop the work in the main thread after ``seconds`` (None: no limit) with `TimeUp`, and
     on Ctrl-C with KeyboardInterrupt, both raised only where Python code of the project is
     running: one raised inside z3's Python API (most often while ctypes converts an
-    argument) would come out as a ctypes error, or leave z3 mid-call; it is raised a few
-    milliseconds later instead, once the work is back in its own code.  Where there is no
+    argument) would come out as a ctypes error, or leave z3 mid-call, and one raised in a
+    library's callback may be swallowed; it is raised a few milliseconds later instead, once
+    the work is back in its own code.  Where there is no
     interval timer (Windows) the limit is left to the work's own deadlines.  It yields an
     object whose ``fired`` is the stop raised (None until then): for work that swallows it
     (Sphinx turns a Ctrl-C into its own exit status)."""
@@ -138,7 +139,7 @@ class _Stopper:
         self._raise(KeyboardInterrupt(), frame)
 
     def _raise(self, exc: BaseException, frame):
-        if frame is not None and _in_z3(frame):
+        if frame is not None and _foreign(frame):
             self.pending = exc
             signal.setitimer(signal.ITIMER_REAL, RETRY_S)
             return
@@ -147,7 +148,17 @@ class _Stopper:
         raise exc
 
 
-def _in_z3(frame) -> bool:
-    """Whether ``frame`` is code of the z3 package (its Python API around the C library)."""
+# This package's own folder: its code may sit in site-packages too (a plain install).
+_OWN = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
+def _foreign(frame) -> bool:
+    """Whether ``frame`` is code of an installed library, not this package's: z3's Python API
+    around the C library, where a stop would come out as a ctypes error or leave z3 mid-call,
+    or a callback whose exceptions the interpreter swallows (a collector callback, such as
+    Hypothesis installs, where the fuzzing lost a --time-limit's stop)."""
     name = frame.f_code.co_filename
-    return f"{os.sep}z3{os.sep}" in name
+    if name.startswith(_OWN):
+        return False
+    return f"{os.sep}z3{os.sep}" in name or f"{os.sep}site-packages{os.sep}" in name \
+        or f"{os.sep}dist-packages{os.sep}" in name

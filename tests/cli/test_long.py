@@ -159,3 +159,36 @@ def test_solve_says_how_far_an_exhaustive_search_is(tmp_path):
     q = run_cli("solve", str(f), "--json")
     assert q.stderr == "" and json.loads(q.stdout) == json.loads(r.stdout)
     assert json.loads(r.stdout)["height"] == case["expected"]["height"]
+
+
+def test_a_stop_landing_in_a_library_waits_for_the_packages_own_code():
+    """The fuzzing lost a --time-limit's stop: the alarm landed in Hypothesis' collector
+    callback, whose exceptions the interpreter swallows.  A stop landing in an installed
+    library (z3, a callback) is kept and raised a few milliseconds later; in this package's
+    own code it is raised at once."""
+    import signal
+    from types import SimpleNamespace
+
+    import pytest
+
+    from solver.cli import progress
+    from solver.lang.errors import TimeUp
+
+    def frame(path):
+        return SimpleNamespace(f_code=SimpleNamespace(co_filename=path))
+
+    stopper = progress._Stopper(5)
+    old = signal.signal(signal.SIGALRM, signal.SIG_IGN)
+    try:
+        for lib in ("/v/lib/python3.11/site-packages/hypothesis/internal/junkdrawer.py",
+                    "/usr/lib/python3/dist-packages/z3/z3.py"):
+            stopper._raise(TimeUp(5), frame(lib))
+            assert isinstance(stopper.pending, TimeUp) and stopper.fired is None
+            assert signal.getitimer(signal.ITIMER_REAL)[0] > 0       # tried again soon
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        with pytest.raises(TimeUp):
+            stopper.on_alarm(signal.SIGALRM, frame(progress.__file__))
+        assert stopper.pending is None and isinstance(stopper.fired, TimeUp)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
