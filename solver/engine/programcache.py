@@ -30,7 +30,7 @@ from types import MappingProxyType
 import lark
 
 from ..lang.check import check_program
-from ..lang.resources import grammar_path
+from ..lang.resources import cache_home, grammar_path
 from ..lang.sources import parse_source
 from .evaluate import const_value
 
@@ -43,8 +43,7 @@ def cache_dir() -> Path | None:
     own = os.environ.get("RULEBOOK_PROGRAM_CACHE")
     if own:
         return None if own.strip().lower() == "off" else Path(own)
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "rulebook" / "programs"
+    return cache_home() / "programs"
 
 
 @lru_cache(maxsize=1)

@@ -2,6 +2,7 @@
 installed package (they ship as package data, so the installed CLI works anywhere)."""
 from __future__ import annotations
 
+import os
 from importlib import resources
 from pathlib import Path
 
@@ -14,6 +15,13 @@ def _dir(name: str) -> Path:
     if here.is_dir():
         return here
     return Path(str(resources.files("solver") / name))
+
+
+def cache_home() -> Path:
+    """The folder of this tool's caches (the proof store, the compiled programs):
+    ``$XDG_CACHE_HOME/rulebook``, else ``~/.cache/rulebook``."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "rulebook"
 
 
 def grammar_path() -> Path:

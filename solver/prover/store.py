@@ -43,6 +43,7 @@ import z3
 from ..engine.game import Game
 from ..lang.errors import RulebookError
 from ..lang.irdigest import part_digests
+from ..lang.resources import cache_home
 from .options import ProveOptions
 
 FORMAT = "1"
@@ -55,8 +56,7 @@ BATCH = 500
 def default_path() -> Path:
     """The store a proof uses unless told: ``$XDG_CACHE_HOME/rulebook/proofs.sqlite``, else
     ``~/.cache/rulebook/proofs.sqlite``."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "rulebook" / "proofs.sqlite"
+    return cache_home() / "proofs.sqlite"
 
 
 def prepare_file(path) -> str | None:
