@@ -53,7 +53,7 @@ def current_journal(head: dict, game: Game, options: ProveOptions, proofs) -> st
     differ = sorted(k for k in set(mine) | set(head)
                     if k not in TACTIC and k != "spec" and mine.get(k) != head.get(k))
     if differ:
-        said = "; ".join(f"{k} {_short(head.get(k))}, this run's {_short(mine.get(k))}"
+        said = "; ".join(f"{k} {_short(k, head.get(k))}, this run's {_short(k, mine.get(k))}"
                          for k in differ)
         raise JournalRefused(f"of another run: {said}")
     if head.get("spec") == mine["spec"]:
@@ -70,8 +70,9 @@ def current_journal(head: dict, game: Game, options: ProveOptions, proofs) -> st
                          f"today's checked program under these parameters")
 
 
-def _short(v) -> str:
-    if isinstance(v, list) and all(isinstance(x, list) and len(x) == 2 for x in v):
+def _short(key: str, v) -> str:
+    if key in ("params", "readings") and isinstance(v, list) \
+            and all(isinstance(x, list) and len(x) == 2 for x in v):
         return " ".join(f"{a}={b}" for a, b in v) or "none"
     return json.dumps(v)
 
