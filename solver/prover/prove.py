@@ -127,6 +127,8 @@ def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, he
         tally.stage = "the transition properties' step"
         trans_ok = transitions.check_transitions(game, trans, inductive, options, say, log,
                                                  mirror, tally) if trans else {}
+        tally.inductive = tuple(sorted(inductive))
+        tally.transitions = tuple(sorted(n for n, (ok, _) in trans_ok.items() if ok is True))
     elapsed = time.perf_counter() - t0
     for inv in invs:
         if inv.name in results:
