@@ -230,3 +230,39 @@ def test_the_command_imports_a_journal_and_refuses_another_runs(tmp_path):
     r = run_cli("prove", spec, "--store", str(db), "--import-journal",
                 str(tmp_path / "none.jsonl"))
     assert r.returncode == 2 and "cannot read the journal" in r.stderr
+
+
+def test_refresh_seeds_its_store_and_writes_the_seed(tmp_path, monkeypatch, capsys):
+    # docs/refresh.py proves with the store, planted first from the stored proofs' seeds,
+    # and writes the seed of what it proved: a fresh store re-proves from it with nothing
+    # checked, and after an edit of one action checks that action's paths.  --seed-only
+    # writes the same seed from the store, proving nothing.
+    import importlib.util
+    from conftest import ROOT
+    spec_ = importlib.util.spec_from_file_location("refresh", ROOT / "docs" / "refresh.py")
+    refresh = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(refresh)
+    monkeypatch.setattr(refresh, "HERE", tmp_path)
+    text = [SPEC]
+    monkeypatch.setattr(refresh, "load_game", lambda *a, **k: _game(tmp_path, text[0]))
+
+    def run(store):
+        refresh.refresh_proofs("stored", 2, 30.0, split_on=("c",), store=str(store))
+        err = capsys.readouterr().err
+        return next(x for x in err.splitlines() if "paths:" in x).split("paths: ")[1]
+    assert run(tmp_path / "a.sqlite") == "24 in all, 0 reused from the store, 24 checked"
+    path = tmp_path / "proofs" / "stored.json"
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    assert stored["command"] == "rulebook prove stored --depth 2 --split-on c --json"
+    assert seed.seed_paths(stored["store_seed"]) == 24
+    assert '"groups": {\n' in path.read_text(encoding="utf-8")    # a count list a line
+    assert run(tmp_path / "b.sqlite") == "24 in all, 24 reused from the store, 0 checked"
+    text[0] = SPEC.replace(*EDIT)
+    assert run(tmp_path / "c.sqlite") == "24 in all, 16 reused from the store, 8 checked"
+    text[0] = SPEC
+    path.write_text(json.dumps({k: v for k, v in stored.items() if k != "store_seed"}),
+                    encoding="utf-8")
+    assert refresh.main(["--seed-only", "--store", str(tmp_path / "a.sqlite")]) == 0
+    assert json.loads(path.read_text(encoding="utf-8")) == stored
+    assert refresh.main(["--seed-only", "--store", str(tmp_path / "none.sqlite")]) == 1
+    assert "the store holds none of its paths: no seed" in capsys.readouterr().err
