@@ -151,7 +151,9 @@ def compile_exists(comp, e: ir.RealExists) -> Fn:
                 g = dz.and_(g, fw(st, env)) if comp.symbolic else (g and fw(st, env))
             active.append(g)
         assert len(active) == n
-        env[fam1] = active
+        # Every unknown active (no `where`, or one that holds throughout): the family reads
+        # as `_ALL`, so remembered rows need no filtering.
+        env[fam1] = _ALL if not symbolic and all(a is True for a in active) else active
         rows = rows_f(st, env, True)
         if comp.symbolic:
             c = decide_symbolic(rows, active, name, comp.sides)
@@ -331,6 +333,8 @@ def _remembered_let(fv, fb, s1, reads, fams):
         if not g:
             return []
         active = env[fslots[0]]
+        if active is _ALL:
+            return hit      # shared: the rows are read, never changed, by their users
         return [(True, kind, {v: c for v, c in t.items() if v == -1 or active[v]})
                 for _, kind, t in hit]
     return let
