@@ -244,7 +244,10 @@ def _rows(comp, D, e) -> Fn:
             fv = _term(comp, D, v) if has_real(v) else comp.expr(v)
             fb, s1 = _rows(comp, D, b), s + 1
             reads = None if D.symbolic or has_real(v) else _pure_reads(b)
-            if reads is not None:
+            # Only the innermost of nested remembered lets: an outer one's key holds what
+            # the inner ones read and more (a whole state, say), and seldom recurs.
+            if reads is not None and not (isinstance(b, ir.Let) and not has_real(b.value)
+                                          and _pure_reads(b.body) is not None):
                 return _remembered_let(fv, fb, s1, *reads)
 
             def let(st, env, g):

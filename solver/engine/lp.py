@@ -11,13 +11,19 @@ from math import gcd
 
 import z3
 
+from . import cone
+
 _DECIDED: dict = {}
 _DECIDED_CAP = 4096
 STATS = {"lp": 0, "cached": 0, "exact_point": 0, "farkas": 0, "z3": 0}
 
 
 def decide(rows) -> bool:
-    """Whether the (concrete) rows have a real solution."""
+    """Whether the (concrete) rows have a real solution.
+
+    Exactly, and without an LP where the geometry decides: cone.py takes apart the groups
+    of rows that a convex-hull test settles (a body resting on bearing points), and
+    refutes the system, decides it, or leaves a smaller system for HiGHS."""
     live = []
     for g, kind, t in rows:
         if not g:
@@ -37,7 +43,17 @@ def decide(rows) -> bool:
     if hit is not None:
         STATS["cached"] += 1
         return hit
-    res = _decide_lp(key)
+    res = cone.reduce(key)
+    if res is None:
+        res = _decide_lp(key)
+    elif res is not True and res is not False:
+        # What is left is often left again (the same lower bodies under another top one).
+        left = res
+        res = _DECIDED.get(left)
+        if res is None:
+            res = _DECIDED[left] = _decide_lp(left)
+        else:
+            STATS["cached"] += 1
     if len(_DECIDED) >= _DECIDED_CAP:
         _DECIDED.clear()
     _DECIDED[key] = res
@@ -47,6 +63,7 @@ def decide(rows) -> bool:
 def forget() -> None:
     """Drop every remembered answer."""
     _DECIDED.clear()
+    cone.forget()
 
 
 def _decide_lp(rows) -> bool:
