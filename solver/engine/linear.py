@@ -137,6 +137,8 @@ def compile_exists(comp, e: ir.RealExists) -> Fn:
     n = finite(e.domain.elem).size
     name = e.name
     symbolic = comp.symbolic
+    # Concretely, a family over a whole type with no `where` has every member active.
+    everyone = not symbolic and fw is None and isinstance(e.domain, ir.TypeDomain)
 
     def run(st, env):
         # Symbolically, the evaluator's abstraction may answer (a prover's uninterpreted
@@ -144,6 +146,9 @@ def compile_exists(comp, e: ir.RealExists) -> Fn:
         app = comp.abstraction.real_exists(e, st, env) if symbolic else None
         if app is not None and not z3.is_true(app[1]):
             return app[0]
+        if everyone:
+            env[fam1] = _ALL
+            return lp.decide(rows_f(st, env, True))
         active = []
         for g, v in fd(st, env):
             if fw is not None:
