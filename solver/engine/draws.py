@@ -5,10 +5,11 @@ The candidates are the instances of the open actions, one list after another; a 
 legal.  Here the same random calls give the same picks, without building the list (only the
 positions swapped so far are kept, as in `instances.Shuffle`) and, in a long draw, without
 looking at most of the refused candidates: an action whose guard first checks its first
-parameter alone (a move's piece must be the player's) has that verdict kept per value, and
-when every open action ranges over fixed products, a map from positions to those values is
-built once per set of open actions, so that a candidate whose first value failed is passed
-over with two list reads.
+parameter alone (a move's piece must be the player's) has that verdict kept per value (and
+per value of the state fields it reads, from one state to the next), and when every open
+action ranges over fixed products, a map from positions to those values is built once per
+set of open actions, so that a candidate whose first value failed is passed over with two
+list reads.  `randrange` is inlined for a plain `random.Random` (the same getrandbits calls).
 """
 from __future__ import annotations
 
@@ -18,20 +19,30 @@ from bisect import bisect_right
 from ..lang.errors import EvalError
 from .evaluate import Refused
 from .fixinc import state_fields
+from .instances import SHORT
 from .memo import DefMemo
 
-# Up to this many candidates, a plain list is cheaper than the lazy draw.
-SHORT = 64
+
+class Cache:
+    """What the draws of one list of actions keep (the caller holds it): the position maps,
+    per tuple of open actions (False where one ranges over state-dependent values), and
+    each action's first verdicts, per value of the fields they read."""
+
+    __slots__ = ("layouts", "firsts")
+
+    def __init__(self):
+        self.layouts: dict = {}
+        self.firsts: dict = {}
 
 
-def uniform(st, rng: random.Random, actions: list, layouts: dict):
+def uniform(st, rng: random.Random, actions: list, cache: Cache):
     """``(action, params, successor)`` of a uniformly random legal instance of ``actions``
-    (the open actions, in order), or None.  ``layouts`` caches the position maps, per tuple
-    of open actions (the caller keeps it)."""
+    (the open actions, in order), or None."""
     key = tuple(actions)
+    layouts = cache.layouts
     lay = layouts.get(key)
     if lay is None:
-        lay = layouts[key] = _Layout(actions, layouts) \
+        lay = layouts[key] = _Layout(actions, cache.firsts) \
             if all(a.fixed is not None for a in actions) else False
     if lay:
         if lay.n <= SHORT:
@@ -185,9 +196,13 @@ def _lazy_draw(st, rng, lay: _Layout, verdict: bytearray):
     fid, first = lay.fid, lay.first
     groups, starts, ends = lay.groups, lay.starts, lay.ends
     bits = _randbelow(rng)
+    w = n.bit_length()                      # randrange(n) draws w bits: n < 2 ** w
+    lo = 1 << (w - 1) if w else 0
     while n:
         if bits is not None:
-            w = n.bit_length()
+            if n < lo:
+                w -= 1
+                lo >>= 1
             i = bits(w)
             while i >= n:
                 i = bits(w)
@@ -196,11 +211,11 @@ def _lazy_draw(st, rng, lay: _Layout, verdict: bytearray):
         n -= 1
         k = get(i, i)
         moved[i] = get(n, n)
-        f = fid[k]
-        v = verdict[f]
+        v = verdict[fid[k]]
         if v == 2:
             continue                        # its guard would stop at the first check
         if v == 0:
+            f = fid[k]
             a, x = first[f]
             if first_passes(a, st, x):
                 verdict[f] = 1

@@ -590,7 +590,7 @@ class Game:
                     return a, params, st2
                 opts.pop(i)
             return None
-        return draws.uniform(st, rng, opener(st), opener.layouts)
+        return draws.uniform(st, rng, opener(st), opener.cache)
 
 
 def _run_rest(a: CompiledAction, st, params):
@@ -615,7 +615,7 @@ class _Opener:
 
     def __init__(self, actions: tuple):
         self.weighted = any(a.weight is not None for a in actions)
-        self.layouts: dict = {}         # draws.uniform's position maps, per open actions
+        self.cache = draws.Cache()      # what draws.uniform keeps for these actions
         acts = [a for a in actions if not a.never]
         firsts = {a.gates[0][0] for a in acts if a.gates}
         self.field = None
