@@ -223,7 +223,7 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
             top = progress is not None and st is st0 and d == depth
             if top:
                 moves = list(moves)
-            if greedy and d > 0:
+            if greedy:
                 ranked = [(value_of(st2), i, m, st2, shows)
                           for i, (m, st2, shows) in enumerate(moves)]
                 ranked.sort(key=lambda r: (r[0] is None, -r[0][0] if r[0] else 0, r[1]))
@@ -302,7 +302,9 @@ def _fixed(e, fixed: frozenset) -> bool:
         return False
     if isinstance(e, ir.Const):
         return True
-    return all(_fixed(c, fixed) for c in _operands(e))
+    args = list(_operands(e))
+    # Every builtin is a function of its arguments alone (none reads the state by itself).
+    return bool(args) and all(_fixed(c, fixed) for c in args)
 
 
 def _operands(e):
