@@ -113,7 +113,7 @@ def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) ->
                 return {"found": True, "steps": None, "best": "unknown",
                         "incumbent": (best[0], best[1], at_most)}
         else:
-            cap = objective_cap(game, q.maximize, st, env, _fixed_slots(prep, q)) \
+            cap = objective_cap(game, q.maximize, st, env, fixed_slots(prep, q)) \
                 if obj is not None else None
             try:
                 res = _search_one(game, st, env, goal, obj, within(st, env),
@@ -266,7 +266,7 @@ class _Visit:
         return self.d == other.d and self.st == other.st
 
 
-def _fixed_slots(prep: Prepared, q: ir.Query) -> frozenset:
+def fixed_slots(prep: Prepared, q: ir.Query) -> frozenset:
     """The frame slots fixed for a whole query: its inputs and its choice."""
     slots = {i.slot for i in prep.puzzle.inputs}
     if q.choose is not None:
