@@ -1,6 +1,7 @@
-"""The interpreter backend of puzzles: exhaustive search with memoisation, and branch and bound
-for a query that declares `bound:`.  Every step is the interpreter's own move, so nothing here
-needs replaying."""
+"""The interpreter backend of puzzles: exhaustive search with memoisation (stopped early when a
+run reaches the most the objective's shape allows, `objective_cap`), and branch and bound for a
+query that declares `bound:`.  Every step is the interpreter's own move, so nothing here needs
+replaying."""
 from __future__ import annotations
 
 import time
