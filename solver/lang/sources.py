@@ -6,6 +6,7 @@ import ast
 import contextlib
 import errno
 import gc
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -114,9 +115,21 @@ def find_spec(name: str, near: Path | None = None) -> Path:
     found = games_found(near)
     if name in found:
         return found[name][0]
-    raise SpecError(f"no game named {name!r} (games found: {', '.join(sorted(found)) or 'none'}"
-                    f"; to add one, write a .rules file whose first line is `game \"{name}\";` "
-                    f"in a directory on RULEBOOK_SPECS, or give the file's path)")
+    ids = ", ".join(_shown(g) for g in sorted(found)) or "none"
+    raise SpecError(f"no game named {name!r} (games found: {ids}; to add one, write a .rules "
+                    f"file whose first line is `game {_quoted(name)};` in a directory on "
+                    f"RULEBOOK_SPECS, or give the file's path)")
+
+
+def _shown(game_id: str) -> str:
+    """A game id as a one-line message names it: as it is, or quoted when it holds a line
+    break or another unprintable character (a `game \"\"\"...\"\"\"` line may)."""
+    return game_id if game_id.isprintable() else repr(game_id)
+
+
+def _quoted(game_id: str) -> str:
+    """A game id as a `game` line spells it, on one line (JSON's escapes are the language's)."""
+    return json.dumps(game_id, ensure_ascii=False)
 
 
 def read_source(path: Path) -> SourceFile:
