@@ -354,14 +354,7 @@ def _holds(rows, col, point) -> bool:
     den = 1
     for x in point:
         den = den * x.denominator // gcd(den, x.denominator)
-    num = [x.numerator * (den // x.denominator) for x in point]
-    for kind, t in rows:
-        s = 0
-        for v, c in t:
-            s += c * den if v == -1 else c * num[col[v]]
-        if (kind == "le" and s > 0) or (kind == "lt" and s >= 0) or (kind == "eq" and s != 0):
-            return False
-    return True
+    return _holds_at(rows, col, den, [x.numerator * (den // x.denominator) for x in point])
 
 
 def _holds_scaled(rows, col, x) -> bool:
@@ -372,10 +365,16 @@ def _holds_scaled(rows, col, x) -> bool:
         num = [round(v * d) for v in x]
     except (OverflowError, ValueError):
         return False
+    return _holds_at(rows, col, d, num)
+
+
+def _holds_at(rows, col, den: int, num: list) -> bool:
+    """Whether the rows hold at the point ``num[i] / den``, in integers (the constant term,
+    unknown -1, times ``den``)."""
     for kind, t in rows:
         s = 0
         for v, c in t:
-            s += c * d if v == -1 else c * num[col[v]]
+            s += c * den if v == -1 else c * num[col[v]]
         if (kind == "le" and s > 0) or (kind == "lt" and s >= 0) or (kind == "eq" and s != 0):
             return False
     return True
