@@ -17,6 +17,12 @@ are shown with their date and depth, never re-proved at build time.
     python docs/refresh.py torres --only witnesses --param w=4 --param h=2 --present w=8 \
         --present h=8     # searched on 4 x 2 squares, shown (and replayed) on the 8 x 8 board
     python docs/refresh.py --restamp          # add the program digests to current results
+    python docs/refresh.py torres --seed-only # add the store's seed to the stored proofs
+
+Proofs use the proof store (`rulebook prove`'s, ``--store``/``--no-store``): a re-proof after
+an edit of one action checks that action's paths only.  The store is first seeded from the
+``store_seed`` of the stored proofs, and each proof written carries the seed of what it
+proved (`solver.prover.seed`), so that a fresh clone re-proves incrementally too.
 
 Witnesses are searched with the parameters they were stored with (a Torres board of 4 x 3
 squares, say) unless --param says otherwise.
@@ -26,6 +32,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import json
+import re
 import sys
 import time
 from pathlib import Path
@@ -39,6 +46,9 @@ from solver.lang.digest import (current, proof_digest, proof_ir_digest, rules_di
 from solver.engine.game import load_game  # noqa: E402
 from solver.prover.options import ProveOptions  # noqa: E402
 from solver.prover.prove import prove  # noqa: E402
+from solver.prover.result import Tally  # noqa: E402
+from solver.prover import seed as seeding  # noqa: E402
+from solver.prover.store import Store, default_path  # noqa: E402
 from solver.queries.readings import find_ambiguities  # noqa: E402
 from solver.lang.resources import spec_dir  # noqa: E402
 
@@ -54,7 +64,14 @@ def _now() -> str:
 
 def _write(path: Path, obj: dict) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    text = json.dumps(obj, indent=1, ensure_ascii=False)
+    at = text.find('\n "store_seed": ')
+    if at >= 0:
+        # The seed's path counts one action a line, not one number a line.
+        text = text[:at] + re.sub(r"\[\s*((?:-?\d+|null)(?:,\s*(?:-?\d+|null))*)\s*\]",
+                                  lambda m: "[" + ", ".join(re.split(r",\s*", m.group(1)))
+                                  + "]", text[at:])
+    path.write_text(text + "\n", encoding="utf-8")
     print(f"wrote {path.relative_to(HERE.parent)}", file=sys.stderr)
 
 
@@ -132,22 +149,35 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
                    journal: str | None = None, opaque_fix: bool = False,
                    store_as: str | None = None, only: tuple[str, ...] = (),
                    alone: bool = False, region_facts: bool = False,
-                   symmetric: bool = False) -> None:
+                   symmetric: bool = False, store: str | None = "") -> None:
     """Store the proofs of the invariants, under ``params`` (a small board, say; by default
     the parameters of the stored proofs are reused): a proof holds for those parameters.
     ``store_as``: the file's name instead of the game's (a second proof of the game, under
     other parameters; the docs show the game's own).  ``only`` and ``alone``: `rulebook
-    prove --invariant NAME --alone` (the others are then stored as not proved)."""
+    prove --invariant NAME --alone` (the others are then stored as not proved).  ``store``:
+    the proof store ("": the user's, as `rulebook prove`; None: none), seeded first from the
+    stored proofs' seeds; the proof written carries its own (``store_seed``)."""
     path = HERE / "proofs" / f"{store_as or game}.json"
     params = params if params else _stored_params(path)
     g = load_game(game, (), tuple(sorted(params.items())))
     t0 = time.perf_counter()
+    if store == "" and journal is None:
+        store = str(default_path())
     options = ProveOptions(
         bmc_depth=depth, timeout_ms=int(timeout_s * 1000), only=only or None,
         step_timeout_ms=int(step_timeout_s * 1000), split_lengths=split_lengths,
         split_on=split_on, jobs=jobs, journal=journal, opaque_fix=opaque_fix, alone=alone,
-        region_facts=region_facts, symmetric=symmetric)
-    res = prove(g, options, lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True))
+        region_facts=region_facts, symmetric=symmetric,
+        store=store if journal is None else None)
+    tally = Tally()
+    res = prove(g, options, lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True),
+                tally, stored_seeds(g.name))
+    seed = None
+    if options.store is not None:
+        seed = seeding.seed_of(Store(options.store, g, options, print), g, options,
+                               tally.inductive, tally.inductive, tally.transitions)
+    print(f"  .. {game}: paths: {tally.paths} in all, {tally.reused} reused from the store, "
+          f"{tally.checked} checked", file=sys.stderr)
     step = f" --step-timeout {step_timeout_s:g}" if step_timeout_s != 5.0 else ""
     step += " --split-lengths" if split_lengths else ""
     step += "".join(f" --split-on {f}" for f in split_on)
@@ -169,7 +199,69 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
         "proof_ir_sha256": proof_ir_digest(g, only if alone else None),
         **({"proof_invariants": sorted(only)} if alone else {}),
         "params": dict(g.p.param_values),
-        "results": [r.as_json() for r in res]})
+        "results": [r.as_json() for r in res],
+        **({"store_seed": seed} if seed and seeding.seed_paths(seed) else {})})
+
+
+def stored_seeds(game: str) -> list[tuple[str, dict]]:
+    """The ``store_seed`` of each stored proof of ``game``: (path, seed)."""
+    out = []
+    for path in sorted((HERE / "proofs").glob("*.json")):
+        try:
+            stored = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if stored.get("game") == game and isinstance(stored.get("store_seed"), dict):
+            out.append((str(path.relative_to(HERE.parent)), stored["store_seed"]))
+    return out
+
+
+def _stored_options(stored: dict, store: str) -> ProveOptions:
+    """The options of a stored proof's run, read from its command."""
+    from solver.cli.parser import build_parser
+    args = build_parser().parse_args(stored["command"].split()[1:])
+    return ProveOptions(
+        bmc_depth=args.depth, only=tuple(args.invariant) if args.invariant else None,
+        step_timeout_ms=int(args.step_timeout * 1000), split_lengths=args.split_lengths,
+        exact_reals=args.exact_reals, split_on=tuple(args.split_on),
+        opaque_fix=args.opaque_fix, alone=args.alone, region_facts=args.region_facts,
+        symmetric=args.symmetry, store=store)
+
+
+def seed_stored(games: list[str], store: str) -> int:
+    """Add to each stored proof of ``games`` (all when empty) that is current the seed of
+    what the proof ``store`` holds for it (`seed.seed_of`), changing nothing else; a proof
+    whose paths the store does not hold is named and left alone.  The number left alone."""
+    left = 0
+    for path in sorted((HERE / "proofs").glob("*.json")):
+        stored = json.loads(path.read_text(encoding="utf-8"))
+        name = path.relative_to(HERE.parent)
+        if games and stored.get("game") not in games:
+            continue
+        g = load_game(stored["game"], (), tuple(sorted(stored.get("params", {}).items())))
+        options = _stored_options(stored, store)
+        if not current(g, stored) or (options.only and not options.alone):
+            print(f"{name}: stale (or proved beside unnamed auxiliaries): no seed",
+                  file=sys.stderr)
+            left += 1
+            continue
+        states = {i.name for i in g.p.invariants if not i.transition}
+        ok = [r["invariant"] for r in stored["results"] if r["status"] == "inductive"]
+        seed = seeding.seed_of(Store(store, g, options, print), g, options,
+                               [n for n in ok if n in states], [n for n in ok if n in states],
+                               [n for n in ok if n not in states])
+        n = seeding.seed_paths(seed)
+        if not n:
+            print(f"{name}: the store holds none of its paths: no seed", file=sys.stderr)
+            left += 1
+            continue
+        gaps = sum(c is None for table in ("groups", "transition_groups")
+                   for v in seed.get(table, {}).values() for c in v)
+        print(f"{name}: seed of {n} paths" + (f" ({gaps} groups unknown to the store)"
+                                               if gaps else ""), file=sys.stderr)
+        if stored.get("store_seed") != seed:
+            _write(path, {**stored, "store_seed": seed})
+    return left
 
 
 def restamp(games: list[str]) -> int:
@@ -242,12 +334,23 @@ def main(argv=None) -> int:
     ap.add_argument("--present", action="append", default=[], metavar="NAME=N",
                     help="show the witnesses found under these parameters instead (a witness "
                     "of a small board on the game's board, e.g. w=8), replayed there")
+    ap.add_argument("--store", metavar="FILE", default="",
+                    help="the proof store (rulebook prove --store; default: the user's cache, "
+                    "~/.cache/rulebook/proofs.sqlite)")
+    ap.add_argument("--no-store", action="store_true",
+                    help="prove with no proof store (rulebook prove --no-store): no seed")
+    ap.add_argument("--seed-only", action="store_true",
+                    help="prove nothing: add to the stored proofs the seed of what the proof "
+                    "store holds for them (exit status 1 if some get none)")
     ap.add_argument("--restamp", action="store_true",
                     help="compute nothing: add the program digests to the stored proofs and "
                     "witnesses that are current today (exit status 1 if some are stale)")
     args = ap.parse_args(argv)
     if args.restamp:
         return 1 if restamp(args.games) else 0
+    store = None if args.no_store else args.store
+    if args.seed_only:
+        return 1 if seed_stored(args.games, store or str(default_path())) else 0
     params = {}
     for it in args.param:
         name, _, val = it.partition("=")
@@ -265,7 +368,7 @@ def main(argv=None) -> int:
                            args.split_lengths, params, tuple(args.split_on), args.jobs,
                            args.journal, args.opaque_fix, args.store_as,
                            tuple(args.invariant), args.alone, args.region_facts,
-                           args.symmetry)
+                           args.symmetry, store)
     return 0
 
 

@@ -353,6 +353,7 @@ def cmd_prove(args) -> int:
     from ..prover.prove import prove
     from ..prover.result import Tally
     from ..prover.store import prepare_file
+    from . import seeding
     from .progress import time_limit
     g = _load(args)
     t0 = time.perf_counter()
@@ -371,9 +372,14 @@ def cmd_prove(args) -> int:
         if said:
             print(f"rulebook: {said}", file=sys.stderr, flush=True)
     say = _reporter(args)
+    if args.import_journal:
+        if options.store is None:
+            raise InputError("--import-journal: needs the proof store (not with --no-store "
+                             "or --journal)")
+        return seeding.import_journal(args, g, options, say)
     tally = Tally()
     with time_limit(args.time_limit):
-        res = prove(g, options, say, tally)
+        res = prove(g, options, say, tally, seeding.seeds(g.name))
     if say is not None:
         say.clear()
     stopped = next((r.stopped for r in res if r.stopped), "")

@@ -195,6 +195,11 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                    "~/.cache/rulebook/proofs.sqlite)")
     p.add_argument("--no-store", action="store_true",
                    help="use no proof store: check every path and keep nothing")
+    p.add_argument("--import-journal", metavar="FILE",
+                   help="prove nothing: write the verdicts of the journal FILE (of a run with "
+                   "--journal, under the same parameters and options, its spec text today's "
+                   "or that of a stored proof in docs/proofs/ whose checked program is "
+                   "today's) into the proof store, for the same command to reuse")
     p.add_argument("--journal", metavar="FILE",
                    help="expert: record the paths in FILE, a log of this one run (the whole "
                    "spec, parameters and options), instead of the store; a run with the same "

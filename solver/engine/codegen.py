@@ -163,8 +163,9 @@ class _Gen(LoopGen):
                     lines.append(f"{pad}{proxy} = {self.const(fixinc.Reads, 'H')}({r})")
                     lines.append(f"{pad}env[{self.envix(s)}] = {proxy}")
                 elif what == "SEEN":
-                    proxy, seen, r = names
-                    lines.append(f"{pad}{proxy}.seen = {seen}")
+                    proxy, readers, i, r = names
+                    lines.append(f"{pad}{proxy}.seen = {self.const(fixinc.Into, 'H')}"
+                                 f"({readers}, {i})")
                     lines.append(f"{pad}{proxy}.vals = {r}")
                 continue
             lines.append("    " + ln)
@@ -422,9 +423,9 @@ class _Gen(LoopGen):
         coll = e.coll
         if isinstance(coll, ir.Local) and coll.slot in self.fixes:
             # The value of a fixpoint computed here, read by its step: record the entry.
-            r, seen = self.fixes[coll.slot]
+            r, readers, key = self.fixes[coll.slot]
             i = self.atom(i, out)
-            out.append(f"{seen}.add({i})")
+            out.append(f"{readers}[{i}].append({key})")
             return f"{r}[{i}]"
         if isinstance(coll, ir.Local) and coll.slot + 1 in self.comp._recorded:
             # A fixpoint's value read by its step: the entry read is recorded (fixinc).

@@ -24,10 +24,6 @@ def _returned_error(name, v, chk, span):
     return EvalError(f"{name} returned {v!r}, outside its declared type {chk}", span)
 
 
-def _changed(nxt, r, n):
-    return [i for i in range(n) if nxt[i] != r[i]]
-
-
 def _readers_of(changed, readers):
     """The keys that read an entry that changed, in order (stale readers only cost a
     needless evaluation, as in fixinc)."""
@@ -81,13 +77,15 @@ class LoopGen:
         out.append(f"{r} = list({self.gen(e.seed, out)})")
         if e.bound <= 0:
             return f"tuple({r})"
-        readers, nxt, todo, steps, seen, i, j, chg, proxy = (self.temp() for _ in range(9))
+        readers, nxt, todo, steps, i, j, chg, proxy = (self.temp() for _ in range(8))
         out += [f"{readers} = [[] for _ in range({n})]", f"{nxt} = [None] * {n}",
                 f"{todo} = range({n})", f"{steps} = 0", f"#PROXY {e.slot} {proxy} {r}"]
-        body = [f"{seen} = set()", f"#SEEN {e.slot} {proxy} {seen} {r}"]
-        # Code called from the step (compiled apart) reads r through the proxy, recorded.
+        # Each entry read here is entered in its readers' list at once (twice read, twice
+        # entered: a reader is looked up through a set); code called from the step
+        # (compiled apart) reads r through the proxy, which enters them the same way.
+        body = [f"#SEEN {e.slot} {proxy} {readers} {i} {r}"]
         self.comp._recorded.add(e.slot + 1)
-        self.fixes[e.slot] = (r, seen)
+        self.fixes[e.slot] = (r, readers, i)
         try:
             with self.deeper(2, loop=True):
                 self.bind(step.slot, f"{keys}[{i}]", body)
@@ -104,10 +102,11 @@ class LoopGen:
         finally:
             del self.fixes[e.slot]
             self.comp._recorded.discard(e.slot + 1)
-        body += [f"for {j} in {seen}:", f"    {readers}[{j}].append({i})"]
         loop = [f"for {i} in {todo}:"] + ["    " + ln for ln in body]
+        # Only the keys evaluated can have changed (the others were copied from r), and
+        # they are in order: the changed keys, in the order of a scan of all of them.
         loop += [f"{steps} += 1",
-                 f"{chg} = {self.const(_changed, 'H')}({nxt}, {r}, {n})",
+                 f"{chg} = [{j} for {j} in {todo} if {nxt}[{j}] != {r}[{j}]]",
                  f"if not {chg}:", "    break",
                  f"{r} = {nxt}",
                  f"if {steps} >= {e.bound}:", "    break",

@@ -36,6 +36,19 @@ class Reads:
         return self.vals[i]
 
 
+class Into:
+    """The reads of one key, entered straight into the readers' lists (the generated code's
+    `Reads.seen`): entry j read by key i puts i in ``readers[j]``."""
+
+    __slots__ = ("readers", "key")
+
+    def __init__(self, readers: list, key: int):
+        self.readers, self.key = readers, key
+
+    def add(self, j):
+        self.readers[j].append(self.key)
+
+
 def applies(e: ir.Fix) -> bool:
     step = e.step
     if not (isinstance(e.type, MapT) and isinstance(step, ir.Quant) and step.kind == "table"

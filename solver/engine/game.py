@@ -3,19 +3,18 @@ reference interpreter's operations (initial state, legal moves with reasons, app
 from __future__ import annotations
 
 import random
-from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import repeat
 
 from . import domains as dz
-from . import programcache
+from . import draws, programcache
 from ..lang import ir
 from ..lang.check import Symbols, check_expression, check_program, state_type
 from ..lang.codec import from_json, to_json
 from ..lang.errors import EvalError, InputError
 from .evaluate import Compiler, Refused, ShowLog, SymCtx, const_value
-from .instances import SHORT, Shuffle, fixed_instances, instances_fn, weights_fn
+from .instances import fixed_instances, instances_fn, weights_fn
 from .instances import locals_used as _locals_used
 from .pins import matches, pins_of
 from ..lang.irwalk import nodes
@@ -84,10 +83,11 @@ class CompiledAction:
         # piece must be the player's): in a long random draw its verdict is kept per value.
         # (Its other locals are its own binders: no let of the prefix comes before it.)
         nxt = prefix[len(hoist)] if len(prefix) > len(hoist) else None
-        self.first_test = cc.expr(nxt.cond) if len(a.params) > 1 and \
+        self.first_cond = nxt.cond if len(a.params) > 1 and \
             isinstance(nxt, ir.Requires) and \
             locals_used(nxt.cond) & {b.slot for b in a.params} == {a.params[0].slot} \
             else None
+        self.first_test = cc.expr(self.first_cond) if self.first_cond is not None else None
         self.guard_check = _bool_check(cc, prefix[len(hoist):])
         # The body after that prefix: run once the prefix has passed (its lets are in env).
         self.rest = cc.stmts(a.body[k:])
@@ -574,7 +574,7 @@ class Game:
         """``(action, params, successor)`` of a random legal move, or None.  Weighted: by the
         actions' weights.  Otherwise uniformly, by rejection: draw a candidate among those
         left, drop it if refused, draw again.  Every legal move is equally likely, as with
-        enumerating them first, and far fewer guards are evaluated."""
+        enumerating them first, and far fewer guards are evaluated (`draws.uniform`)."""
         if opener.field is not None and st[opener.field] not in opener.table:
             return None     # no action can be open in this phase
         if weighted or opener.weighted:
@@ -590,57 +590,7 @@ class Game:
                     return a, params, st2
                 opts.pop(i)
             return None
-        groups = [(a, a.fixed if a.fixed is not None else a.instances(st)) for a in opener(st)]
-        n = sum([len(ps) for _, ps in groups])
-        # Many candidates (a product of squares, say): drawn without building their list.
-        cands = [(a, p) for a, ps in groups for p in ps] if n <= SHORT else None
-        if cands is None:       # Shuffle.take, inlined: a draw among thousands is a hot loop
-            lazy = Shuffle(groups)
-            moved, ends, starts = lazy.moved, lazy.ends, lazy.starts
-        firsts: dict = {}
-        while n:
-            i = rng.randrange(n)
-            n -= 1
-            if cands is not None:
-                a, params = cands[i]
-                cands[i] = cands[n]
-            else:
-                k = moved.get(i, i)
-                moved[i] = moved.get(n, n)
-                g = bisect_right(ends, k)
-                a, ps = groups[g]
-                params = ps[k - starts[g]]
-                if a.first_test is not None:
-                    ok = firsts.get((a, params[0]))
-                    if ok is None:
-                        ok = firsts[a, params[0]] = _first_passes(a, st, params[0])
-                    if not ok:
-                        continue        # its guard would stop at that check
-            env = [None] * a.frame
-            if a.slot0 is not None:
-                env[a.slot0] = params[0]
-            else:
-                for (slot, _), v in zip(a.domains, params):
-                    env[slot] = v
-            pre = a.guard_check
-            if pre is not None and not pre(st, env):
-                continue
-            try:
-                return a, params, a.rest(st, env, None)     # nothing shown: no rendering
-            except Refused:
-                continue
-        return None
-
-
-def _first_passes(a: CompiledAction, st, v) -> bool:
-    """Whether the first check of ``a``'s guard (`first_test`) passes for a first parameter
-    ``v``; True when it cannot be evaluated (the whole guard then runs, and says why)."""
-    env = [None] * a.frame
-    env[a.domains[0][0]] = v
-    try:
-        return bool(a.first_test(st, env))
-    except EvalError:
-        return True
+        return draws.uniform(st, rng, opener(st), opener.cache)
 
 
 def _run_rest(a: CompiledAction, st, params):
@@ -665,6 +615,7 @@ class _Opener:
 
     def __init__(self, actions: tuple):
         self.weighted = any(a.weight is not None for a in actions)
+        self.cache = draws.Cache()      # what draws.uniform keeps for these actions
         acts = [a for a in actions if not a.never]
         firsts = {a.gates[0][0] for a in acts if a.gates}
         self.field = None

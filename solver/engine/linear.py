@@ -137,6 +137,8 @@ def compile_exists(comp, e: ir.RealExists) -> Fn:
     n = finite(e.domain.elem).size
     name = e.name
     symbolic = comp.symbolic
+    # Concretely, a family over a whole type with no `where` has every member active.
+    everyone = not symbolic and fw is None and isinstance(e.domain, ir.TypeDomain)
 
     def run(st, env):
         # Symbolically, the evaluator's abstraction may answer (a prover's uninterpreted
@@ -144,6 +146,9 @@ def compile_exists(comp, e: ir.RealExists) -> Fn:
         app = comp.abstraction.real_exists(e, st, env) if symbolic else None
         if app is not None and not z3.is_true(app[1]):
             return app[0]
+        if everyone:
+            env[fam1] = _ALL
+            return lp.decide(rows_f(st, env, True))
         active = []
         for g, v in fd(st, env):
             if fw is not None:
@@ -151,7 +156,9 @@ def compile_exists(comp, e: ir.RealExists) -> Fn:
                 g = dz.and_(g, fw(st, env)) if comp.symbolic else (g and fw(st, env))
             active.append(g)
         assert len(active) == n
-        env[fam1] = active
+        # Every unknown active (no `where`, or one that holds throughout): the family reads
+        # as `_ALL`, so remembered rows need no filtering.
+        env[fam1] = _ALL if not symbolic and all(a is True for a in active) else active
         rows = rows_f(st, env, True)
         if comp.symbolic:
             c = decide_symbolic(rows, active, name, comp.sides)
@@ -242,7 +249,10 @@ def _rows(comp, D, e) -> Fn:
             fv = _term(comp, D, v) if has_real(v) else comp.expr(v)
             fb, s1 = _rows(comp, D, b), s + 1
             reads = None if D.symbolic or has_real(v) else _pure_reads(b)
-            if reads is not None:
+            # Only the innermost of nested remembered lets: an outer one's key holds what
+            # the inner ones read and more (a whole state, say), and seldom recurs.
+            if reads is not None and not (isinstance(b, ir.Let) and not has_real(b.value)
+                                          and _pure_reads(b.body) is not None):
                 return _remembered_let(fv, fb, s1, *reads)
 
             def let(st, env, g):
@@ -331,6 +341,8 @@ def _remembered_let(fv, fb, s1, reads, fams):
         if not g:
             return []
         active = env[fslots[0]]
+        if active is _ALL:
+            return hit      # shared: the rows are read, never changed, by their users
         return [(True, kind, {v: c for v, c in t.items() if v == -1 or active[v]})
                 for _, kind, t in hit]
     return let

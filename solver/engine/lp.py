@@ -11,13 +11,19 @@ from math import gcd
 
 import z3
 
+from . import cone
+
 _DECIDED: dict = {}
 _DECIDED_CAP = 4096
 STATS = {"lp": 0, "cached": 0, "exact_point": 0, "farkas": 0, "z3": 0}
 
 
 def decide(rows) -> bool:
-    """Whether the (concrete) rows have a real solution."""
+    """Whether the (concrete) rows have a real solution.
+
+    Exactly, and without an LP where the geometry decides: cone.py takes apart the groups
+    of rows that a convex-hull test settles (a body resting on bearing points), and
+    refutes the system, decides it, or leaves a smaller system for HiGHS."""
     live = []
     for g, kind, t in rows:
         if not g:
@@ -37,7 +43,17 @@ def decide(rows) -> bool:
     if hit is not None:
         STATS["cached"] += 1
         return hit
-    res = _decide_lp(key)
+    res = cone.reduce(key)
+    if res is None:
+        res = _decide_lp(key)
+    elif res is not True and res is not False:
+        # What is left is often left again (the same lower bodies under another top one).
+        left = res
+        res = _DECIDED.get(left)
+        if res is None:
+            res = _DECIDED[left] = _decide_lp(left)
+        else:
+            STATS["cached"] += 1
     if len(_DECIDED) >= _DECIDED_CAP:
         _DECIDED.clear()
     _DECIDED[key] = res
@@ -47,6 +63,7 @@ def decide(rows) -> bool:
 def forget() -> None:
     """Drop every remembered answer."""
     _DECIDED.clear()
+    cone.forget()
 
 
 def _decide_lp(rows) -> bool:
@@ -120,7 +137,7 @@ def _columns(rows):
         if kind == "le" and len(terms) == 1:
             j, c = terms[0]
             bound_rows[j].append((c, c0))
-            b = Fraction(-c0, c)
+            b = -c0 * c if c in (1, -1) else Fraction(-c0, c)
             if c > 0:
                 hi[j] = b if hi[j] is None else min(hi[j], b)
             else:
@@ -128,6 +145,12 @@ def _columns(rows):
             continue
         mrows.append((kind, terms, c0))
     return vars_, col, lo, hi, bound_rows, mrows
+
+
+# The scale of the first, integer check of HiGHS's answers: lcm(1..16).  A vertex of these
+# small systems has small denominators, so its rounding to a multiple of 1/_SCALE is usually
+# the vertex itself; when it is not, the Fraction path (limit_denominator) tries.
+_SCALE = 720720
 
 
 def _decide_highs(rows):
@@ -146,30 +169,28 @@ def _decide_highs(rows):
     for kind, terms, c0 in mrows:
         for j, c in terms:
             index.append(j)
-            value.append(float(c))
+            value.append(c)
         start.append(len(index))
-        rhi.append(float(-c0))
-        rlo.append(float(-c0) if kind == "eq" else -inf)
-    lp = highspy.HighsLp()
-    lp.num_col_ = n
-    lp.num_row_ = len(mrows)
-    lp.col_cost_ = np.zeros(n)
-    lp.col_lower_ = np.array([-inf if a is None else float(a) for a in lo])
-    lp.col_upper_ = np.array([inf if b is None else float(b) for b in hi])
-    lp.row_lower_ = np.array(rlo)
-    lp.row_upper_ = np.array(rhi)
-    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
-    lp.a_matrix_.start_ = np.array(start, dtype=np.int32)
-    lp.a_matrix_.index_ = np.array(index, dtype=np.int32)
-    lp.a_matrix_.value_ = np.array(value)
+        rhi.append(-c0)
+        rlo.append(-c0 if kind == "eq" else -inf)
     h.clearModel()
-    h.passModel(lp)
+    # num_col, num_row, num_nz, a_format (2: row-wise), sense (1: minimise), offset, costs,
+    # column bounds, row bounds, the matrix, every column continuous.
+    passed = h.passModel(n, len(mrows), len(index), 2, 1, 0.0, np.zeros(n),
+                np.array([-inf if a is None else float(a) for a in lo], dtype=np.float64),
+                np.array([inf if b is None else float(b) for b in hi], dtype=np.float64),
+                np.array(rlo, dtype=np.float64), np.array(rhi, dtype=np.float64),
+                np.array(start, dtype=np.int32), np.array(index, dtype=np.int32),
+                np.array(value, dtype=np.float64), np.zeros(n, dtype=np.int32))
+    if passed != highspy.HighsStatus.kOk:
+        return None
     h.run()
     status = h.getModelStatus()
     STATS["lp"] += 1
     if status == highspy.HighsModelStatus.kOptimal:
-        point = [Fraction(x).limit_denominator(10 ** 6) for x in h.getSolution().col_value]
-        if _holds(rows, col, point):
+        x = h.getSolution().col_value
+        if _holds_scaled(rows, col, x) or _holds(
+                rows, col, [Fraction(v).limit_denominator(10 ** 6) for v in x]):
             STATS["exact_point"] += 1
             return True
         return None
@@ -184,17 +205,29 @@ def _decide_highs(rows):
 def _ray_certifies(mrows, bound_rows, ray) -> bool:
     """Whether the dual ray (either sign: HiGHS's convention is not ours), rationalised and
     completed by the column bounds, is a Farkas certificate: y ≥ 0 on ≤ rows, Σ y_r a_r = 0,
-    Σ y_r β_r < 0 (β_r = -const_r), checked in Fractions."""
+    Σ y_r β_r < 0 (β_r = -const_r), checked exactly.  The conditions are homogeneous in y, so
+    the ray is tried first scaled to integers (by `_SCALE`), then rationalised."""
     big = max((abs(v) for v in ray), default=0.0)
     if big == 0:
         return False
-    ys = [Fraction(v / big).limit_denominator(10 ** 6) for v in ray]
+    try:
+        scaled = [round(v / big * _SCALE) for v in ray]
+    except (OverflowError, ValueError):     # not a finite ray
+        return False
+    if _certifies(mrows, bound_rows, scaled):
+        return True
+    return _certifies(mrows, bound_rows,
+                      [Fraction(v / big).limit_denominator(10 ** 6) for v in ray])
+
+
+def _certifies(mrows, bound_rows, ys) -> bool:
+    """`_ray_certifies` for one exact (int or Fraction) ray ``ys``, in either sign."""
     for sign in (1, -1):
         y = [sign * v for v in ys]
         if any(kind != "eq" and w < 0 for (kind, _, _), w in zip(mrows, y)):
             continue
-        s = [Fraction(0)] * len(bound_rows)
-        total = Fraction(0)
+        s = [0] * len(bound_rows)
+        total = 0
         for (kind, terms, c0), w in zip(mrows, y):
             if w:
                 total -= c0 * w
@@ -205,11 +238,11 @@ def _ray_certifies(mrows, bound_rows, ray) -> bool:
             if sj == 0:
                 continue
             # A bound row c·x_j + c0 ≤ 0 with weight w = -s_j / c ≥ 0 cancels s_j; take the
-            # one that lowers Σ y β most.
+            # one that lowers Σ y β most (its gain -w·c0 = s_j·c0 / c).
             best = None
             for c, c0 in bound_rows[j]:
                 if (c > 0) == (sj < 0):
-                    gain = -(-sj / c) * c0
+                    gain = sj * c0 * c if c in (1, -1) else Fraction(sj * c0, c)
                     best = gain if best is None else min(best, gain)
             if best is None:
                 ok = False
@@ -321,7 +354,23 @@ def _holds(rows, col, point) -> bool:
     den = 1
     for x in point:
         den = den * x.denominator // gcd(den, x.denominator)
-    num = [x.numerator * (den // x.denominator) for x in point]
+    return _holds_at(rows, col, den, [x.numerator * (den // x.denominator) for x in point])
+
+
+def _holds_scaled(rows, col, x) -> bool:
+    """Check the rows exactly at the float point ``x`` rounded to multiples of 1/`_SCALE`, in
+    integers; False when that point misses a row (or ``x`` is not finite)."""
+    d = _SCALE
+    try:
+        num = [round(v * d) for v in x]
+    except (OverflowError, ValueError):
+        return False
+    return _holds_at(rows, col, d, num)
+
+
+def _holds_at(rows, col, den: int, num: list) -> bool:
+    """Whether the rows hold at the point ``num[i] / den``, in integers (the constant term,
+    unknown -1, times ``den``)."""
     for kind, t in rows:
         s = 0
         for v, c in t:

@@ -107,7 +107,15 @@ class _FieldValues:
         """The number of ``st``'s values (None when a field is not hashable)."""
         if st is self.last:
             return self.id
-        self.last = st
+        last, self.last = self.last, st
+        if last is not None and self.id is not None:
+            # A move shares the fields it leaves alone with the state before it: the same
+            # objects (hashable, so immutable) have the same values, hashed no more.
+            for i in self.fields:
+                if st[i] is not last[i]:
+                    break
+            else:
+                return self.id
         key = tuple([st[i] for i in self.fields])
         try:
             n = self.ids.get(key)

@@ -6,6 +6,7 @@ import ast
 import contextlib
 import errno
 import gc
+import json
 import os
 import re
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from pathlib import Path
 
 from lark import Token, Tree
 
-from .errors import Span, SpecError, VariantError
+from .errors import RulebookError, Span, SpecError, VariantError
 from .resources import spec_dir
 from .syntax import parse
 
@@ -62,10 +63,14 @@ def header_of(path: Path) -> tuple[str, str | None] | None:
     when the file cannot be read or does not start with one."""
     try:
         with open(path, encoding="utf-8") as f:
-            head = f.read(8192)
+            return header_in(f.read(8192))
     except (OSError, UnicodeDecodeError):
         return None
-    m = _HEADER.match(head)
+
+
+def header_in(text: str) -> tuple[str, str | None] | None:
+    """`header_of` for a spec's text."""
+    m = _HEADER.match(text)
     if m is None:
         return None
     try:
@@ -110,9 +115,21 @@ def find_spec(name: str, near: Path | None = None) -> Path:
     found = games_found(near)
     if name in found:
         return found[name][0]
-    raise SpecError(f"no game named {name!r} (games found: {', '.join(sorted(found)) or 'none'}"
-                    f"; to add one, write a .rules file whose first line is `game \"{name}\";` "
-                    f"in a directory on RULEBOOK_SPECS, or give the file's path)")
+    ids = ", ".join(_shown(g) for g in sorted(found)) or "none"
+    raise SpecError(f"no game named {name!r} (games found: {ids}; to add one, write a .rules "
+                    f"file whose first line is `game {_quoted(name)};` in a directory on "
+                    f"RULEBOOK_SPECS, or give the file's path)")
+
+
+def _shown(game_id: str) -> str:
+    """A game id as a one-line message names it: as it is, or quoted when it holds a line
+    break or another unprintable character (a `game \"\"\"...\"\"\"` line may)."""
+    return game_id if game_id.isprintable() else repr(game_id)
+
+
+def _quoted(game_id: str) -> str:
+    """A game id as a `game` line spells it, on one line (JSON's escapes are the language's)."""
+    return json.dumps(game_id, ensure_ascii=False)
 
 
 def read_source(path: Path) -> SourceFile:
@@ -161,15 +178,49 @@ def string(tok: Token) -> str:
     return ast.literal_eval(s)
 
 
-@gc_paused()
-def load_files(game: str, variants: tuple[str, ...]) -> tuple[list[SourceFile], dict[str, str]]:
-    """Return the source files (base first) and the reading choices named by ``variants``.
+@dataclass(frozen=True)
+class SpecHeader:
+    """A spec file known by its text and `game` line only, unparsed: what `spec_texts` reads."""
+    path: str
+    text: str
+    game: str
+    base: str | None
+
+
+def read_header(path: Path) -> SpecHeader:
+    """The text of a spec file and the ids of its `game` line, unparsed."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        raise SpecError(f"{display(path)}: cannot read") from None
+    head = header_in(text)
+    if head is None:
+        raise SpecError(f"{display(path)}: no `game` line")
+    return SpecHeader(display(path), text, *head)
+
+
+def resolve(game: str, variants: tuple[str, ...], read=read_source) -> tuple[list, dict[str, str]]:
+    """The files of ``game``, its `extends` bases first, then the extensions ``variants``
+    names, as ``read`` gives them (`read_source`: parsed; `read_header`: the text and the
+    `game` line only); and the reading choices the variants name.
 
     ``game`` is a game id or the path of a .rules file.  A variant is either an extension
     (``tours-de-pouvoir``, or its path) or ``reading:option``; two options of one reading are
     refused.  Whether each reading exists is the checker's to say (`check_choices`)."""
-    files = load_path(find_spec(game))
-    near = Path(files[-1].path).parent
+    path = find_spec(game)
+    files = [read(path)]
+    seen = {files[0].game}
+    while files[0].base is not None:
+        base = files[0].base
+        if base in seen:
+            raise SpecError(f"{files[0].path}: `extends` cycle through {base!r}")
+        seen.add(base)
+        try:
+            bpath = find_spec(base, Path(files[0].path).parent)
+        except SpecError as e:
+            raise SpecError(f"extends {base!r}: {e.message}", *_extends_at(files[0])) from None
+        files.insert(0, read(bpath))
+    near = path.parent
     readings: dict[str, str] = {}
     for v in variants:
         if ":" in v:
@@ -183,7 +234,7 @@ def load_files(game: str, variants: tuple[str, ...]) -> tuple[list[SourceFile], 
             continue
         ids = [f.game for f in files]
         try:
-            ext = read_source(find_spec(v, near))
+            ext = read(find_spec(v, near))
         except SpecError:
             exts = sorted(g for g, (_, base) in games_found(near).items() if base in ids)
             raise VariantError(f"variant {v!r}: no expansion of {files[0].game} of that name "
@@ -198,58 +249,35 @@ def load_files(game: str, variants: tuple[str, ...]) -> tuple[list[SourceFile], 
     return files, readings
 
 
+def _extends_at(f) -> tuple:
+    """Where a parsed file's `extends` names its base, as SpecError's span and text (nothing
+    for an unparsed one)."""
+    if not isinstance(f, SourceFile):
+        return ()
+    tok = f.tree.children[0].children[2]
+    return Span(f.path, tok.line, tok.column), f.text
+
+
+@gc_paused()
+def load_files(game: str, variants: tuple[str, ...]) -> tuple[list[SourceFile], dict[str, str]]:
+    """The source files, parsed, base first, and the reading choices named by ``variants``
+    (see `resolve`)."""
+    return resolve(game, variants)
+
+
 def spec_texts(game: str, variants: tuple[str, ...]):
     """What `load_files` would read, without parsing it: the (reported path, text) of each
     source file, base first, and the reading choices; None wherever `load_files` would refuse
-    (it then says why) or a file cannot be read.  A compiled program is cached by these."""
+    (it then says why).  A compiled program is cached by these."""
     try:
-        path = find_spec(game)
-        chain = [(path, header_of(path))]
-        while chain[0][1] is not None and chain[0][1][1] is not None:
-            base = chain[0][1][1]
-            if base in {h[0] for _, h in chain if h is not None}:
-                return None
-            bpath = find_spec(base, chain[0][0].parent)
-            chain.insert(0, (bpath, header_of(bpath)))
-        if any(h is None for _, h in chain):
-            return None
-        ids = [h[0] for _, h in chain]
-        near = path.parent
-        readings: dict[str, str] = {}
-        for v in variants:
-            if ":" in v:
-                r, _, opt = (x.strip() for x in v.partition(":"))
-                if not r or not opt or readings.get(r, opt) != opt:
-                    return None
-                readings[r] = opt
-                continue
-            epath = find_spec(v, near)
-            head = header_of(epath)
-            if head is None or head[0] in ids or head[1] not in ids:
-                return None
-            chain.append((epath, head))
-            ids.append(head[0])
-        texts = [(display(p), p.read_text(encoding="utf-8")) for p, _ in chain]
-    except (SpecError, OSError, UnicodeDecodeError):
+        files, readings = resolve(game, variants, read_header)
+    except RulebookError:
         return None
-    return texts, readings
+    return [(f.path, f.text) for f in files], readings
 
 
 def load_path(path: Path) -> list[SourceFile]:
     """The source files of a spec given by path, its `extends` bases first (looked up beside
     it, in spec/ and on RULEBOOK_SPECS)."""
-    files = [read_source(Path(path))]
-    seen = {files[0].game}
-    while files[0].base is not None:
-        base = files[0].base
-        if base in seen:
-            raise SpecError(f"{files[0].path}: `extends` cycle through {base!r}")
-        seen.add(base)
-        try:
-            path = find_spec(base, Path(files[0].path).parent)
-        except SpecError as e:
-            tok = files[0].tree.children[0].children[2]
-            raise SpecError(f"extends {base!r}: {e.message}",
-                            Span(files[0].path, tok.line, tok.column), files[0].text) from None
-        files.insert(0, read_source(path))
-    return files
+    name = str(path)
+    return resolve(name if is_path(name) else f"./{name}", ())[0]

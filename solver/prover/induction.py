@@ -136,9 +136,10 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                     f"previous run ({journal.label})")
                 tally.count(whole, whole)
                 continue
-            # Under a symmetry the case's paths are built whole (the orbits are of them all).
-            work[:] = build(None if symmetric is not None else
-                            {a for a in order if a not in held})
+            # Only the actions not decided before are built, under a symmetry too: a
+            # symmetry maps a path onto one of the same action (its squares mirrored), so
+            # an orbit lies within the action's paths.
+            work[:] = build({a for a in order if a not in held})
             unbuilt = sum(len(v) for a, v in held.items() if a not in built)
             tally.count(unbuilt, unbuilt)
             # Each path's place among the case's paths, built or not (an action is either),
@@ -208,7 +209,7 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                 if jobs > 1:
                     results.extend(pool.forked(check_paths, pool.pulled(paths, jobs), say,
                                            _build_next(cases, ci, candidates, journal,
-                                                       order, symmetric is not None)))
+                                                       order)))
                 else:
                     results.append(check_paths(paths))
             run(paths)
@@ -275,7 +276,9 @@ def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: l
     if symmetric.rotation(ci, fields, S0, S, [c for n in candidates for c in conj0[n]]) \
             is None:
         return paths
-    w0[:] = build0()          # whole (under a symmetry a case is built whole)
+    # The first case's paths of this case's actions (those of the others are not needed: a
+    # rotation maps a path onto one of the same action).
+    w0[:] = build0({b.action for b, _, _ in work})
     targets = [n for n in candidates if n not in fell]
 
     def goal_of(x, targets=targets):
@@ -294,11 +297,10 @@ def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: l
         bounds, note, say, jobs, costs)
 
 
-def _build_next(cases: list, ci: int, candidates, journal, order: list, whole: bool):
+def _build_next(cases: list, ci: int, candidates, journal, order: list):
     """What builds the paths of the next case after ``ci`` that this round will check (not
     assumed away, not built yet, not done by a previous run), in place: those of the actions
-    a previous run did not decide (`decided_groups`), or every action's when ``whole``;
-    None when there is none."""
+    a previous run did not decide (`decided_groups`); None when there is none."""
     def held(cj):
         return {} if journal is None else journal.decided_groups(cj, order, candidates)
 
@@ -310,7 +312,7 @@ def _build_next(cases: list, ci: int, candidates, journal, order: list, whole: b
     if cj is None:
         return None
     work, build = cases[cj][2], cases[cj][6]
-    only = None if whole else {a for a in order if a not in held(cj)}
+    only = {a for a in order if a not in held(cj)}
     return lambda: work.extend(build(only))
 
 

@@ -15,7 +15,7 @@ import time
 from ..engine.game import Game
 from ..lang.errors import RulebookError, stop_reason
 from ..lang.progress import reporter
-from . import abstractions, bmc, induction, orbits, regionfacts, transitions
+from . import abstractions, bmc, induction, orbits, regionfacts, seed, transitions
 from .journal import Journal, run_key
 from .options import ProveOptions
 from .result import Result, Tally
@@ -23,7 +23,7 @@ from .store import Store
 
 
 def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
-          tally: Tally | None = None) -> list[Result]:
+          tally: Tally | None = None, seeds=()) -> list[Result]:
     """Prove the invariants of ``game`` under ``options`` (see `ProveOptions`), in the order
     the spec declares them; ``progress`` hears what the proof is doing (`lang.progress`).
     ``tally``, if given, is filled in as the proof goes: how far it is, the path queries of
@@ -36,7 +36,10 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
     limit (`TimeUp`, raised here once ``time_limit_s`` is past) ends the proof with what it
     established: each result then says where it stopped (``stopped``), an invariant is
     "holds up to depth k" only for a depth completed and "not decided" otherwise, never
-    inductive unless the step finished."""
+    inductive unless the step finished.
+
+    ``seeds``: (name, seed) pairs, the ``store_seed`` of stored proofs (`seed.plant`): the
+    groups of those of this run's context that the store lacks are written into it first."""
     only, alone = options.only, options.alone
     names = only
     known = {i.name for i in game.p.invariants}
@@ -55,6 +58,10 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
     # Opened first: a bad store is said before any work.
     store = Store(options.store, game, options, say) \
         if options.store is not None and options.journal is None else None
+    for name, s in seeds if store is not None else ():
+        planted, _ = seed.plant(store, s)
+        if planted:
+            say(f"store: {planted} groups of paths seeded from {name}")
     try:
         _prove(game, options, invs, say, results, held, tally, deadline, store)
     except KeyboardInterrupt as e:
@@ -120,6 +127,8 @@ def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, he
         tally.stage = "the transition properties' step"
         trans_ok = transitions.check_transitions(game, trans, inductive, options, say, log,
                                                  mirror, tally) if trans else {}
+        tally.inductive = tuple(sorted(inductive))
+        tally.transitions = tuple(sorted(n for n, (ok, _) in trans_ok.items() if ok is True))
     elapsed = time.perf_counter() - t0
     for inv in invs:
         if inv.name in results:

@@ -70,6 +70,11 @@ class Tally:
     # Houdini round and once in the transition properties' step), and action paths built.
     reused: int = 0
     built: int = 0
+    # Once the step is done: the state invariants proved inductive together (the final
+    # Houdini round's candidates, auxiliaries included) and the transition properties proved
+    # from them, what a stored proof's seed is made of (`seed.seed_of`).
+    inductive: tuple = ()
+    transitions: tuple = ()
     # The paths checked in this round so far (`done`), and in the whole run (`checked`), in
     # memory shared with the forked workers (`pool.forked`): the paths a worker finished
     # count in the parent too, when the proof is stopped.

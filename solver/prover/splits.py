@@ -89,6 +89,12 @@ def cases(game: Game, fresh: dz.Fresh, tag: str, split: list[int] | None = None)
     return out
 
 
+def case_count(game: Game, names=()) -> int:
+    """How many cases `cases` gives under ``split_on`` ``names``, without making them."""
+    t = game.state_type
+    return math.prod(len(finite(t.fields[i][1]).values) for i in split_fields(game, names))
+
+
 def split_after(game: Game, b, fields: list[int]) -> list:
     """The path ``b``, one path per value a split field may have after it when the move sets
     it to a term (the next player, the highest bidder): that term is replaced by the value

@@ -223,6 +223,33 @@ class Store:
             return out
         return self._guard(get) if keys else {}
 
+    def get(self, keys: list[str]) -> dict[str, tuple[dict, float | None]]:
+        """The rows of ``keys`` that are stored: key -> (value, seconds)."""
+        return self._get(keys)
+
+    def put_many(self, rows, replace: bool = True) -> int:
+        """Write ``rows`` (key, kind, value, seconds) in one transaction: over a stored row
+        with ``replace``, else only where none is (a verdict a run reached is never
+        overwritten by a seed's).  The number of rows given."""
+        verb = "REPLACE" if replace else "IGNORE"
+        now = time.time()
+        data = [(k, kind, json.dumps(v, sort_keys=True),
+                 None if s is None else round(s, 3), now) for k, kind, v, s in rows]
+
+        def put():
+            db = self._db()
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(f"INSERT OR {verb} INTO verdicts VALUES (?, ?, ?, ?, ?)", data)
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+        if data:
+            self._guard(put)
+        return len(data)
+
     def _put(self, key: str, kind: str, value: dict, seconds: float | None = None) -> None:
         self._guard(lambda: self._db().execute(
             "INSERT OR REPLACE INTO verdicts VALUES (?, ?, ?, ?, ?)",
@@ -236,6 +263,42 @@ class Store:
 
     def _names(self, names) -> list[str]:
         return sorted(self._digests[f"invariant:{n}"] for n in names)
+
+    @property
+    def actions(self) -> list[str]:
+        """The names of the game's actions, in its order."""
+        return list(self._actions)
+
+    @property
+    def context(self) -> str:
+        """The run's `context` digest, which every key holds."""
+        return self._ctx
+
+    def digest(self, part: str) -> str | None:
+        """The IR digest of ``part`` (``action:NAME``, ``invariant:NAME``) in this run's
+        program, or None."""
+        return self._digests.get(part)
+
+    def names(self, invariants) -> list[str]:
+        """The digests of the invariants named, as the keys hold them (sorted)."""
+        return self._names(invariants)
+
+    def step_key(self, case: int, action: str, k: int, candidates: list[str]) -> str:
+        """The key of path ``k`` of the action of digest ``action`` in ``case`` under the
+        candidates of digests ``candidates`` (`names`)."""
+        return self._key("step", case, action, k, candidates)
+
+    def group_key(self, case: int, action: str, candidates: list[str]) -> str:
+        return self._key("group", case, action, candidates)
+
+    def transition_key(self, case: int, action: str, k: int, assumed: list[str],
+                       prop: str) -> str:
+        """As `step_key`, for the property of digest ``prop`` from ``assumed``."""
+        return self._key("transition", case, action, k, assumed, prop)
+
+    def transition_group_key(self, case: int, action: str, assumed: list[str],
+                             prop: str) -> str:
+        return self._key("transition-group", case, action, assumed, prop)
 
     def _paths(self, kind: str, case: int, actions: list[str]) -> list[tuple[str, int]]:
         """Each path's name: its action's digest and its place among that action's paths
@@ -319,16 +382,20 @@ class Store:
                 if all(k in paths and holds(paths[k][0]) for k in ks)}
 
     def _record_groups(self, kind: str, built: dict[str, int], group_keys, path_key,
-                       holds) -> None:
+                       holds) -> int:
         """A group row for each action of ``built`` (action -> its number of paths in the
-        case, every one built) whose every path's row is stored and ``holds``."""
+        case, every one built) whose every path's row is stored and ``holds``; how many
+        actions got theirs."""
         keys = {a: [k for i in range(n) for k in path_key(self._digests[f"action:{a}"], i)]
                 for a, n in built.items()}
         rows = self._get([k for ks in keys.values() for k in ks])
+        done = 0
         for a, ks in keys.items():
             if all(k in rows and holds(rows[k][0]) for k in ks):
+                done += 1
                 for g in group_keys(self._digests[f"action:{a}"]):
                     self._put(g, kind, {"paths": built[a]})
+        return done
 
     def decided_groups(self, case: int, actions: list[str], candidates) -> dict[str, list]:
         """The actions of ``actions`` whose group row in ``case`` under ``candidates``
@@ -371,14 +438,15 @@ class Store:
                           lambda a: [self._key("group", case, a, cand)],
                           lambda a, k: [self._key("step", case, a, k, cand)], _step_held)
 
-    def record_groups(self, case: int, built: dict[str, int], candidates) -> None:
+    def record_groups(self, case: int, built: dict[str, int], candidates) -> int:
         """After a Houdini round of ``case``: a group row for each action of ``built``
         (action -> its paths, all built) whose every path's verdict is stored (a time-out
-        is none)."""
+        is none); how many."""
         cand = self._names(candidates)
-        self._record_groups("group", built, lambda a: [self._key("group", case, a, cand)],
-                            lambda a, k: [self._key("step", case, a, k, cand)],
-                            lambda v: isinstance(v.get("fell", {}), dict))
+        return self._record_groups("group", built,
+                                   lambda a: [self._key("group", case, a, cand)],
+                                   lambda a, k: [self._key("step", case, a, k, cand)],
+                                   lambda v: isinstance(v.get("fell", {}), dict))
 
     def case_done(self, case: int, candidates) -> int | None:
         """The number of paths of ``case`` when every action's group held every one of
@@ -464,13 +532,14 @@ class Store:
                           lambda v: v.get("verdict") is None)
 
     def record_transition_groups(self, case: int, built: dict[str, int], assumed,
-                                 properties) -> None:
+                                 properties) -> int:
         """After the transition pass of ``case``: a group row for each action of ``built``
-        whose every path held each of ``properties``."""
-        if properties:
-            self._record_groups("transition-group", built,
-                                *self._tgroups(case, self._names(assumed), properties),
-                                lambda v: v.get("verdict") is None)
+        whose every path held each of ``properties``; how many."""
+        if not properties:
+            return 0
+        return self._record_groups("transition-group", built,
+                                   *self._tgroups(case, self._names(assumed), properties),
+                                   lambda v: v.get("verdict") is None)
 
     def transition_case_done(self, case: int, assumed, properties) -> int | None:
         """The number of paths of ``case`` when a previous run found each of

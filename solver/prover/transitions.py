@@ -105,9 +105,10 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
             ci, names, [tr.name for tr in live])
 
     def to_build(ci: int, held: dict):
-        """The actions of case ``ci`` whose paths are built: every one under a symmetry
-        (its orbits are of them all), else those not held in a previous run."""
-        return None if symmetric is not None else {a for a in order if a not in held}
+        """The actions of case ``ci`` whose paths are built: those not held in a previous
+        run (under a symmetry too: a symmetry or a rotation maps a path onto one of the same
+        action, so an orbit lies within the action's paths)."""
+        return {a for a in order if a not in held}
 
     def prepare_next(ci: int, live: list):
         """What prepares, in `ready`, the next case after ``ci`` the pass will check (one a
@@ -154,15 +155,18 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
 
         return post_of
 
-    first_case: list = []       # the first case's (prepared, post_of), once made
+    first_case: list = []       # the first case's (prepared, post_of) and its actions built
 
     def rotated(ci: int, prepared: tuple, post_of, paths: list, live: list, done: dict):
         """``paths`` of case ``ci`` but those that follow from the first case's path of the
         same action and parameters, the players numbered anew (`orbits.rotate_from_first`); a
         path a previous run decided is left to `check_share`, which reads its verdicts."""
-        if not first_case:
-            p0 = prepare(0)
-            first_case.append(None if p0 is None else (p0, posts_of(0, p0)))
+        acts = frozenset(b.action for b in prepared[6])
+        if not first_case or not acts <= first_case[1]:
+            # The first case's paths of this case's actions (those of the others are not
+            # needed), made once for them.
+            p0 = prepare(0, set(acts))
+            first_case[:] = [None if p0 is None else (p0, posts_of(0, p0)), acts]
         if first_case[0] is None:
             return paths
         p0, post0 = first_case[0]
@@ -233,7 +237,7 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
 
         post_of = posts_of(ci, prepared)
         if ci == 0:
-            first_case[:] = [(prepared, post_of)]
+            first_case[:] = [(prepared, post_of), frozenset(built)]
 
         def check_share(share, say=say, S=S, N=N, conj=conj, readers=readers, memo=memo,
                         lengths=lengths, live=live, done=done, ci=ci):

@@ -38,10 +38,15 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
     if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
         raise InputError(f"{where}.variants: expected a list of names")
     try:
-        find_spec(name)
-    except SpecError as e:              # no such game: the error points at "game"
-        raise InputError(f"{where}.game: {e.message}") from None
-    base = _load(name, tuple(variants), (), where, variants)
+        base = _load(name, tuple(variants), (), where, variants)
+    except SpecError:
+        # No such game: the error points at "game".  (Looked up only when the load fails:
+        # a game already compiled is a cache hit, and the look-up reads the spec's file.)
+        try:
+            find_spec(name)
+        except SpecError as e:
+            raise InputError(f"{where}.game: {e.message}") from None
+        raise
     puzzles = base.p.puzzles
     if not puzzles:
         raise InputError(f"{where}.game: {name} declares no puzzle")

@@ -1,6 +1,7 @@
-"""The interpreter backend of puzzles: exhaustive search with memoisation, and branch and bound
-for a query that declares `bound:`.  Every step is the interpreter's own move, so nothing here
-needs replaying."""
+"""The interpreter backend of puzzles: exhaustive search with memoisation (stopped early when a
+run reaches the most the objective's shape allows, `objective_cap`), and branch and bound for a
+query that declares `bound:`.  Every step is the interpreter's own move, so nothing here needs
+replaying."""
 from __future__ import annotations
 
 import time
@@ -11,6 +12,7 @@ from ..lang import ir
 from ..lang.errors import EvalError
 from ..engine.game import Game
 from ..lang.irwalk import nodes
+from ..lang.types import IntT
 from .puzzleprep import Prepared, query_actions, query_choices, query_start, step_json
 
 
@@ -71,8 +73,12 @@ def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) ->
     within = game.compiled(q.within)
     choices = query_choices(prep, q)
     # An objective that reads no state (say, the size of the chosen bag) ranks the choices up
-    # front: the first feasible one in that order is the optimum.
-    static_obj = obj is not None and not _reads_state(q.maximize)
+    # front: the first feasible one in that order is the optimum.  (With one choice there is
+    # nothing to rank, and the objective is not walked.)
+    static_obj = obj is not None and len(choices) > 1 and not _reads_state(q.maximize)
+    # The steps of one best run are an answer: the search keeps the legal moves' order, so
+    # that the run reported is the first best one in that order.
+    keep_order = any(kind == "steps" for _, kind in q.answers)
     ranked = []
     for c in choices:
         st, env = query_start(prep, q, c)
@@ -108,11 +114,13 @@ def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) ->
                 return {"found": True, "steps": None, "best": "unknown",
                         "incumbent": (best[0], best[1], at_most)}
         else:
+            cap = objective_cap(game, q.maximize, st, env, fixed_slots(prep, q)) \
+                if obj is not None else None
             try:
                 res = _search_one(game, st, env, goal, obj, within(st, env),
                                   query_actions(prep, q, st, env), deadline, progress,
                                   f" (choice {k + 1} of {len(ranked)})" if len(ranked) > 1
-                                  else "")
+                                  else "", cap=cap, greedy=cap is not None and not keep_order)
             except _OutOfTime:
                 # Exhaustive, so nothing found so far is claimed: no answer within the time.
                 return {"found": "unknown", "steps": None, "best": "unknown"}
@@ -173,40 +181,65 @@ def _reads_state(e: ir.Expr) -> bool:
 
 
 def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
-                deadline: float | None = None, progress=None, what: str = ""):
+                deadline: float | None = None, progress=None, what: str = "",
+                cap: int | None = None, greedy: bool = False):
     """Best (objective, shown steps) over runs of at most ``depth`` moves ending in a goal.
     Past ``deadline`` (checked on every state: one state's goal or objective can take
     seconds) it raises `_OutOfTime`; ``progress``
-    hears how many of the first moves are explored (`lang.progress`)."""
+    hears how many of the first moves are explored (`lang.progress`).
+
+    ``cap``: a value the objective never exceeds (`objective_cap`): a run worth it is a best
+    run, and the search stops there.  The run reported is then still the first best run in
+    the order of the legal moves.  With ``greedy``, the moves are tried in decreasing order of
+    the objective of the state they reach (a goal state first), so that a run worth ``cap``
+    tends to be met early: the best value is the same, the run reported may differ."""
     memo: dict = {}
     say = reporter(progress)
+    missing = memo                      # a sentinel no memo entry is
 
-    def best_from(st, d):
-        key = (st, d)
-        if key in memo:
-            return memo[key]
+    def value_of(st):
+        # (objective, ()) if st is a goal state, else None.
+        if goal(st, env):
+            return (obj(st, env) if obj else 0), ()
+        return None
+
+    def best_from(st, d, here=missing):
+        if d == 0 and st is not st0:
+            # No move left: the state's own worth, cheaper to evaluate than to look up.
+            if deadline is not None and _clock() > deadline:
+                raise _OutOfTime(None, None)
+            return value_of(st) if here is missing else here
+        key = _Visit(st, d)
+        hit = memo.get(key, missing)
+        if hit is not missing:
+            return hit
         if deadline is not None and _clock() > deadline:
             raise _OutOfTime(None, None)
-        best = None
-        if goal(st, env):
-            best = ((obj(st, env) if obj else 0), ())
-            if obj is None:
-                memo[key] = best
-                return best
+        best = value_of(st) if here is missing else here
+        if best is not None and (obj is None or (cap is not None and best[0] >= cap)):
+            memo[key] = best
+            return best
         if d > 0:
             moves = game.legal(st, actions)
             top = progress is not None and st is st0 and d == depth
             if top:
                 moves = list(moves)
-            for i, (m, st2, shows) in enumerate(moves):
+            if greedy:
+                ranked = [(value_of(st2), i, m, st2, shows)
+                          for i, (m, st2, shows) in enumerate(moves)]
+                ranked.sort(key=lambda r: (r[0] is None, -r[0][0] if r[0] else 0, r[1]))
+                kids = [(m, st2, shows, v) for v, _, m, st2, shows in ranked]
+            else:
+                kids = [(m, st2, shows, missing) for m, st2, shows in moves]
+            for i, (m, st2, shows, v) in enumerate(kids):
                 if top:
-                    say(f"search: first moves explored{what}", done=i, total=len(moves),
+                    say(f"search: first moves explored{what}", done=i, total=len(kids),
                         note=f"{len(memo)} states"
                         + (f", best {best[0]} so far" if best and obj else ""))
-                sub = best_from(st2, d - 1)
+                sub = best_from(st2, d - 1, v)
                 if sub is not None and (best is None or sub[0] > best[0]):
                     best = (sub[0], ((m, shows),) + sub[1])
-                    if obj is None:
+                    if obj is None or (cap is not None and best[0] >= cap):
                         break
         memo[key] = best
         return best
@@ -215,6 +248,96 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
     if res is None:
         return None
     return res[0], [step_json(game, m, shows) for m, shows in res[1]]
+
+
+class _Visit:
+    """A state and the moves left, as a memo key whose hash is computed once: a state is a
+    large tuple, which Python hashes afresh on every lookup (a memo lookup and its store
+    would hash it twice).  Equality is the states'."""
+
+    __slots__ = ("st", "d", "h")
+
+    def __init__(self, st, d: int):
+        self.st, self.d, self.h = st, d, hash((st, d))
+
+    def __hash__(self) -> int:
+        return self.h
+
+    def __eq__(self, other) -> bool:
+        return self.d == other.d and self.st == other.st
+
+
+def fixed_slots(prep: Prepared, q: ir.Query) -> frozenset:
+    """The frame slots fixed for a whole query: its inputs and its choice."""
+    slots = {i.slot for i in prep.puzzle.inputs}
+    if q.choose is not None:
+        slots.add(q.choose.slot)
+    return frozenset(slots)
+
+
+def objective_cap(game: Game, e: ir.Expr, st, env, fixed: frozenset) -> int | None:
+    """A value the integer objective ``e`` cannot exceed in any state, from its shape: a part
+    that reads neither the state nor any variable but those in ``fixed`` (the query's inputs
+    and choice) is evaluated in ``env``, a `size` or `len` is at least 0, sums and differences
+    are bounded from their terms', anything else by its type's range.  None when that gives
+    nothing tighter than the type of ``e`` itself."""
+    if not isinstance(e.type, IntT):
+        return None
+    try:
+        _, hi = _interval(game, e, st, env, fixed)
+    except (EvalError, ArithmeticError, TypeError, ValueError, IndexError, KeyError):
+        return None
+    return hi if hi < e.type.hi else None
+
+
+# Nodes that read nothing but their operands: a tree of them over constants and fixed slots
+# has one value for the whole query.
+_PURE = (ir.Const, ir.Binary, ir.Unary, ir.Builtin, ir.Field, ir.Index, ir.Member, ir.Ite,
+         ir.RecordLit, ir.SeqLit, ir.BagLit)
+
+
+def _fixed(e, fixed: frozenset) -> bool:
+    if isinstance(e, ir.Local):
+        return e.slot in fixed
+    if not isinstance(e, _PURE):
+        return False
+    if isinstance(e, ir.Const):
+        return True
+    args = list(_operands(e))
+    # Every builtin is a function of its arguments alone (none reads the state by itself).
+    return bool(args) and all(_fixed(c, fixed) for c in args)
+
+
+def _operands(e):
+    for f in e.__dataclass_fields__:
+        if f in ("type", "span"):
+            continue
+        v = getattr(e, f)
+        if isinstance(v, tuple):
+            yield from (x for x in v if hasattr(x, "__dataclass_fields__"))
+        elif hasattr(v, "__dataclass_fields__"):
+            yield v
+
+
+def _interval(game: Game, e, st, env, fixed: frozenset) -> tuple[int, int]:
+    """(lowest, highest) value of the integer expression ``e`` over every state."""
+    t = e.type
+    if _fixed(e, fixed):
+        v = game.compiled(e)(st, env)
+        return v, v
+    if isinstance(e, ir.Binary) and e.op in ("+", "-") and isinstance(t, IntT):
+        llo, lhi = _interval(game, e.left, st, env, fixed)
+        rlo, rhi = _interval(game, e.right, st, env, fixed)
+        lo, hi = (llo + rlo, lhi + rhi) if e.op == "+" else (llo - rhi, lhi - rlo)
+        return max(lo, t.lo), min(hi, t.hi)
+    if isinstance(e, ir.Unary) and e.op == "neg" and isinstance(t, IntT):
+        lo, hi = _interval(game, e.arg, st, env, fixed)
+        return max(-hi, t.lo), min(-lo, t.hi)
+    if isinstance(e, ir.Builtin) and e.name in ("size", "len") and isinstance(t, IntT):
+        return max(0, t.lo), t.hi
+    if isinstance(t, IntT):
+        return t.lo, t.hi
+    raise TypeError(t)
 
 
 _clock = time.monotonic           # the search's clock (a test may make time pass faster)

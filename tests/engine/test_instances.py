@@ -103,3 +103,29 @@ def test_lazy_draw_picks_the_reference_move(name, params, seed, steps):
             picked = got
         st = picked[1]
     assert checked >= 8 and long >= 5
+
+
+def test_a_random_subclass_draws_the_same_moves():
+    """The draw inlines `randrange` for a plain `random.Random` (solver/engine/draws.py); a
+    subclass, which may redefine it, is called instead: one that redefines nothing in effect
+    plays the same moves, and its `randrange` is the one called."""
+    class Counting(random.Random):
+        calls = 0
+
+        def randrange(self, *args):
+            Counting.calls += 1
+            return super().randrange(*args)
+
+    g = load_game("torres", (), (("players", 4),))
+    chance = [a for a in g.actions if a.chance]
+    player = [a for a in g.actions if not a.chance]
+    plain, counting = random.Random(11), Counting(11)
+    st1 = st2 = g.initial()
+    for _ in range(60):
+        if g.is_terminal(st1):
+            break
+        p1 = g.pick(st1, plain, chance, True) or g.pick(st1, plain, player, False)
+        p2 = g.pick(st2, counting, chance, True) or g.pick(st2, counting, player, False)
+        assert p1[0] == p2[0]
+        st1, st2 = p1[1], p2[1]
+    assert st1 == st2 and Counting.calls > 60

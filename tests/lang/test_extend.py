@@ -86,3 +86,27 @@ def test_extend_puzzle_answers(backend):
     with pytest.raises(InputError) as e:
         _solve({"game": "extend-toy", "boost": 3})
     assert "boost" in e.value.headline() and "at most 2" in e.value.headline()
+
+
+# ---- one resolver: the program cache's unparsed read follows load_files ---------------------
+
+@pytest.mark.parametrize("game, variants", [
+    ("les-5-tours", ()), ("les-5-tours", ("tours-de-pouvoir",)),
+    ("les-5-tours", ("tours-de-pouvoir", "zero_bid:pass")), ("torres-advanced", ()),
+    ("torres", ("torres-own-pile",)), ("spec/towers.rules", ()),
+    ("les-5-tours", ("nope",)), ("les-5-tours", ("zero_bid:pass", "zero_bid:nothing")),
+    ("les-5-tours", ("zero_bid:",)), ("torres", ("tours-de-pouvoir",)),
+    ("torres", ("torres",)), ("no-such-game", ()), ("spec", ())])
+def test_spec_texts_reads_what_load_files_parses_or_refuses(game, variants):
+    """`spec_texts` (what the program cache is keyed by) and `load_files` share one resolver:
+    the same files in the same order and the same reading choices, and None exactly where
+    load_files refuses."""
+    from solver.lang.errors import RulebookError
+    from solver.lang.sources import load_files, spec_texts
+    found = spec_texts(game, variants)
+    try:
+        files, readings = load_files(game, variants)
+    except RulebookError:
+        assert found is None
+        return
+    assert found == ([(f.path, f.text) for f in files], readings)

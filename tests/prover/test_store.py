@@ -472,9 +472,9 @@ def test_the_text_of_a_stopped_run_says_so_beside_its_paths(tmp_path):
 
 @pytest.mark.parametrize("kw", [{}, {"jobs": 2}, {"symmetric": True}])
 def test_an_edit_of_one_action_over_the_players_cases(tmp_path, kw):
-    # One case per player to move: only the edited action's paths are built in each (all of
-    # a case's under --symmetry, whose orbits are of them all), and the verdicts are those of
-    # a run without the store.
+    # One case per player to move: only the edited action's paths are built in each (under
+    # --symmetry too: an orbit, and a path's rotation, are of one action), and the verdicts
+    # are those of a run without the store.
     spec = (FIXTURES / "turns.rules").read_text(encoding="utf-8")
     db = tmp_path / "p.sqlite"
     first, t1 = _prove(tmp_path, spec, db, "turns.rules", **kw)
@@ -484,7 +484,8 @@ def test_an_edit_of_one_action_over_the_players_cases(tmp_path, kw):
     passes = _paths_of(tmp_path, edited, "pass")
     assert passes >= 3 and t.paths == t1.paths
     if kw.get("symmetric"):
-        assert 0 < t.checked <= passes
+        # Some follow from the first case's by the players' rotation (checked by it).
+        assert t.built == passes < t1.built and 0 < t.checked <= passes
     else:
         assert t.built == t.checked == passes < t1.built
     assert got == _prove(tmp_path, edited, None, "turns.rules", **kw)[0]

@@ -1,0 +1,260 @@
+"""A playout's uniform random move among thousands of candidates, drawn lazily (`Game._draw`).
+
+The candidates are the instances of the open actions, one list after another; a draw is
+``i = rng.randrange(n); n -= 1; pick cands[i]; cands[i] = cands[n]`` until a candidate is
+legal.  Here the same random calls give the same picks, without building the list (only the
+positions swapped so far are kept, as in `instances.Shuffle`) and, in a long draw, without
+looking at most of the refused candidates: an action whose guard first checks its first
+parameter alone (a move's piece must be the player's) has that verdict kept per value (and
+per value of the state fields it reads, from one state to the next), and when every open
+action ranges over fixed products, a map from positions to those values is built once per
+set of open actions, so that a candidate whose first value failed is passed over with two
+list reads.  `randrange` is inlined for a plain `random.Random` (the same getrandbits calls).
+"""
+from __future__ import annotations
+
+import random
+from bisect import bisect_right
+
+from ..lang.errors import EvalError
+from .evaluate import Refused
+from .fixinc import state_fields
+from .instances import SHORT
+from .memo import DefMemo
+
+
+class Cache:
+    """What the draws of one list of actions keep (the caller holds it): the position maps,
+    per tuple of open actions (False where one ranges over state-dependent values), and
+    each action's first verdicts, per value of the fields they read."""
+
+    __slots__ = ("layouts", "firsts")
+
+    def __init__(self):
+        self.layouts: dict = {}
+        self.firsts: dict = {}
+
+
+def uniform(st, rng: random.Random, actions: list, cache: Cache):
+    """``(action, params, successor)`` of a uniformly random legal instance of ``actions``
+    (the open actions, in order), or None."""
+    key = tuple(actions)
+    layouts = cache.layouts
+    lay = layouts.get(key)
+    if lay is None:
+        lay = layouts[key] = _Layout(actions, cache.firsts) \
+            if all(a.fixed is not None for a in actions) else False
+    if lay:
+        if lay.n <= SHORT:
+            return _short(st, rng, [(a, p) for a, ps in lay.groups for p in ps])
+        return _lazy_fixed(st, rng, lay)
+    groups = [(a, a.fixed if a.fixed is not None else a.instances(st)) for a in actions]
+    n = sum([len(ps) for _, ps in groups])
+    if n <= SHORT:
+        return _short(st, rng, [(a, p) for a, ps in groups for p in ps])
+    return _lazy(st, rng, groups, n)
+
+
+def _randbelow(rng: random.Random):
+    """``rng.getrandbits`` when ``rng.randrange(n)`` is Random's own (n.bit_length() bits,
+    drawn again while not below n: the callers inline it, with the same calls); else None."""
+    return rng.getrandbits if type(rng) is random.Random else None
+
+
+def _short(st, rng, cands: list):
+    n = len(cands)
+    bits = _randbelow(rng)
+    while n:
+        if bits is not None:
+            w = n.bit_length()
+            i = bits(w)
+            while i >= n:
+                i = bits(w)
+        else:
+            i = rng.randrange(n)
+        n -= 1
+        a, params = cands[i]
+        cands[i] = cands[n]
+        env = [None] * a.frame          # `successor`, inlined
+        if a.slot0 is not None:
+            env[a.slot0] = params[0]
+        else:
+            for (slot, _), v in zip(a.domains, params):
+                env[slot] = v
+        pre = a.guard_check
+        if pre is not None and not pre(st, env):
+            continue
+        try:
+            return a, params, a.rest(st, env, None)
+        except Refused:
+            continue
+    return None
+
+
+def _lazy(st, rng, groups: list, n: int):
+    """The lazy draw over instances that may depend on the state (`instances.Shuffle`,
+    inlined); first verdicts kept per group and value."""
+    starts, ends, m = [], [], 0
+    for _, ps in groups:
+        starts.append(m)
+        m += len(ps)
+        ends.append(m)
+    moved: dict = {}
+    get = moved.get
+    firsts = [{} if a.first_test is not None else None for a, _ in groups]
+    bits = _randbelow(rng)
+    while n:
+        if bits is not None:
+            w = n.bit_length()
+            i = bits(w)
+            while i >= n:
+                i = bits(w)
+        else:
+            i = rng.randrange(n)
+        n -= 1
+        k = get(i, i)
+        moved[i] = get(n, n)
+        g = bisect_right(ends, k)
+        a, ps = groups[g]
+        params = ps[k - starts[g]]
+        fs = firsts[g]
+        if fs is not None:
+            ok = fs.get(params[0])
+            if ok is None:
+                ok = fs[params[0]] = first_passes(a, st, params[0])
+            if not ok:
+                continue        # its guard would stop at that check
+        st2 = successor(a, st, params)
+        if st2 is not None:
+            return a, params, st2
+    return None
+
+
+class _Layout:
+    """The candidates of a tuple of actions over fixed products: where each action's
+    instances start and end, and for each position the id of its first value's verdict (0:
+    the action has no first check; ids from 1 on: one per action and first value)."""
+
+    __slots__ = ("groups", "starts", "ends", "n", "fid", "nf", "first", "segments")
+
+    def __init__(self, actions: list, firsts: dict):
+        self.groups = [(a, a.fixed) for a in actions]
+        starts, ends, fid, m = [], [], [], 0
+        first = [None]                      # id -> (action, first value)
+        self.segments = []                  # (the action's verdict memo, first id, count)
+        for a, ps in self.groups:
+            starts.append(m)
+            m += len(ps)
+            ends.append(m)
+            if a.first_test is None or not ps:
+                fid.extend([0] * len(ps))
+                continue
+            # A fixed product lists the first parameter outermost: runs of equal values,
+            # all as long (the product of the other domains' sizes).
+            width = 1
+            while width < len(ps) and ps[width][0] == ps[0][0]:
+                width += 1
+            runs = range(0, len(ps), width)
+            if len(ps) % width or any(ps[j][0] != ps[j + width - 1][0] for j in runs):
+                runs, width = range(len(ps)), 1         # not a product: one id a candidate
+            base = len(first)
+            for j in runs:
+                first.append((a, ps[j][0]))
+                fid.extend([len(first) - 1] * width)
+            memo = firsts.get(a)
+            if memo is None:
+                # A first check depends on the state only through the fields it reads (the
+                # pieces, whose turn it is): its verdicts are kept per value of those, so
+                # the draws of the states between two moves of a piece share them.
+                memo = firsts[a] = DefMemo(state_fields(a.first_cond, {}))
+            self.segments.append((memo, base, len(first) - base))
+        self.starts, self.ends, self.n, self.fid = starts, ends, m, fid
+        self.first, self.nf = tuple(first), len(first)
+
+
+def _lazy_fixed(st, rng, lay: _Layout):
+    verdict = bytearray(lay.nf)             # 0 unknown, 1 passes, 2 fails
+    verdict[0] = 1
+    memos = []
+    for dm, base, count in lay.segments:
+        memo = dm.memo if st is dm.last else dm.switch(st)
+        known = memo.get(())
+        if known is not None:
+            verdict[base:base + count] = known
+        memos.append(memo)
+    try:
+        return _lazy_draw(st, rng, lay, verdict)
+    finally:
+        for (dm, base, count), memo in zip(lay.segments, memos):
+            memo[()] = verdict[base:base + count]
+
+
+def _lazy_draw(st, rng, lay: _Layout, verdict: bytearray):
+    n = lay.n
+    moved: dict = {}
+    get = moved.get
+    fid, first = lay.fid, lay.first
+    groups, starts, ends = lay.groups, lay.starts, lay.ends
+    bits = _randbelow(rng)
+    w = n.bit_length()                      # randrange(n) draws w bits: n < 2 ** w
+    lo = 1 << (w - 1) if w else 0
+    while n:
+        if bits is not None:
+            if n < lo:
+                w -= 1
+                lo >>= 1
+            i = bits(w)
+            while i >= n:
+                i = bits(w)
+        else:
+            i = rng.randrange(n)
+        n -= 1
+        k = get(i, i)
+        moved[i] = get(n, n)
+        v = verdict[fid[k]]
+        if v == 2:
+            continue                        # its guard would stop at the first check
+        if v == 0:
+            f = fid[k]
+            a, x = first[f]
+            if first_passes(a, st, x):
+                verdict[f] = 1
+            else:
+                verdict[f] = 2
+                continue
+        g = bisect_right(ends, k)
+        a, ps = groups[g]
+        params = ps[k - starts[g]]
+        st2 = successor(a, st, params)
+        if st2 is not None:
+            return a, params, st2
+    return None
+
+
+def first_passes(a, st, v) -> bool:
+    """Whether the first check of ``a``'s guard (`first_test`) passes for a first parameter
+    ``v``; True when it cannot be evaluated (the whole guard then runs, and says why)."""
+    env = [None] * a.frame
+    env[a.domains[0][0]] = v
+    try:
+        return bool(a.first_test(st, env))
+    except EvalError:
+        return True
+
+
+def successor(a, st, params):
+    """The successor of a candidate, or None when its guard prefix or its body refuses it
+    (nothing shown is kept: no rendering)."""
+    env = [None] * a.frame
+    if a.slot0 is not None:
+        env[a.slot0] = params[0]
+    else:
+        for (slot, _), v in zip(a.domains, params):
+            env[slot] = v
+    pre = a.guard_check
+    if pre is not None and not pre(st, env):
+        return None
+    try:
+        return a.rest(st, env, None)
+    except Refused:
+        return None
