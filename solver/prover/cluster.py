@@ -1,0 +1,255 @@
+"""The inductive step's action paths as Dask distributed tasks: on a local cluster of worker
+processes (`local`) or on a running scheduler and its workers on other machines (`connect`).
+
+Nothing z3 makes can be sent between processes, so a task carries plain data only: the run
+(`Run`: how to load the game again, the `ProveOptions`, the candidate invariants), the case,
+the actions built there, the round's candidates and the paths' places.  Each worker loads the
+game and builds the step's cases once per run (`Runs`, a worker plugin: the state lives in
+the worker, not in this module) and keeps them for the run's next tasks.  A task's verdicts
+come back as it finishes (`as_completed`); the parent alone writes them into the journal or
+the store, so a Ctrl-C keeps every verdict that came back.  A worker that dies mid-task: the
+scheduler runs its tasks again on another (``distributed.scheduler.allowed-failures``, 3 by
+default); a task is a pure function of its arguments, so the verdicts are the same."""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+from dataclasses import dataclass, field
+
+from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
+
+from ..engine.game import Game, load_game
+from ..lang.errors import RulebookError
+from . import abstractions, induction
+from .options import ProveOptions
+
+# How long `connect` waits for a scheduler to answer (s).
+CONNECT_S = 5.0
+# A local cluster starts only for a batch of at least this many paths: a smaller one is
+# checked in this process (a cluster takes seconds to start, a toy's paths milliseconds).
+LOCAL_MIN_PATHS = 24
+# At most this many paths a task, and about this many tasks a worker a batch: a worker dealt
+# slow paths does not run alone while the others wait, and few verdicts are in flight.
+CHUNK_MAX = 8
+TASKS_PER_WORKER = 4
+PLUGIN = "rulebook-runs"
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a worker loads the game again: its id or the absolute path of its .rules file
+    (the same spec files must be there), the variants and the parameters."""
+
+    game: str
+    variants: tuple = ()
+    params: tuple = ()
+
+    @staticmethod
+    def of(name: str, variants=(), params=()) -> Recipe:
+        """The recipe of ``load_game(name, variants, params)``: a path made absolute."""
+        is_file = os.sep in name or name.endswith(".rules")
+        return Recipe(os.path.abspath(name) if is_file else name, tuple(variants),
+                      tuple(params))
+
+    def load(self) -> Game:
+        return load_game(self.game, self.variants, self.params)
+
+
+@dataclass(frozen=True)
+class Run:
+    """What every task of one proof's step carries: the recipe, the options and the
+    candidate invariants; ``key`` names it on the workers."""
+
+    recipe: Recipe
+    options: ProveOptions
+    invariants: tuple
+    key: str = field(default="", compare=False)
+
+    @staticmethod
+    def of(recipe: Recipe, options: ProveOptions, invariants) -> Run:
+        text = json.dumps([recipe.game, recipe.variants, recipe.params, repr(options),
+                           list(invariants)], default=str)
+        return Run(recipe, options, tuple(invariants),
+                   hashlib.sha256(text.encode()).hexdigest()[:16])
+
+
+class Runs(WorkerPlugin):
+    """A worker's state: the runs it holds (at most `KEEP`, the newest), each its game and
+    step built once, for the next tasks of the same run."""
+
+    KEEP = 2
+
+    def __init__(self):
+        self.runs: dict = {}
+
+    def setup(self, worker):
+        self.runs = {}
+
+    def get(self, run: Run) -> _Worked:
+        hit = self.runs.pop(run.key, None)
+        if hit is None:
+            hit = _Worked(run)
+        self.runs[run.key] = hit
+        while len(self.runs) > self.KEEP:
+            self.runs.pop(next(iter(self.runs)))
+        return hit
+
+
+class _Worked:
+    """One run on one worker: the game loaded and the step's abstractions made at once, the
+    step's cases when first asked for."""
+
+    def __init__(self, run: Run):
+        self.run = run
+        self.game = run.recipe.load()
+        self.abstraction = abstractions.for_step(run.options)
+        self._step = None
+
+    def induction_share(self, ci: int, actions, candidates, indices, journaled) -> tuple:
+        with self.game.symbolic.abstracted(self.abstraction):
+            if self._step is None:
+                names = set(self.run.invariants)
+                invs = [i for i in self.game.p.invariants if i.name in names]
+                self._step = induction.Step(self.game, invs, self.run.options, _quiet)
+            return self._step.check_share(ci, actions, candidates, indices, journaled)
+
+
+def _quiet(text: str, done=None, total=None, note: str = "") -> None:
+    return None
+
+
+def _induction_task(run: Run, ci: int, actions: tuple, candidates: list, indices: list,
+                    journaled: bool) -> tuple:
+    """A task: paths ``indices`` of case ``ci`` checked on this worker (`Step.check_share`)."""
+    plugin = get_worker().plugins.get(PLUGIN)
+    if plugin is None:
+        raise RulebookError("a Dask worker without the rulebook plugin (a worker of another "
+                            "client?)")
+    return plugin.get(run).induction_share(ci, actions, candidates, indices, journaled)
+
+
+class Engine:
+    """Where the step's paths are checked: a Dask client, on a local cluster this object
+    starts when first needed (``workers`` processes, one thread each) or on the scheduler of
+    ``client``; handed to `prove`, closed by its owner (a context manager)."""
+
+    def __init__(self, recipe: Recipe, workers: int = 0, client: Client | None = None,
+                 address: str | None = None):
+        self.recipe, self.workers, self.client, self.address = recipe, workers, client, address
+        self._cluster = None
+        if client is not None:
+            client.register_plugin(Runs(), name=PLUGIN)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        """The client closed, and the local cluster this engine started."""
+        if self.client is not None:
+            self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+        self._cluster = self.client = None
+
+    def run(self, options: ProveOptions, invariants) -> Run:
+        return Run.of(self.recipe, options, invariants)
+
+    def wants(self, n: int) -> bool:
+        """Whether a batch of ``n`` paths goes to the workers (else this process checks
+        it): always once there is a client, and for a large enough batch a local cluster
+        is started for."""
+        if self.client is None and n >= LOCAL_MIN_PATHS and self.workers > 1:
+            self._start()
+        return self.client is not None
+
+    def _start(self) -> None:
+        quiet = logging.ERROR
+        self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
+                                     processes=True, dashboard_address=None,
+                                     memory_limit=0, silence_logs=quiet)
+        self.client = Client(self._cluster)
+        self.client.register_plugin(Runs(), name=PLUGIN)
+
+    def _chunks(self, paths: list) -> list[list]:
+        n = max(1, len(self.client.scheduler_info().get("workers", {})))
+        size = max(1, min(CHUNK_MAX, math.ceil(len(paths) / (n * TASKS_PER_WORKER))))
+        return [paths[i:i + size] for i in range(0, len(paths), size)]
+
+    def induction(self, run: Run, ci: int, actions, candidates: list, paths: list, journal,
+                  tally, say, meanwhile=None) -> list[tuple]:
+        """`induction._check_paths`'s verdicts for ``paths`` ((place, path) pairs of case
+        ``ci``, among the paths of ``actions``), one tuple a task, checked on the workers;
+        each task's records written into ``journal`` (the store) as it comes back.
+        ``meanwhile`` runs here while the workers work (the next case built)."""
+        cands = list(candidates)
+        acts = tuple(sorted(actions))
+        futures = {}
+        for chunk in self._chunks(paths):
+            idx = [at for at, _ in chunk]
+            f = self.client.submit(_induction_task, run, ci, acts, cands, idx,
+                                   journal is not None, pure=False)
+            futures[f] = len(idx)
+        out: list[tuple] = []
+
+        def take(f):
+            try:
+                result, records = f.result()
+            except KeyboardInterrupt:
+                raise
+            except Exception as e:      # noqa: BLE001 - a worker's failure, said in one line
+                raise RulebookError(f"a proof worker failed: {type(e).__name__}: {e}") \
+                    from None
+            for at, action, why, skipped, took in records:
+                journal.record(ci, at, action, cands, why, skipped, seconds=took)
+            out.append(result)
+            if tally is not None:
+                tally.add(futures[f])
+            say("induction: action paths checked", done=tally.done if tally else 0,
+                total=tally.total if tally else None, note=f"{len(out)} of {len(futures)} "
+                f"tasks of case {ci + 1}")
+        pending = set(futures)
+        try:
+            if meanwhile is not None:
+                meanwhile()
+            for f in as_completed(list(futures)):
+                pending.discard(f)
+                take(f)
+        except KeyboardInterrupt:
+            # What came back already is kept: the finished tasks' verdicts are written.
+            for f in [f for f in pending if f.done() and f.status == "finished"]:
+                pending.discard(f)
+                take(f)
+            raise
+        finally:
+            if pending:
+                self.client.cancel(list(pending))
+        return out
+
+
+def local(recipe: Recipe, workers: int) -> Engine:
+    """An engine that starts a local cluster of ``workers`` processes when a batch of paths
+    is large enough (`Engine.wants`), and checks in this process until then."""
+    return Engine(recipe, workers=workers)
+
+
+def connect(address: str, recipe: Recipe) -> Engine:
+    """An engine on the Dask scheduler at ``address``; one that does not answer within
+    CONNECT_S is a `RulebookError`, before any work."""
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        client = Client(address, timeout=CONNECT_S)
+    except Exception as e:      # noqa: BLE001 - an address that does not answer, one line
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise RulebookError(f"--cluster {address}: no Dask scheduler answers there "
+                            f"({why})") from None
+    finally:
+        logger.setLevel(level)
+    return Engine(recipe, client=client, address=address)
