@@ -27,7 +27,7 @@ from . import abstractions, induction
 from .options import ProveOptions
 
 # How long `connect` waits for a scheduler to answer (s).
-CONNECT_S = 5.0
+CONNECT_S = 3.0
 # A local cluster starts only for a batch of at least this many paths: a smaller one is
 # checked in this process (a cluster takes seconds to start, a toy's paths milliseconds).
 LOCAL_MIN_PATHS = 24
@@ -232,10 +232,11 @@ class Engine:
         return out
 
 
-def local(recipe: Recipe, workers: int) -> Engine:
-    """An engine that starts a local cluster of ``workers`` processes when a batch of paths
-    is large enough (`Engine.wants`), and checks in this process until then."""
-    return Engine(recipe, workers=workers)
+def engine(recipe: Recipe, workers: int, address: str | None = None) -> Engine:
+    """An engine on the Dask scheduler at ``address`` (`connect`), else one that starts a
+    local cluster of ``workers`` processes when a batch of paths is large enough
+    (`Engine.wants`) and checks in this process until then."""
+    return connect(address, recipe) if address is not None else Engine(recipe, workers)
 
 
 def connect(address: str, recipe: Recipe) -> Engine:
