@@ -23,7 +23,7 @@ from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_wo
 
 from ..engine.game import Game, load_game
 from ..lang.errors import RulebookError
-from . import abstractions, induction
+from . import abstractions, induction, transitions
 from .options import ProveOptions
 
 # How long `connect` waits for a scheduler to answer (s).
@@ -60,19 +60,22 @@ class Recipe:
 
 @dataclass(frozen=True)
 class Run:
-    """What every task of one proof's step carries: the recipe, the options and the
-    candidate invariants; ``key`` names it on the workers."""
+    """What every task of one pass of a proof's step carries: the recipe, the options, the
+    candidate invariants (Houdini's) or the transition properties and, for those, the
+    invariants ``assumed``; ``key`` names it on the workers."""
 
     recipe: Recipe
     options: ProveOptions
     invariants: tuple
+    assumed: tuple | None = None
     key: str = field(default="", compare=False)
 
     @staticmethod
-    def of(recipe: Recipe, options: ProveOptions, invariants) -> Run:
+    def of(recipe: Recipe, options: ProveOptions, invariants, assumed=None) -> Run:
+        assumed = None if assumed is None else tuple(assumed)
         text = json.dumps([recipe.game, recipe.variants, recipe.params, repr(options),
-                           list(invariants)], default=str)
-        return Run(recipe, options, tuple(invariants),
+                           list(invariants), assumed], default=str)
+        return Run(recipe, options, tuple(invariants), assumed,
                    hashlib.sha256(text.encode()).hexdigest()[:16])
 
 
@@ -116,6 +119,15 @@ class _Worked:
                 self._step = induction.Step(self.game, invs, self.run.options, _quiet)
             return self._step.check_share(ci, actions, candidates, indices, journaled)
 
+    def transition_share(self, ci: int, only, live, indices, done, journaled) -> tuple:
+        with self.game.symbolic.abstracted(self.abstraction):
+            if self._step is None:
+                names = set(self.run.invariants)
+                trans = [i for i in self.game.p.invariants if i.name in names]
+                self._step = transitions.Pass(self.game, trans, set(self.run.assumed),
+                                              self.run.options)
+            return self._step.remote_share(ci, only, live, indices, done, journaled)
+
 
 def _quiet(text: str, done=None, total=None, note: str = "") -> None:
     return None
@@ -124,11 +136,22 @@ def _quiet(text: str, done=None, total=None, note: str = "") -> None:
 def _induction_task(run: Run, ci: int, actions: tuple, candidates: list, indices: list,
                     journaled: bool) -> tuple:
     """A task: paths ``indices`` of case ``ci`` checked on this worker (`Step.check_share`)."""
+    return _runs().get(run).induction_share(ci, actions, candidates, indices, journaled)
+
+
+def _transition_task(run: Run, ci: int, only, live: tuple, indices: list, done: dict,
+                     journaled: bool) -> tuple:
+    """A task: paths ``indices`` of case ``ci`` checked for the transition properties
+    ``live`` on this worker (`transitions.Pass.remote_share`)."""
+    return _runs().get(run).transition_share(ci, only, live, indices, done, journaled)
+
+
+def _runs() -> Runs:
     plugin = get_worker().plugins.get(PLUGIN)
     if plugin is None:
         raise RulebookError("a Dask worker without the rulebook plugin (a worker of another "
                             "client?)")
-    return plugin.get(run).induction_share(ci, actions, candidates, indices, journaled)
+    return plugin
 
 
 class Engine:
@@ -157,8 +180,8 @@ class Engine:
             self._cluster.close()
         self._cluster = self.client = None
 
-    def run(self, options: ProveOptions, invariants) -> Run:
-        return Run.of(self.recipe, options, invariants)
+    def run(self, options: ProveOptions, invariants, assumed=None) -> Run:
+        return Run.of(self.recipe, options, invariants, assumed)
 
     def wants(self, n: int) -> bool:
         """Whether a batch of ``n`` paths goes to the workers (else this process checks
@@ -187,44 +210,77 @@ class Engine:
         ``ci``, among the paths of ``actions``), one tuple a task, checked on the workers;
         each task's records written into ``journal`` (the store) as it comes back.
         ``meanwhile`` runs here while the workers work (the next case built)."""
-        cands = list(candidates)
-        acts = tuple(sorted(actions))
+        cands, acts = list(candidates), tuple(sorted(actions))
+
+        def submit(idx):
+            return self.client.submit(_induction_task, run, ci, acts, cands, idx,
+                                      journal is not None, pure=False)
+
+        def take(got):
+            result, records = got
+            for at, action, why, skipped, took in records:
+                journal.record(ci, at, action, cands, why, skipped, seconds=took)
+            return result, None
+        return self._map(paths, submit, take, tally, say, "induction", ci, meanwhile)
+
+    def transitions(self, run: Run, ci: int, only, live: tuple, paths: list, done: dict,
+                    journal, names: list, tally, say, meanwhile=None) -> list[dict]:
+        """The failures of the transition properties ``live`` on ``paths`` ((place, path)
+        pairs of case ``ci``, built for the actions ``only``), one dict a task
+        (`transitions.Pass.sharer`), checked on the workers; ``done``: what a previous run
+        decided, by place; each task's records written into ``journal`` as it comes
+        back."""
+        def submit(idx):
+            mine = {at: done[at] for at in idx if at in done}
+            return self.client.submit(_transition_task, run, ci, only, live, idx, mine,
+                                      journal is not None, pure=False)
+
+        def take(got):
+            failed, records, checked = got
+            for at, action, decided in records:
+                journal.record_transition(ci, at, action, names, decided)
+            return failed, checked
+        return self._map(paths, submit, take, tally, say, "transitions", ci, meanwhile)
+
+    def _map(self, paths: list, submit, take, tally, say, what: str, ci: int,
+             meanwhile) -> list:
+        """``paths`` in chunks, a task each (``submit(places)``), each result as it comes
+        back given to ``take``, which writes its records and returns (the result, the paths
+        it checked or None: all of them); Ctrl-C keeps what came back and cancels the
+        rest."""
         futures = {}
         for chunk in self._chunks(paths):
             idx = [at for at, _ in chunk]
-            f = self.client.submit(_induction_task, run, ci, acts, cands, idx,
-                                   journal is not None, pure=False)
-            futures[f] = len(idx)
-        out: list[tuple] = []
+            futures[submit(idx)] = len(idx)
+        out: list = []
 
-        def take(f):
+        def collect(f):
             try:
-                result, records = f.result()
+                got = f.result()
             except KeyboardInterrupt:
                 raise
             except Exception as e:      # noqa: BLE001 - a worker's failure, said in one line
                 raise RulebookError(f"a proof worker failed: {type(e).__name__}: {e}") \
                     from None
-            for at, action, why, skipped, took in records:
-                journal.record(ci, at, action, cands, why, skipped, seconds=took)
+            result, checked = take(got)
             out.append(result)
             if tally is not None:
-                tally.add(futures[f])
-            say("induction: action paths checked", done=tally.done if tally else 0,
-                total=tally.total if tally else None, note=f"{len(out)} of {len(futures)} "
-                f"tasks of case {ci + 1}")
+                tally.add(futures[f] if checked is None else checked)
+            say(f"{what}: action paths checked", done=tally.done if tally else 0,
+                total=tally.total if tally else None,
+                note=f"{len(out)} of {len(futures)} tasks of case {ci + 1}")
         pending = set(futures)
         try:
             if meanwhile is not None:
                 meanwhile()
             for f in as_completed(list(futures)):
                 pending.discard(f)
-                take(f)
+                collect(f)
         except KeyboardInterrupt:
             # What came back already is kept: the finished tasks' verdicts are written.
             for f in [f for f in pending if f.done() and f.status == "finished"]:
                 pending.discard(f)
-                take(f)
+                collect(f)
             raise
         finally:
             if pending:

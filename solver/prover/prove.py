@@ -127,7 +127,7 @@ def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, he
         trans = [i for i in invs if i.transition and i.name not in results]
         tally.stage = "the transition properties' step"
         trans_ok = transitions.check_transitions(game, trans, inductive, options, say, log,
-                                                 mirror, tally) if trans else {}
+                                                 mirror, tally, engine) if trans else {}
         tally.inductive = tuple(sorted(inductive))
         tally.transitions = tuple(sorted(n for n, (ok, _) in trans_ok.items() if ok is True))
     elapsed = time.perf_counter() - t0
