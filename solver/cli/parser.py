@@ -187,7 +187,8 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                    type=count(1, "a number of processes"), default=os.cpu_count() or 1,
                    metavar="N",
                    help="check the inductive step's action paths in N worker processes at "
-                   "once (a local Dask cluster, started only for a step of many paths); 1: "
+                   "once (a local Dask cluster, started once the step has taken 15 s in this "
+                   "process: a short proof starts none); 1: "
                    "all in this process, no cluster; the verdicts are the same, only the time "
                    "changes; --jobs is the same option (default: the machine's cores, "
                    "%(default)s here)")

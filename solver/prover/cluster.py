@@ -1,15 +1,18 @@
-"""The inductive step's action paths as Dask distributed tasks: on a local cluster of worker
-processes (`local`) or on a running scheduler and its workers on other machines (`connect`).
+"""The inductive step's action paths (the invariants' and the transition properties') as
+Dask distributed tasks: on a local cluster of worker processes that `Engine` starts once the
+step has taken LOCAL_S in the proof's own process, or on a running scheduler and its workers on other machines
+(`connect`).
 
 Nothing z3 makes can be sent between processes, so a task carries plain data only: the run
-(`Run`: how to load the game again, the `ProveOptions`, the candidate invariants), the case,
-the actions built there, the round's candidates and the paths' places.  Each worker loads the
-game and builds the step's cases once per run (`Runs`, a worker plugin: the state lives in
-the worker, not in this module) and keeps them for the run's next tasks.  A task's verdicts
-come back as it finishes (`as_completed`); the parent alone writes them into the journal or
-the store, so a Ctrl-C keeps every verdict that came back.  A worker that dies mid-task: the
-scheduler runs its tasks again on another (``distributed.scheduler.allowed-failures``, 3 by
-default); a task is a pure function of its arguments, so the verdicts are the same."""
+(`Run`: how to load the game again, the `ProveOptions`, the invariants), the case, the actions
+built there, the round's candidates and the paths' places.  Each worker loads the game and
+builds the step's cases once per run (`workers.Runs`, a worker plugin: the state lives in the
+worker, not in a module) and keeps them for the run's next tasks.  A task's verdicts come back
+as it finishes (`as_completed`); the parent alone writes them into the journal or the store,
+so a Ctrl-C keeps every verdict that came back.  A worker that dies mid-task: the scheduler
+runs its tasks again on another (``distributed.scheduler.allowed-failures``, 3 by default); a
+task is a pure function of its arguments, so the verdicts are the same.  Dask is imported
+only when a cluster is started or reached (it takes seconds)."""
 from __future__ import annotations
 
 import hashlib
@@ -17,25 +20,23 @@ import json
 import logging
 import math
 import os
+import time
 from dataclasses import dataclass, field
-
-from distributed import Client, LocalCluster, WorkerPlugin, as_completed, get_worker
 
 from ..engine.game import Game, load_game
 from ..lang.errors import RulebookError
-from . import abstractions, induction, transitions
+from ..lang.sources import is_path
 from .options import ProveOptions
 
 # How long `connect` waits for a scheduler to answer (s).
 CONNECT_S = 3.0
-# A local cluster starts only for a batch of at least this many paths: a smaller one is
-# checked in this process (a cluster takes seconds to start, a toy's paths milliseconds).
-LOCAL_MIN_PATHS = 24
+# The step's paths are checked in the proof's own process until it has spent this long (s)
+# on them; only then does a local cluster start (in seconds) for the rest (`Engine.ahead`).
+LOCAL_S = 15.0
 # At most this many paths a task, and about this many tasks a worker a batch: a worker dealt
 # slow paths does not run alone while the others wait, and few verdicts are in flight.
 CHUNK_MAX = 8
 TASKS_PER_WORKER = 4
-PLUGIN = "rulebook-runs"
 
 
 @dataclass(frozen=True)
@@ -50,8 +51,7 @@ class Recipe:
     @staticmethod
     def of(name: str, variants=(), params=()) -> Recipe:
         """The recipe of ``load_game(name, variants, params)``: a path made absolute."""
-        is_file = os.sep in name or name.endswith(".rules")
-        return Recipe(os.path.abspath(name) if is_file else name, tuple(variants),
+        return Recipe(os.path.abspath(name) if is_path(name) else name, tuple(variants),
                       tuple(params))
 
     def load(self) -> Game:
@@ -79,92 +79,19 @@ class Run:
                    hashlib.sha256(text.encode()).hexdigest()[:16])
 
 
-class Runs(WorkerPlugin):
-    """A worker's state: the runs it holds (at most `KEEP`, the newest), each its game and
-    step built once, for the next tasks of the same run."""
-
-    KEEP = 2
-
-    def __init__(self):
-        self.runs: dict = {}
-
-    def setup(self, worker):
-        self.runs = {}
-
-    def get(self, run: Run) -> _Worked:
-        hit = self.runs.pop(run.key, None)
-        if hit is None:
-            hit = _Worked(run)
-        self.runs[run.key] = hit
-        while len(self.runs) > self.KEEP:
-            self.runs.pop(next(iter(self.runs)))
-        return hit
-
-
-class _Worked:
-    """One run on one worker: the game loaded and the step's abstractions made at once, the
-    step's cases when first asked for."""
-
-    def __init__(self, run: Run):
-        self.run = run
-        self.game = run.recipe.load()
-        self.abstraction = abstractions.for_step(run.options)
-        self._step = None
-
-    def induction_share(self, ci: int, actions, candidates, indices, journaled) -> tuple:
-        with self.game.symbolic.abstracted(self.abstraction):
-            if self._step is None:
-                names = set(self.run.invariants)
-                invs = [i for i in self.game.p.invariants if i.name in names]
-                self._step = induction.Step(self.game, invs, self.run.options, _quiet)
-            return self._step.check_share(ci, actions, candidates, indices, journaled)
-
-    def transition_share(self, ci: int, only, live, indices, done, journaled) -> tuple:
-        with self.game.symbolic.abstracted(self.abstraction):
-            if self._step is None:
-                names = set(self.run.invariants)
-                trans = [i for i in self.game.p.invariants if i.name in names]
-                self._step = transitions.Pass(self.game, trans, set(self.run.assumed),
-                                              self.run.options)
-            return self._step.remote_share(ci, only, live, indices, done, journaled)
-
-
-def _quiet(text: str, done=None, total=None, note: str = "") -> None:
-    return None
-
-
-def _induction_task(run: Run, ci: int, actions: tuple, candidates: list, indices: list,
-                    journaled: bool) -> tuple:
-    """A task: paths ``indices`` of case ``ci`` checked on this worker (`Step.check_share`)."""
-    return _runs().get(run).induction_share(ci, actions, candidates, indices, journaled)
-
-
-def _transition_task(run: Run, ci: int, only, live: tuple, indices: list, done: dict,
-                     journaled: bool) -> tuple:
-    """A task: paths ``indices`` of case ``ci`` checked for the transition properties
-    ``live`` on this worker (`transitions.Pass.remote_share`)."""
-    return _runs().get(run).transition_share(ci, only, live, indices, done, journaled)
-
-
-def _runs() -> Runs:
-    plugin = get_worker().plugins.get(PLUGIN)
-    if plugin is None:
-        raise RulebookError("a Dask worker without the rulebook plugin (a worker of another "
-                            "client?)")
-    return plugin
-
-
 class Engine:
     """Where the step's paths are checked: a Dask client, on a local cluster this object
     starts when first needed (``workers`` processes, one thread each) or on the scheduler of
     ``client``; handed to `prove`, closed by its owner (a context manager)."""
 
-    def __init__(self, recipe: Recipe, workers: int = 0, client: Client | None = None,
+    def __init__(self, recipe: Recipe, workers: int = 0, client=None,
                  address: str | None = None):
         self.recipe, self.workers, self.client, self.address = recipe, workers, client, address
         self._cluster = None
+        self.spent = 0.0        # seconds this process has spent checking paths (`ahead`)
         if client is not None:
-            client.register_plugin(Runs(), name=PLUGIN)
+            from . import workers
+            workers.register(client)
 
     def __enter__(self):
         return self
@@ -183,21 +110,35 @@ class Engine:
     def run(self, options: ProveOptions, invariants, assumed=None) -> Run:
         return Run.of(self.recipe, options, invariants, assumed)
 
-    def wants(self, n: int) -> bool:
-        """Whether a batch of ``n`` paths goes to the workers (else this process checks
-        it): always once there is a client, and for a large enough batch a local cluster
-        is started for."""
-        if self.client is None and n >= LOCAL_MIN_PATHS and self.workers > 1:
+    def ahead(self, paths: list, check) -> list:
+        """Check ``paths`` in this process (``check(part)``, a part at a time) while the run
+        has spent under LOCAL_S doing so, and return the rest, for the workers (the local
+        cluster started for them): a proof of seconds, or one the store answers, pays no
+        cluster start-up.  With a client already, every path is for the workers."""
+        if self.client is not None:
+            return paths
+        if self.workers <= 1:
+            check(paths)
+            return []
+        at = 0
+        while at < len(paths) and self.spent < LOCAL_S:
+            t0 = time.monotonic()
+            part = paths[at:at + CHUNK_MAX]
+            check(part)
+            self.spent += time.monotonic() - t0
+            at += len(part)
+        if at < len(paths):
             self._start()
-        return self.client is not None
+        return paths[at:]
 
     def _start(self) -> None:
-        quiet = logging.ERROR
+        from distributed import Client, LocalCluster
         self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
                                      processes=True, dashboard_address=None,
-                                     memory_limit=0, silence_logs=quiet)
+                                     memory_limit=0, silence_logs=logging.ERROR)
         self.client = Client(self._cluster)
-        self.client.register_plugin(Runs(), name=PLUGIN)
+        from . import workers
+        workers.register(self.client)
 
     def _chunks(self, paths: list) -> list[list]:
         n = max(1, len(self.client.scheduler_info().get("workers", {})))
@@ -210,10 +151,11 @@ class Engine:
         ``ci``, among the paths of ``actions``), one tuple a task, checked on the workers;
         each task's records written into ``journal`` (the store) as it comes back.
         ``meanwhile`` runs here while the workers work (the next case built)."""
+        from .workers import induction_task
         cands, acts = list(candidates), tuple(sorted(actions))
 
         def submit(idx):
-            return self.client.submit(_induction_task, run, ci, acts, cands, idx,
+            return self.client.submit(induction_task, run, ci, acts, cands, idx,
                                       journal is not None, pure=False)
 
         def take(got):
@@ -230,9 +172,11 @@ class Engine:
         (`transitions.Pass.sharer`), checked on the workers; ``done``: what a previous run
         decided, by place; each task's records written into ``journal`` as it comes
         back."""
+        from .workers import transition_task
+
         def submit(idx):
             mine = {at: done[at] for at in idx if at in done}
-            return self.client.submit(_transition_task, run, ci, only, live, idx, mine,
+            return self.client.submit(transition_task, run, ci, only, live, idx, mine,
                                       journal is not None, pure=False)
 
         def take(got):
@@ -248,10 +192,13 @@ class Engine:
         back given to ``take``, which writes its records and returns (the result, the paths
         it checked or None: all of them); Ctrl-C keeps what came back and cancels the
         rest."""
+        from distributed import as_completed
         futures = {}
         for chunk in self._chunks(paths):
             idx = [at for at, _ in chunk]
             futures[submit(idx)] = len(idx)
+        say(f"{what}: {len(paths)} paths of case {ci + 1} sent to the Dask workers in "
+            f"{len(futures)} tasks (a worker builds the case's paths before its first)")
         out: list = []
 
         def collect(f):
@@ -289,15 +236,16 @@ class Engine:
 
 
 def engine(recipe: Recipe, workers: int, address: str | None = None) -> Engine:
-    """An engine on the Dask scheduler at ``address`` (`connect`), else one that starts a
-    local cluster of ``workers`` processes when a batch of paths is large enough
-    (`Engine.wants`) and checks in this process until then."""
+    """An engine on the Dask scheduler at ``address`` (`connect`), else one that checks in
+    this process first and starts a local cluster of ``workers`` processes once that has
+    taken LOCAL_S (`Engine.ahead`)."""
     return connect(address, recipe) if address is not None else Engine(recipe, workers)
 
 
 def connect(address: str, recipe: Recipe) -> Engine:
     """An engine on the Dask scheduler at ``address``; one that does not answer within
     CONNECT_S is a `RulebookError`, before any work."""
+    from distributed import Client
     logger = logging.getLogger("distributed")
     level = logger.level
     logger.setLevel(logging.CRITICAL)

@@ -143,10 +143,12 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                 paths = [(at, x) for at, x in paths if at not in orbs]
 
             def run(paths, ci=ci, built=built):
-                if engine is not None and paths and engine.wants(len(paths)):
-                    results.extend(engine.induction(
-                        run_, ci, set(built), candidates, paths, journal, tally, say,
-                        _build_next(cases, ci, candidates, journal, order)))
+                if engine is not None:
+                    rest = engine.ahead(paths, lambda part: results.append(check_paths(part)))
+                    if rest:
+                        results.extend(engine.induction(
+                            run_, ci, set(built), candidates, rest, journal, tally, say,
+                            _build_next(cases, ci, candidates, journal, order)))
                 elif jobs > 1:
                     results.extend(pool.forked(check_paths, pool.pulled(paths, jobs), say,
                                            _build_next(cases, ci, candidates, journal,

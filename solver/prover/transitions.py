@@ -178,11 +178,13 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
         parts: list = []
 
         def run(paths, ci=ci, live=live, only=only, done=done):
-            if engine is not None and paths and engine.wants(len(paths)):
-                parts.extend(engine.transitions(
-                    run_, ci, None if only is None else tuple(sorted(only)),
-                    tuple(tr.name for tr in live), paths, done, journal, names, tally, say,
-                    prepare_next(ci, live)))
+            if engine is not None:
+                rest = engine.ahead(paths, lambda part: parts.append(check_share(part)))
+                if rest:
+                    parts.extend(engine.transitions(
+                        run_, ci, None if only is None else tuple(sorted(only)),
+                        tuple(tr.name for tr in live), rest, done, journal, names, tally,
+                        say, prepare_next(ci, live)))
             elif jobs > 1:
                 parts.extend(pool.forked(check_share, pool.pulled(paths, jobs), say,
                                      prepare_next(ci, live)))
