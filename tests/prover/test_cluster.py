@@ -12,6 +12,7 @@ from distributed import Client, LocalCluster, WorkerPlugin
 
 from conftest import FIXTURES, run_cli
 from solver.engine.game import load_game
+from solver.prover import cluster
 from solver.prover.cluster import Engine, Recipe
 from solver.prover.options import ProveOptions
 from solver.prover.prove import prove
@@ -108,3 +109,30 @@ def test_a_scheduler_that_does_not_answer_is_one_line_and_exit_2():
     assert len(lines) == 1 and f"127.0.0.1:{port}" in lines[0], r.stderr
     assert "Traceback" not in r.stderr
     assert time.monotonic() - t0 < 30
+
+
+def test_a_short_proof_starts_no_local_cluster():
+    # --workers 2 on a proof of milliseconds: every path checked in this process.
+    engine = Engine(Recipe.of(str(FIXTURES / "toy.rules")), workers=2)
+    try:
+        got, _ = _verdicts("toy.rules", engine)
+        assert engine.client is None and engine.spent > 0
+    finally:
+        engine.close()
+    assert got == _verdicts("toy.rules")[0]
+
+
+def test_the_local_cluster_starts_once_the_step_has_taken_long_enough(monkeypatch):
+    # No time in this process at all: the engine starts its own cluster of two workers for
+    # the first paths, and closes it.
+    monkeypatch.setattr(cluster, "LOCAL_S", 0.0)
+    engine = Engine(Recipe.of(str(FIXTURES / "stored.rules")), workers=2)
+    try:
+        got, tally = _verdicts("stored.rules", engine)
+        assert engine.client is not None
+        assert len(engine.client.scheduler_info()["workers"]) == 2
+    finally:
+        engine.close()
+    assert engine.client is None
+    one, t1 = _verdicts("stored.rules")
+    assert got == one and tally.checked == t1.checked
