@@ -134,71 +134,75 @@ class Engine:
     def _start(self) -> None:
         from distributed import Client, LocalCluster
         self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
-                                     processes=True, dashboard_address=None,
+                                     processes=True, dashboard_address=":0",
                                      memory_limit=0, silence_logs=logging.ERROR)
         self.client = Client(self._cluster)
         from . import workers
         workers.register(self.client)
 
-    def _chunks(self, paths: list) -> list[list]:
-        n = max(1, len(self.client.scheduler_info().get("workers", {})))
-        size = max(1, min(CHUNK_MAX, math.ceil(len(paths) / (n * TASKS_PER_WORKER))))
-        return [paths[i:i + size] for i in range(0, len(paths), size)]
-
-    def induction(self, run: Run, ci: int, actions, candidates: list, paths: list, journal,
-                  tally, say, meanwhile=None) -> list[tuple]:
-        """`induction._check_paths`'s verdicts for ``paths`` ((place, path) pairs of case
-        ``ci``, among the paths of ``actions``), one tuple a task, checked on the workers;
-        each task's records written into ``journal`` (the store) as it comes back.
-        ``meanwhile`` runs here while the workers work (the next case built)."""
+    def induction(self, run: Run, ci: int, candidates: list, items: list, journal, tally,
+                  say, meanwhile=None) -> list[tuple]:
+        """`induction._check_paths`'s verdicts for the paths ``items`` of case ``ci``
+        ((place, action, place among the action's paths) each, `induction.by_action`), one
+        tuple a task, checked on the workers; each task's records written into ``journal``
+        (the store) as it comes back.  ``meanwhile`` runs here while the workers work (the
+        next case built)."""
         from .workers import induction_task
-        cands, acts = list(candidates), tuple(sorted(actions))
+        cands = list(candidates)
 
-        def submit(idx):
-            return self.client.submit(induction_task, run, ci, acts, cands, idx,
-                                      journal is not None, pure=False)
+        def submit(part, **where):
+            return self.client.submit(induction_task, run, ci, cands, part,
+                                      journal is not None, pure=False, **where)
 
         def take(got):
             result, records = got
             for at, action, why, skipped, took in records:
                 journal.record(ci, at, action, cands, why, skipped, seconds=took)
             return result, None
-        return self._map(paths, submit, take, tally, say, "induction", ci, meanwhile)
+        return self._map(items, submit, take, tally, say, "induction", ci, meanwhile)
 
-    def transitions(self, run: Run, ci: int, only, live: tuple, paths: list, done: dict,
+    def transitions(self, run: Run, ci: int, live: tuple, items: list, done: dict,
                     journal, names: list, tally, say, meanwhile=None) -> list[dict]:
-        """The failures of the transition properties ``live`` on ``paths`` ((place, path)
-        pairs of case ``ci``, built for the actions ``only``), one dict a task
-        (`transitions.Pass.sharer`), checked on the workers; ``done``: what a previous run
-        decided, by place; each task's records written into ``journal`` as it comes
-        back."""
+        """The failures of the transition properties ``live`` on the paths ``items`` of case
+        ``ci`` (as for `induction`), one dict a task (`transitions.Pass.sharer`), checked
+        on the workers; ``done``: what a previous run decided, by place; each task's
+        records written into ``journal`` as it comes back."""
         from .workers import transition_task
 
-        def submit(idx):
-            mine = {at: done[at] for at in idx if at in done}
-            return self.client.submit(transition_task, run, ci, only, live, idx, mine,
-                                      journal is not None, pure=False)
+        def submit(part, **where):
+            mine = {at: done[at] for at, _, _ in part if at in done}
+            return self.client.submit(transition_task, run, ci, live, part, mine,
+                                      journal is not None, pure=False, **where)
 
         def take(got):
             failed, records, checked = got
             for at, action, decided in records:
                 journal.record_transition(ci, at, action, names, decided)
             return failed, checked
-        return self._map(paths, submit, take, tally, say, "transitions", ci, meanwhile)
+        return self._map(items, submit, take, tally, say, "transitions", ci, meanwhile)
 
-    def _map(self, paths: list, submit, take, tally, say, what: str, ci: int,
+    def _map(self, items: list, submit, take, tally, say, what: str, ci: int,
              meanwhile) -> list:
-        """``paths`` in chunks, a task each (``submit(places)``), each result as it comes
+        """``items`` (paths, each action's together) in chunks, a task each
+        (``submit(chunk, workers=..., allow_other_workers=True)``), each result as it comes
         back given to ``take``, which writes its records and returns (the result, the paths
-        it checked or None: all of them); Ctrl-C keeps what came back and cancels the
-        rest."""
+        it checked or None: all of them); Ctrl-C keeps what came back and cancels the rest.
+        The chunks go to the workers in runs (the first ones to the first worker, and so
+        on), only preferred: a worker builds only the actions it is sent, so each builds
+        about its share of the case, not all of it; an idle worker still takes (steals) a
+        busy one's tasks, and one that dies has its tasks run elsewhere."""
         from distributed import as_completed
+        workers = sorted(self.client.scheduler_info().get("workers", {}))
+        n = max(1, len(workers))
+        size = max(1, min(CHUNK_MAX, math.ceil(len(items) / (n * TASKS_PER_WORKER))))
+        chunks = [items[i:i + size] for i in range(0, len(items), size)]
         futures = {}
-        for chunk in self._chunks(paths):
-            idx = [at for at, _ in chunk]
-            futures[submit(idx)] = len(idx)
-        say(f"{what}: {len(paths)} paths of case {ci + 1} sent to the Dask workers in "
-            f"{len(futures)} tasks (a worker builds the case's paths before its first)")
+        for c, chunk in enumerate(chunks):
+            where = {"workers": [workers[c * n // len(chunks)]],
+                     "allow_other_workers": True} if workers else {}
+            futures[submit(chunk, **where)] = len(chunk)
+        say(f"{what}: {len(items)} paths of case {ci + 1} sent to {n} Dask workers in "
+            f"{len(futures)} tasks (a worker builds the paths of the actions it is sent)")
         out: list = []
 
         def collect(f):

@@ -147,7 +147,8 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                     rest = engine.ahead(paths, lambda part: results.append(check_paths(part)))
                     if rest:
                         results.extend(engine.induction(
-                            run_, ci, set(built), candidates, rest, journal, tally, say,
+                            run_, ci, candidates, by_action(rest, work, lambda x: x[0]),
+                            journal, tally, say,
                             _build_next(cases, ci, candidates, journal, order)))
                 elif jobs > 1:
                     results.extend(pool.forked(check_paths, pool.pulled(paths, jobs), say,
@@ -228,6 +229,7 @@ class Step:
         # A worker's memos of the length splits (`_check_paths`), kept from share to share.
         self.split_memo: dict = {}
         self.learned: set = set()
+        self._memos: dict = {}      # (case, candidates) -> `_check_paths`'s memos
         def _prepared(b, S, conj, readers, reads, lengths):
             """Path ``b`` of the case from ``S``, as a round checks it: (path, the candidates'
             conjuncts it changes as (name, index, conjunct after), the sequence lengths it
@@ -294,24 +296,39 @@ class Step:
                                  sides=game.symbolic.sides)
         self.local.add(*fresh.constraints)
 
-    def check_share(self, ci: int, actions, candidates: list, indices: list,
-                    journaled: bool) -> tuple:
-        """What a Dask worker sends back for the paths ``indices`` of case ``ci`` (their
-        places among the paths of ``actions``, the actions `houdini` has built there, in the
-        game's order) under ``candidates``: `_check_paths`'s verdicts, and the records for
-        the parent's journal or store, (place, action, why, skipped, seconds) each, when
-        ``journaled`` (without one, a candidate z3 gave up on falls, as in one process)."""
+    def check_share(self, ci: int, candidates: list, items: list, journaled: bool) -> tuple:
+        """What a Dask worker sends back for the paths ``items`` of case ``ci`` under
+        ``candidates``, each (its place among the parent's paths of the case, its action, its
+        place among the action's paths; `by_action`), only their actions built here:
+        `_check_paths`'s verdicts, and the records for the parent's journal or store,
+        (place, action, why, skipped, seconds) each, when ``journaled`` (without one, a
+        candidate z3 gave up on falls, as in one process)."""
         S, conj, _, readers_of, lengths, _, build, small, built = self.cases[ci]
-        build(set(actions))
-        work = [x for a in self.order if a in actions for x in built[a]]
+        build({a for _, a, _ in items})
         records: list = []
         note = (lambda at, b, why, skipped, took: records.append(
             (at, b.action, why, skipped, took))) if journaled else None
-        out = _check_paths(self.game, S, [(at, work[at]) for at in indices], self.local,
+        # One process checks a case's paths in one call, its memos kept throughout: a
+        # worker keeps them over the shares of one case and round it is sent.
+        key = (ci, tuple(candidates))
+        if key not in self._memos:
+            self._memos = {key: ({}, {})}
+        out = _check_paths(self.game, S, [(at, built[a][k]) for at, a, k in items], self.local,
                            conj, readers_of, candidates, lengths,
                            (self.split_memo, self.learned, self.options.split_lengths),
-                           self.options.step_timeout_ms, self.say, note, small)
+                           self.options.step_timeout_ms, self.say, note, small,
+                           memos=self._memos[key])
         return out, records
+
+
+def by_action(paths: list, work: list, path_of) -> list[tuple]:
+    """``paths`` ((place, item) pairs of ``work``, whose items come each action's together)
+    as (place, action, place among the action's items): what a Dask worker, which builds
+    only the actions it is sent, finds them by."""
+    start: dict = {}
+    for i, x in enumerate(work):
+        start.setdefault(path_of(x).action, i)
+    return [(at, path_of(x).action, at - start[path_of(x).action]) for at, x in paths]
 
 
 def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: list,
@@ -368,7 +385,7 @@ def _build_next(cases: list, ci: int, candidates, journal, order: list):
 
 
 def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, split, timeout_ms,
-                 say, note=None, small=(), tally=None):
+                 say, note=None, small=(), tally=None, memos=None):
     """One Houdini round over some action paths of one case: the candidates a path breaks
     (or z3 gives up on), why, the time per action, and the (action, invariant) pairs that
     needed length splitting (or, without it, taking one conjunct at a time).  ``work`` holds
@@ -380,14 +397,16 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
     depends on the machine's load, and a run that resumes from the journal then retries that
     path alone, not every path after it.
     ``small``: the (name, index) of the conjuncts that `_vacuous` tries a guard against.
-    ``tally`` counts the paths checked (`result.Tally`)."""
+    ``tally`` counts the paths checked (`result.Tally`).  ``memos``: the free-variable memo
+    and the vacuity counts to go on with (a Dask worker's, over the shares it is sent of one
+    case and round); fresh ones by default."""
     dropped: set[str] = set()
     unsure: set[str] = set()          # z3 gave up on them (still checked, with a journal)
     ctis: dict[str, str] = {}
     timing: dict = {}
-    memo: dict = {}
+    memo, vacuity = memos if memos is not None else ({}, {})
     learned = split[1]
-    vacuity: dict = {}      # action -> [paths found vacuous, paths not]
+    # vacuity: action -> [paths found vacuous, paths not]
     # The candidates are those of this round for every path: their small conjuncts, once.
     small_now = [conj[n][k] for n, k in small if n in candidates]
     said = time.perf_counter()

@@ -9,7 +9,7 @@ from ..engine import domains as dz
 from ..engine.game import Game
 from ..engine.symbolic import Unknown, leaves, make_solver, run_check, substitution
 from ..lang import ir
-from . import nearby, orbits, pool, splits, terms, tiers
+from . import induction, nearby, orbits, pool, splits, terms, tiers
 from .options import ProveOptions
 from .result import Tally
 
@@ -182,9 +182,9 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                 rest = engine.ahead(paths, lambda part: parts.append(check_share(part)))
                 if rest:
                     parts.extend(engine.transitions(
-                        run_, ci, None if only is None else tuple(sorted(only)),
-                        tuple(tr.name for tr in live), rest, done, journal, names, tally,
-                        say, prepare_next(ci, live)))
+                        run_, ci, tuple(tr.name for tr in live),
+                        induction.by_action(rest, bs, lambda b: b), done, journal, names,
+                        tally, say, prepare_next(ci, live)))
             elif jobs > 1:
                 parts.extend(pool.forked(check_share, pool.pulled(paths, jobs), say,
                                      prepare_next(ci, live)))
@@ -330,7 +330,8 @@ class Pass:
         self.cases, self.after, self.local, self.order = cases, after, local, order
         self.split_memo, self.learned, self.hard = split_memo, learned, hard
         self.prepare, self.posts_of = prepare, posts_of
-        self._ready: dict = {}       # a worker's last case prepared: (ci, only) -> it
+        self._ready: dict = {}       # a worker's last case: ci -> (it, post_of, paths)
+        self._whole: dict = {}       # the last case's solver of every invariant at once
 
     def sharer(self, ci: int, prepared: tuple, post_of, live: list, done: dict,
                record=None, tally=None):
@@ -346,6 +347,16 @@ class Pass:
         S = self.cases[ci]
         conj, memo, readers = prepared[0], prepared[1], prepared[2]
         lengths = splits.seq_lengths(S)
+        # The solver of every invariant at once, made once a case (a worker is sent many
+        # shares of one case).
+        hit = self._whole.get(ci)
+        if hit is None or hit[0] is not prepared:
+            w = make_solver(timeout_ms, abstraction=game.symbolic.abstraction,
+                            sides=game.symbolic.sides)
+            w.add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
+            hit = self._whole = {ci: (prepared, w)}
+            hit = hit[ci]
+        whole = hit[1]
 
         def check_share(share, say=_quiet):
             failed: dict[str, tuple] = {}
@@ -353,9 +364,6 @@ class Pass:
             # their verdicts are recorded for the next run, which then asks z3 again only
             # about the paths given up on.
             gave_up: dict[str, tuple] = {}
-            whole = make_solver(timeout_ms, abstraction=game.symbolic.abstraction,
-                                sides=game.symbolic.sides)
-            whole.add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
             for count, (at, b) in enumerate(share, 1):
                 say("transitions: action paths checked", done=count - 1,
                     total=len(share) if isinstance(share, list) else None,
@@ -432,24 +440,32 @@ class Pass:
                     **{n: (0, *w) for n, w in failed.items()}}
         return check_share
 
-    def remote_share(self, ci: int, only, live: tuple, indices: list, done: dict,
+    def remote_share(self, ci: int, live: tuple, items: list, done: dict,
                      journaled: bool) -> tuple:
-        """What a Dask worker sends back for the paths ``indices`` of case ``ci`` (built
-        for the actions ``only``) and the properties named ``live``: the failures, the
-        records for the parent's journal or store (place, action, decided), and how many
-        paths it checked."""
-        key = (ci, only)
-        if key not in self._ready:
-            prepared = self.prepare(ci, None if only is None else set(only))
-            self._ready = {key: (prepared, self.posts_of(ci, prepared))}
-        prepared, post_of = self._ready[key]
+        """What a Dask worker sends back for the paths ``items`` of case ``ci`` ((place,
+        action, place among the action's paths) each, `induction.by_action`; only their
+        actions built here) and the properties named ``live``: the failures, the records for
+        the parent's journal or store (place, action, decided), and how many paths it
+        checked."""
+        if ci not in self._ready:
+            prepared = self.prepare(ci, set())      # the case without its paths
+            self._ready = {ci: (prepared, self.posts_of(ci, prepared), {})}
+        prepared, post_of, built = self._ready[ci]
+        if prepared is None:
+            return {}, [], 0
+        want = {a for _, a, _ in items} - set(built)
+        if want:
+            for a in want:
+                built[a] = []
+            for b in splits.paths(self.game, self.cases[ci], self.fields, want):
+                built[b.action].append(b)
         records: list = []
         record = (lambda at, action, decided: records.append((at, action, decided))) \
             if journaled else None
         count = Tally()
         props = [tr for tr in self.trans if tr.name in live]
         failed = self.sharer(ci, prepared, post_of, props, done, record, count)(
-            [(at, prepared[6][at]) for at in indices])
+            [(at, built[a][k]) for at, a, k in items])
         return failed, records, count.done
 
 def _reused(n: int, done: dict, live: list[str]) -> int:

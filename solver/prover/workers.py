@@ -50,39 +50,39 @@ class _Worked:
         self.abstraction = abstractions.for_step(run.options)
         self._step = None
 
-    def induction_share(self, ci: int, actions, candidates, indices, journaled) -> tuple:
+    def induction_share(self, ci: int, candidates, items, journaled) -> tuple:
         with self.game.symbolic.abstracted(self.abstraction):
             if self._step is None:
                 names = set(self.run.invariants)
                 invs = [i for i in self.game.p.invariants if i.name in names]
                 self._step = induction.Step(self.game, invs, self.run.options, _quiet)
-            return self._step.check_share(ci, actions, candidates, indices, journaled)
+            return self._step.check_share(ci, candidates, items, journaled)
 
-    def transition_share(self, ci: int, only, live, indices, done, journaled) -> tuple:
+    def transition_share(self, ci: int, live, items, done, journaled) -> tuple:
         with self.game.symbolic.abstracted(self.abstraction):
             if self._step is None:
                 names = set(self.run.invariants)
                 trans = [i for i in self.game.p.invariants if i.name in names]
                 self._step = transitions.Pass(self.game, trans, set(self.run.assumed),
                                               self.run.options)
-            return self._step.remote_share(ci, only, live, indices, done, journaled)
+            return self._step.remote_share(ci, live, items, done, journaled)
 
 
 def _quiet(text: str, done=None, total=None, note: str = "") -> None:
     return None
 
 
-def induction_task(run, ci: int, actions: tuple, candidates: list, indices: list,
-                   journaled: bool) -> tuple:
-    """A task: paths ``indices`` of case ``ci`` checked on this worker (`induction.Step.check_share`)."""
-    return _runs().get(run).induction_share(ci, actions, candidates, indices, journaled)
+def induction_task(run, ci: int, candidates: list, items: list, journaled: bool) -> tuple:
+    """A task: paths ``items`` of case ``ci`` checked on this worker
+    (`induction.Step.check_share`)."""
+    return _runs().get(run).induction_share(ci, candidates, items, journaled)
 
 
-def transition_task(run, ci: int, only, live: tuple, indices: list, done: dict,
+def transition_task(run, ci: int, live: tuple, items: list, done: dict,
                     journaled: bool) -> tuple:
-    """A task: paths ``indices`` of case ``ci`` checked for the transition properties
-    ``live`` on this worker (`transitions.Pass.remote_share`)."""
-    return _runs().get(run).transition_share(ci, only, live, indices, done, journaled)
+    """A task: paths ``items`` of case ``ci`` checked for the transition properties ``live``
+    on this worker (`transitions.Pass.remote_share`)."""
+    return _runs().get(run).transition_share(ci, live, items, done, journaled)
 
 
 def _runs() -> Runs:

@@ -25,7 +25,7 @@ SPECS = ["toy.rules", "stored.rules", "turns.rules", "vacuous.rules"]
 def client():
     """Two worker processes, one thread each, for the module (a cluster takes seconds)."""
     with LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                      dashboard_address=None, memory_limit=0) as cluster, \
+                      dashboard_address=":0", memory_limit=0) as cluster, \
             Client(cluster) as c:
         yield c
 
