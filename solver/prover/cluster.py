@@ -36,6 +36,8 @@ LOCAL_S = 15.0
 # At most this many paths a task, and about this many tasks a worker a batch: a worker dealt
 # slow paths does not run alone while the others wait, and few verdicts are in flight.
 CHUNK_MAX = 8
+# At most this many local worker processes (each holds a game and its step).
+MAX_LOCAL = 64
 TASKS_PER_WORKER = 4
 
 
@@ -243,6 +245,9 @@ def engine(recipe: Recipe, workers: int, address: str | None = None) -> Engine:
     """An engine on the Dask scheduler at ``address`` (`connect`), else one that checks in
     this process first and starts a local cluster of ``workers`` processes once that has
     taken LOCAL_S (`Engine.ahead`)."""
+    if address is None and workers > MAX_LOCAL:
+        raise RulebookError(f"--workers {workers}: at most {MAX_LOCAL} local worker processes "
+                            f"(a cluster of more machines: --cluster)")
     return connect(address, recipe) if address is not None else Engine(recipe, workers)
 
 

@@ -136,3 +136,10 @@ def test_the_local_cluster_starts_once_the_step_has_taken_long_enough(monkeypatc
     assert engine.client is None
     one, t1 = _verdicts("stored.rules")
     assert got == one and tally.checked == t1.checked
+
+
+def test_too_many_local_workers_is_one_line_and_exit_2():
+    r = run_cli("prove", str(FIXTURES / "toy.rules"), "--workers", "100", "--no-store")
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip() == ("rulebook: --workers 100: at most 64 local worker processes "
+                                "(a cluster of more machines: --cluster)")
