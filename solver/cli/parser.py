@@ -188,10 +188,9 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                    metavar="N",
                    help="check the inductive step's action paths in N worker processes at "
                    "once (a local Dask cluster, started once the step has taken 15 s in this "
-                   "process: a short proof starts none); 1: "
-                   "all in this process, no cluster; the verdicts are the same, only the time "
-                   "changes; at most 64; --jobs is the same option (default: the machine's cores, "
-                   "%(default)s here)")
+                   "process: a short proof starts none); 1: all in this process, no cluster; "
+                   "at most 64; the verdicts are the same, only the time changes; --jobs is "
+                   "the same option (default: the machine's cores, %(default)s here)")
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="send the inductive step's action paths to the Dask scheduler at "
                    "ADDRESS (e.g. tcp://10.0.0.5:8786; `dask scheduler` prints it), whose "

@@ -1,7 +1,7 @@
 """The inductive step's action paths (the invariants' and the transition properties') as
 Dask distributed tasks: on a local cluster of worker processes that `Engine` starts once the
-step has taken LOCAL_S in the proof's own process, or on a running scheduler and its workers on other machines
-(`connect`).
+step has taken LOCAL_S in the proof's own process, or on a running scheduler and its workers
+on other machines (`connect`).
 
 Nothing z3 makes can be sent between processes, so a task carries plain data only: the run
 (`Run`: how to load the game again, the `ProveOptions`, the invariants), the case, the actions

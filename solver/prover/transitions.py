@@ -284,7 +284,8 @@ class Pass:
                 # such a conjunct is left as `true`, and checked on every path.
                 # (The template over the case itself, so that its conjuncts are the template's,
                 # one for one.)
-                ident = [terms.substitute(c, [to_s[i] for i in terms.free_vars(c, memo) if i in to_s])
+                ident = [terms.substitute(c, [to_s[i] for i in terms.free_vars(c, memo)
+                                              if i in to_s])
                          for c in template[tr.name]]
                 reflexive[tr.name] = {k for k, c in enumerate(ident)
                                       if _valid(c, fresh.constraints)}
