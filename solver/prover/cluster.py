@@ -130,7 +130,13 @@ class Engine:
             self.spent += time.monotonic() - t0
             at += len(part)
         if at < len(paths):
-            self._start()
+            try:
+                self._start()
+            except ImportError:
+                # No Dask here (an install without it): the rest in this process too.
+                self.workers = 1
+                check(paths[at:])
+                return []
         return paths[at:]
 
     def _start(self) -> None:
@@ -254,7 +260,11 @@ def engine(recipe: Recipe, workers: int, address: str | None = None) -> Engine:
 def connect(address: str, recipe: Recipe) -> Engine:
     """An engine on the Dask scheduler at ``address``; one that does not answer within
     CONNECT_S is a `RulebookError`, before any work."""
-    from distributed import Client
+    try:
+        from distributed import Client
+    except ImportError:
+        raise RulebookError("--cluster: needs Dask distributed (pip install "
+                            "'distributed>=2024.1')") from None
     logger = logging.getLogger("distributed")
     level = logger.level
     logger.setLevel(logging.CRITICAL)
