@@ -3,7 +3,6 @@ default, and the checks of the numbers (a depth, a time, a count) that argparse 
 from __future__ import annotations
 
 import argparse
-import os
 
 DESCRIPTION = """\
 rulebook: the rules of tower-building board games, written once in .rules files and turned
@@ -184,13 +183,15 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
     p.add_argument("--timeout", type=seconds, default=300.0, metavar="SECONDS",
                    help="time limit of each Z3 query of the depth check (default: %(default)s)")
     p.add_argument("--workers", "--jobs", dest="workers",
-                   type=count(1, "a number of processes"), default=os.cpu_count() or 1,
+                   type=count(1, "a number of processes"), default=1,
                    metavar="N",
                    help="check the inductive step's action paths in N worker processes at "
                    "once (a local Dask cluster, started once the step has taken 15 s in this "
                    "process: a short proof starts none); 1: all in this process, no cluster; "
                    "at most 64; the verdicts are the same, only the time changes; --jobs is "
-                   "the same option (default: the machine's cores, %(default)s here)")
+                   "the same option (default: %(default)s: each worker builds the paths it "
+                   "is sent again, and on proofs of minutes that costs more than it saves; "
+                   "see docs/prover.md)")
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="send the inductive step's action paths to the Dask scheduler at "
                    "ADDRESS (e.g. tcp://10.0.0.5:8786; `dask scheduler` prints it), whose "
