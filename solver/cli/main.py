@@ -328,27 +328,22 @@ def _write(path: str, text: str) -> None:
         raise InputError(f"{path}: cannot write ({reason(e)})") from None
 
 
-def _store_path(args) -> str | None:
-    """The proof store `prove` uses: --store's, else the user's cache (its folder made);
-    None with --no-store or a journal."""
-    from ..prover.store import default_path
-    if args.no_store or args.journal:
-        if args.store:
-            raise InputError("--store: not with " + ("--no-store" if args.no_store
-                                                     else "--journal"))
-        return None
-    if args.store:
-        return args.store
-    path = default_path()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as e:
-        raise InputError(f"{path.parent}: cannot make the proof store's folder "
-                         f"({e.strerror}); give --store FILE or --no-store") from None
-    return str(path)
-
-
 def cmd_prove(args) -> int:
+    # The Dask engine of --cluster or --workers N over 1 (else the step in this process); a
+    # scheduler that does not answer is said before any work.
+    engine = None
+    if args.cluster is not None or args.workers > 1:
+        from ..prover import cluster
+        engine = cluster.engine(cluster.Recipe.of(args.game, tuple(args.variant),
+                                                  _params(args)), args.workers, args.cluster)
+    try:
+        return _prove_with(args, engine)
+    finally:
+        if engine is not None:
+            engine.close()
+
+
+def _prove_with(args, engine) -> int:
     from ..prover.options import ProveOptions
     from ..prover.prove import prove
     from ..prover.result import Tally
@@ -361,8 +356,8 @@ def cmd_prove(args) -> int:
     options = ProveOptions(
         bmc_depth=args.depth, timeout_ms=int(args.timeout * 1000), only=only,
         step_timeout_ms=int(args.step_timeout * 1000), split_lengths=args.split_lengths,
-        exact_reals=args.exact_reals, split_on=tuple(args.split_on), jobs=args.jobs,
-        journal=args.journal, store=_store_path(args), opaque_fix=args.opaque_fix,
+        exact_reals=args.exact_reals, split_on=tuple(args.split_on), jobs=1,
+        journal=args.journal, store=seeding.store_path(args), opaque_fix=args.opaque_fix,
         alone=args.alone, region_facts=args.region_facts, symmetric=args.symmetry,
         time_limit_s=args.time_limit, keep_partial=True)
     if options.store is not None and options.journal is None:
@@ -379,7 +374,7 @@ def cmd_prove(args) -> int:
         return seeding.import_journal(args, g, options, say)
     tally = Tally()
     with time_limit(args.time_limit):
-        res = prove(g, options, say, tally, seeding.seeds(g.name))
+        res = prove(g, options, say, tally, seeding.seeds(g.name), engine)
     if say is not None:
         say.clear()
     stopped = next((r.stopped for r in res if r.stopped), "")

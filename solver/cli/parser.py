@@ -182,9 +182,21 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                    "proving it (default: every invariant)")
     p.add_argument("--timeout", type=seconds, default=300.0, metavar="SECONDS",
                    help="time limit of each Z3 query of the depth check (default: %(default)s)")
-    p.add_argument("--jobs", type=count(1, "a number of processes"), default=1, metavar="N",
-                   help="check the inductive step's paths in N processes at once; the verdicts "
-                   "are the same, only the time changes (default: %(default)s)")
+    p.add_argument("--workers", "--jobs", dest="workers",
+                   type=count(1, "a number of processes"), default=1,
+                   metavar="N",
+                   help="check the inductive step's action paths in N worker processes at "
+                   "once (a local Dask cluster, started once the step has taken 15 s in this "
+                   "process: a short proof starts none); 1: all in this process, no cluster; "
+                   "at most 64; the verdicts are the same, only the time changes; --jobs is "
+                   "the same option (default: %(default)s: each worker builds the paths it "
+                   "is sent again, and on proofs of minutes that costs more than it saves; "
+                   "see docs/prover.md)")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="send the inductive step's action paths to the Dask scheduler at "
+                   "ADDRESS (e.g. tcp://10.0.0.5:8786; `dask scheduler` prints it), whose "
+                   "workers check them; they need this rulebook and the same spec files; "
+                   "instead of --workers (default: none)")
     p.add_argument("--store", metavar="FILE",
                    help="the proof store: an SQLite file that keeps the verdict of each action "
                    "path of the inductive step, keyed by the rules, invariants, parameters and "

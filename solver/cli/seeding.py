@@ -6,7 +6,28 @@ import json
 import sys
 import time
 
+from ..lang.errors import InputError
 from ..lang.resources import REPO
+
+
+def store_path(args) -> str | None:
+    """The proof store `prove` uses: --store's, else the user's cache (its folder made);
+    None with --no-store or a journal."""
+    from ..prover.store import default_path
+    if args.no_store or args.journal:
+        if args.store:
+            raise InputError("--store: not with " + ("--no-store" if args.no_store
+                                                     else "--journal"))
+        return None
+    if args.store:
+        return args.store
+    path = default_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise InputError(f"{path.parent}: cannot make the proof store's folder "
+                         f"({e.strerror}); give --store FILE or --no-store") from None
+    return str(path)
 
 
 def stored_proofs(game: str) -> list[tuple[str, dict]]:
@@ -32,7 +53,6 @@ def seeds(game: str) -> list[tuple[str, dict]]:
 def import_journal(args, game, options, say) -> int:
     """``rulebook prove GAME ... --import-journal FILE``: the journal's verdicts into the
     store, said in one line (JSON with --json); the proof itself is not run."""
-    from ..lang.errors import InputError
     from ..prover.seed import JournalRefused, import_journal as run
     from ..prover.store import Store
     t0 = time.perf_counter()

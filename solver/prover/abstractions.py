@@ -20,6 +20,15 @@ from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SetT, finite
 from .regionfacts import RegionFacts
 
 
+def for_step(options) -> Opaque:
+    """The reading of the inductive step under ``options`` (a `ProveOptions`): each
+    `exists real` uninterpreted unless ``exact_reals``, the fixpoints with ``opaque_fix`` or
+    ``region_facts``, the region builtins with the facts of connected regions with the
+    latter (one `RegionFacts` a proof: it keeps the declarations it makes)."""
+    return Opaque(reals=not options.exact_reals, fixes=options.opaque_fixpoints,
+                  regions=RegionFacts() if options.region_facts else None)
+
+
 class Opaque(Abstraction):
     """The step's reading: with ``reals``, a symbolic `exists real` whose inputs are not all
     concrete is an uninterpreted predicate applied to the values it reads, one predicate per

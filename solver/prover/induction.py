@@ -24,7 +24,7 @@ VACUITY_MISSES = 3
 
 
 def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, journal=None,
-            symmetric=None, tally=None):
+            symmetric=None, tally=None, engine=None):
     """Houdini: assume every candidate, check each action path, drop the candidates that a
     path breaks, and repeat until none is dropped; the survivors are inductive together.
     Return their names and, for each candidate that fell, why.
@@ -37,82 +37,19 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
     previous run checked; ``symmetric`` (an `orbits.Symmetric`): the paths that follow by a
     symmetry from others are not proved again.  ``tally`` (a `result.Tally`), if given, is
     kept up to date with the round and the paths checked in it, for a caller stopped
-    part-way."""
+    part-way.  ``engine`` (a `cluster.Engine`): a round's paths are Dask tasks instead, each
+    worker building the cases again (`Step`); the forks of ``options.jobs`` are not used."""
     timeout_ms, split, jobs = options.step_timeout_ms, options.split_lengths, options.jobs
-    t = game.state_type
-    fresh = dz.Fresh("s_")
-    cases = []
-    fields = splits.split_fields(game, options.split_on)
-    reads_actor = {i.name: any(splits.reads_field(i.expr, f) for f in fields) for i in invs}
-    all_cases = splits.cases(game, fresh, "s", fields)
-    order = [a.name for a in game.actions]
     from .result import Tally
     tally = tally if tally is not None else Tally()
-
-    def _prepared(b, S, conj, readers, reads, lengths):
-        """Path ``b`` of the case from ``S``, as a round checks it: (path, the candidates'
-        conjuncts it changes as (name, index, conjunct after), the sequence lengths it
-        moves)."""
-        subst = substitution(t, S, b.state)
-        pairs = {a.get_id(): (a, v) for a, v in subst if dz.is_sym(a)}
-        touched = {nk for i in pairs for nk in readers.get(i, ())}
-        changed = []
-        moved = any(not dz.is_sym(a) for a, _ in subst)
-        if moved:
-            # A split field (the actor) changed: an invariant that reads it is
-            # evaluated afresh.
-            for inv in invs:
-                if reads_actor[inv.name]:
-                    new = terms.conjuncts(game.holds_symbolic(inv, b.state))
-                    changed.extend((inv.name, k, c2) for k, c2 in enumerate(new))
-                    touched -= {(inv.name, k) for k in range(len(conj[inv.name]))}
-        for n, k in sorted(touched):
-            c = conj[n][k]
-            mine = [pairs[i] for i in reads[(n, k)] if i in pairs]
-            c2 = terms.substitute(c, mine)
-            if not c2.eq(c):
-                changed.append((n, k, c2))
-        return (b, changed, {i for i in pairs if i in lengths})
-
-    for ci, S in enumerate(all_cases):
-        lengths = splits.seq_lengths(S)
-        conj = {i.name: terms.conjuncts(game.holds_symbolic(i, S)) for i in invs}
-        # A case whose split fields already falsify a candidate (a phase no move enters) is
-        # assumed away while that candidate stands: its paths are built only if it falls.
-        falsified = {n for n, cs in conj.items() if any(z3.is_false(c) for c in cs)}
-        memo: dict[int, tuple] = {}
-        readers, reads = nearby.conjunct_readers(conj, memo)
-        small = [nk for nk, fv in reads.items() if len(fv) <= VACUITY_VARS]
-        built: dict[str, list] = {}     # action -> its paths, once built (maybe none)
-
-        def build(only=None, S=S, conj=conj, readers=readers, reads=reads, lengths=lengths,
-                  ci=ci, built=built):
-            # Each action's paths once (an action of no path is not built again), those of
-            # ``only`` (a set of action names) or of every action; the case's list of paths
-            # (each action's together, in the game's order) is returned whole.
-            want = {a for a in order if (only is None or a in only) and a not in built}
-            if want:
-                bs = splits.paths(game, S, fields, want)
-                say(f"induction: {len(bs)} action paths"
-                    + (f" of {len(want)} of {len(order)} actions" if len(want) < len(order)
-                       else "") + f", {len(invs)} candidate invariants"
-                    + (f" (case {ci + 1} of {len(all_cases)})" if len(all_cases) > 1 else ""))
-                for a in want:
-                    built[a] = []
-                for b in bs:
-                    built[b.action].append(_prepared(b, S, conj, readers, reads, lengths))
-                if tally is not None:
-                    tally.built += len(bs)
-            return [x for a in order for x in built.get(a, ())]
-        cases.append((S, conj, [], readers, lengths, falsified, build, small, built))
+    step = Step(game, invs, options, say, tally)
+    fresh, fields, cases, order, local = step.fresh, step.fields, step.cases, step.order, \
+        step.local
+    if engine is not None:
+        jobs = 1
+        run_ = engine.run(options, [i.name for i in invs])
     candidates = [i.name for i in invs]
     ctis: dict[str, str] = {}
-    # z3's general solver: the queries hold the `exists real` predicates (uninterpreted)
-    # beside linear integer arithmetic, and on paths that read many of them it took half the
-    # time of the linear-integer solver (47 s against 97 s for two paths), the same elsewhere.
-    local = make_solver(timeout_ms, general=True, abstraction=game.symbolic.abstraction,
-                        sides=game.symbolic.sides)
-    local.add(*fresh.constraints)
     split_memo: dict = {}
     learned: set = set()      # (action, invariant) whose steps needed splitting
     tally.stage, tally.round = "induction", 0
@@ -205,8 +142,15 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                 later = [(at, x) for at, x in paths if at in orbs]
                 paths = [(at, x) for at, x in paths if at not in orbs]
 
-            def run(paths, ci=ci):
-                if jobs > 1:
+            def run(paths, ci=ci, built=built):
+                if engine is not None:
+                    rest = engine.ahead(paths, lambda part: results.append(check_paths(part)))
+                    if rest:
+                        results.extend(engine.induction(
+                            run_, ci, candidates, by_action(rest, work, lambda x: x[0]),
+                            journal, tally, say,
+                            _build_next(cases, ci, candidates, journal, order)))
+                elif jobs > 1:
                     results.extend(pool.forked(check_paths, pool.pulled(paths, jobs), say,
                                            _build_next(cases, ci, candidates, journal,
                                                        order)))
@@ -263,6 +207,130 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
         candidates = [n for n in candidates if n not in dropped]
 
 
+class Step:
+    """The cases of the inductive step for the candidates ``invs`` under ``options``: each
+    case's symbolic state, its candidates' conjuncts and what builds its action paths (each
+    action's once, when first asked for), and the solver that checks them.  Made once per
+    process: by `houdini`, and by each Dask worker for the paths it is sent
+    (`check_share`), the same cases and the same paths in the same order, since nothing z3
+    makes can be sent between processes."""
+
+    def __init__(self, game: Game, invs: list[ir.Invariant], options: ProveOptions, say,
+                 tally=None):
+        self.game, self.options, self.say = game, options, say
+        t = game.state_type
+        self.fresh = fresh = dz.Fresh("s_")
+        self.cases = cases = []
+        self.fields = fields = splits.split_fields(game, options.split_on)
+        reads_actor = {i.name: any(splits.reads_field(i.expr, f) for f in fields)
+                       for i in invs}
+        all_cases = splits.cases(game, fresh, "s", fields)
+        self.order = order = [a.name for a in game.actions]
+        # A worker's memos of the length splits (`_check_paths`), kept from share to share.
+        self.split_memo: dict = {}
+        self.learned: set = set()
+        self._memos: dict = {}      # (case, candidates) -> `_check_paths`'s memos
+        def _prepared(b, S, conj, readers, reads, lengths):
+            """Path ``b`` of the case from ``S``, as a round checks it: (path, the candidates'
+            conjuncts it changes as (name, index, conjunct after), the sequence lengths it
+            moves)."""
+            subst = substitution(t, S, b.state)
+            pairs = {a.get_id(): (a, v) for a, v in subst if dz.is_sym(a)}
+            touched = {nk for i in pairs for nk in readers.get(i, ())}
+            changed = []
+            moved = any(not dz.is_sym(a) for a, _ in subst)
+            if moved:
+                # A split field (the actor) changed: an invariant that reads it is
+                # evaluated afresh.
+                for inv in invs:
+                    if reads_actor[inv.name]:
+                        new = terms.conjuncts(game.holds_symbolic(inv, b.state))
+                        changed.extend((inv.name, k, c2) for k, c2 in enumerate(new))
+                        touched -= {(inv.name, k) for k in range(len(conj[inv.name]))}
+            for n, k in sorted(touched):
+                c = conj[n][k]
+                mine = [pairs[i] for i in reads[(n, k)] if i in pairs]
+                c2 = terms.substitute(c, mine)
+                if not c2.eq(c):
+                    changed.append((n, k, c2))
+            return (b, changed, {i for i in pairs if i in lengths})
+
+        for ci, S in enumerate(all_cases):
+            lengths = splits.seq_lengths(S)
+            conj = {i.name: terms.conjuncts(game.holds_symbolic(i, S)) for i in invs}
+            # A case whose split fields already falsify a candidate (a phase no move enters) is
+            # assumed away while that candidate stands: its paths are built only if it falls.
+            falsified = {n for n, cs in conj.items() if any(z3.is_false(c) for c in cs)}
+            memo: dict[int, tuple] = {}
+            readers, reads = nearby.conjunct_readers(conj, memo)
+            small = [nk for nk, fv in reads.items() if len(fv) <= VACUITY_VARS]
+            built: dict[str, list] = {}     # action -> its paths, once built (maybe none)
+
+            def build(only=None, S=S, conj=conj, readers=readers, reads=reads, lengths=lengths,
+                      ci=ci, built=built):
+                # Each action's paths once (an action of no path is not built again), those of
+                # ``only`` (a set of action names) or of every action; the case's list of paths
+                # (each action's together, in the game's order) is returned whole.
+                want = {a for a in order if (only is None or a in only) and a not in built}
+                if want:
+                    bs = splits.paths(game, S, fields, want)
+                    say(f"induction: {len(bs)} action paths"
+                        + (f" of {len(want)} of {len(order)} actions" if len(want) < len(order)
+                           else "") + f", {len(invs)} candidate invariants"
+                        + (f" (case {ci + 1} of {len(all_cases)})" if len(all_cases) > 1
+                           else ""))
+                    for a in want:
+                        built[a] = []
+                    for b in bs:
+                        built[b.action].append(_prepared(b, S, conj, readers, reads, lengths))
+                    if tally is not None:
+                        tally.built += len(bs)
+                return [x for a in order for x in built.get(a, ())]
+            cases.append((S, conj, [], readers, lengths, falsified, build, small, built))
+        # z3's general solver: the queries hold the `exists real` predicates (uninterpreted)
+        # beside linear integer arithmetic, and on paths that read many of them it took half
+        # the time of the linear-integer solver (47 s against 97 s for two paths), the same
+        # elsewhere.
+        self.local = make_solver(options.step_timeout_ms, general=True,
+                                 abstraction=game.symbolic.abstraction,
+                                 sides=game.symbolic.sides)
+        self.local.add(*fresh.constraints)
+
+    def check_share(self, ci: int, candidates: list, items: list, journaled: bool) -> tuple:
+        """What a Dask worker sends back for the paths ``items`` of case ``ci`` under
+        ``candidates``, each (its place among the parent's paths of the case, its action, its
+        place among the action's paths; `by_action`), only their actions built here:
+        `_check_paths`'s verdicts, and the records for the parent's journal or store,
+        (place, action, why, skipped, seconds) each, when ``journaled`` (without one, a
+        candidate z3 gave up on falls, as in one process)."""
+        S, conj, _, readers_of, lengths, _, build, small, built = self.cases[ci]
+        build({a for _, a, _ in items})
+        records: list = []
+        note = (lambda at, b, why, skipped, took: records.append(
+            (at, b.action, why, skipped, took))) if journaled else None
+        # One process checks a case's paths in one call, its memos kept throughout: a
+        # worker keeps them over the shares of one case and round it is sent.
+        key = (ci, tuple(candidates))
+        if key not in self._memos:
+            self._memos = {key: ({}, {})}
+        out = _check_paths(self.game, S, [(at, built[a][k]) for at, a, k in items], self.local,
+                           conj, readers_of, candidates, lengths,
+                           (self.split_memo, self.learned, self.options.split_lengths),
+                           self.options.step_timeout_ms, self.say, note, small,
+                           memos=self._memos[key])
+        return out, records
+
+
+def by_action(paths: list, work: list, path_of) -> list[tuple]:
+    """``paths`` ((place, item) pairs of ``work``, whose items come each action's together)
+    as (place, action, place among the action's items): what a Dask worker, which builds
+    only the actions it is sent, finds them by."""
+    start: dict = {}
+    for i, x in enumerate(work):
+        start.setdefault(path_of(x).action, i)
+    return [(at, path_of(x).action, at - start[path_of(x).action]) for at, x in paths]
+
+
 def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: list,
              candidates: list, fell: set, bounds: list, journal, jobs: int, say,
              timing: dict) -> list:
@@ -317,7 +385,7 @@ def _build_next(cases: list, ci: int, candidates, journal, order: list):
 
 
 def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, split, timeout_ms,
-                 say, note=None, small=(), tally=None):
+                 say, note=None, small=(), tally=None, memos=None):
     """One Houdini round over some action paths of one case: the candidates a path breaks
     (or z3 gives up on), why, the time per action, and the (action, invariant) pairs that
     needed length splitting (or, without it, taking one conjunct at a time).  ``work`` holds
@@ -329,14 +397,16 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
     depends on the machine's load, and a run that resumes from the journal then retries that
     path alone, not every path after it.
     ``small``: the (name, index) of the conjuncts that `_vacuous` tries a guard against.
-    ``tally`` counts the paths checked (`result.Tally`)."""
+    ``tally`` counts the paths checked (`result.Tally`).  ``memos``: the free-variable memo
+    and the vacuity counts to go on with (a Dask worker's, over the shares it is sent of one
+    case and round); fresh ones by default."""
     dropped: set[str] = set()
     unsure: set[str] = set()          # z3 gave up on them (still checked, with a journal)
     ctis: dict[str, str] = {}
     timing: dict = {}
-    memo: dict = {}
+    memo, vacuity = memos if memos is not None else ({}, {})
     learned = split[1]
-    vacuity: dict = {}      # action -> [paths found vacuous, paths not]
+    # vacuity: action -> [paths found vacuous, paths not]
     # The candidates are those of this round for every path: their small conjuncts, once.
     small_now = [conj[n][k] for n, k in small if n in candidates]
     said = time.perf_counter()

@@ -15,7 +15,7 @@ import time
 from ..engine.game import Game
 from ..lang.errors import RulebookError, stop_reason
 from ..lang.progress import reporter
-from . import abstractions, bmc, induction, orbits, regionfacts, seed, transitions
+from . import abstractions, bmc, induction, orbits, seed, transitions
 from .journal import Journal, run_key
 from .options import ProveOptions
 from .result import Result, Tally
@@ -23,7 +23,7 @@ from .store import Store
 
 
 def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
-          tally: Tally | None = None, seeds=()) -> list[Result]:
+          tally: Tally | None = None, seeds=(), engine=None) -> list[Result]:
     """Prove the invariants of ``game`` under ``options`` (see `ProveOptions`), in the order
     the spec declares them; ``progress`` hears what the proof is doing (`lang.progress`).
     ``tally``, if given, is filled in as the proof goes: how far it is, the path queries of
@@ -39,7 +39,10 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
     inductive unless the step finished.
 
     ``seeds``: (name, seed) pairs, the ``store_seed`` of stored proofs (`seed.plant`): the
-    groups of those of this run's context that the store lacks are written into it first."""
+    groups of those of this run's context that the store lacks are written into it first.
+
+    ``engine`` (a `cluster.Engine`), if given: the inductive step's paths are checked by its
+    Dask workers (``options.jobs`` is then not used)."""
     only, alone = options.only, options.alone
     names = only
     known = {i.name for i in game.p.invariants}
@@ -63,7 +66,7 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
         if planted:
             say(f"store: {planted} groups of paths seeded from {name}")
     try:
-        _prove(game, options, invs, say, results, held, tally, deadline, store)
+        _prove(game, options, invs, say, results, held, tally, deadline, store, engine)
     except KeyboardInterrupt as e:
         if not options.keep_partial:
             raise
@@ -72,7 +75,7 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
 
 
 def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, held: dict,
-           tally: Tally, deadline: float | None, store: Store | None) -> None:
+           tally: Tally, deadline: float | None, store: Store | None, engine=None) -> None:
     """The passes of `prove`, filling ``results`` (final verdicts) and ``held`` (the depths
     bounded model checking completed) as they go; ``store``: where the step's verdicts are
     kept (`store.Store`), or None."""
@@ -112,21 +115,19 @@ def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, he
     # more than "equal inputs, equal answers" is proved without real arithmetic.  ``exact_reals`` encodes them exactly instead (primal or Farkas dual).
     # ``region_facts``: the region builtins are unknowns with the facts of connected regions
     # (solver/prover/regionfacts.py), the other fixpoints uninterpreted as with ``opaque_fix``.
-    exact_reals, region_facts = options.exact_reals, options.region_facts
     opaque_fix = options.opaque_fixpoints
-    step = abstractions.Opaque(reals=not exact_reals, fixes=opaque_fix,
-                               regions=regionfacts.RegionFacts() if region_facts else None)
+    step = abstractions.for_step(options)
     with game.symbolic.abstracted(step):
         # The journal (an expert's log of one run) when asked for, else the store.
         log = Journal(options.journal, run_key(game, options, state_invs), say) \
             if options.journal is not None else store
         mirror = orbits.Symmetric(game, say) if options.symmetric else None
         inductive, ctis = induction.houdini(game, state_invs, options, say, log, mirror,
-                                            tally)
+                                            tally, engine)
         trans = [i for i in invs if i.transition and i.name not in results]
         tally.stage = "the transition properties' step"
         trans_ok = transitions.check_transitions(game, trans, inductive, options, say, log,
-                                                 mirror, tally) if trans else {}
+                                                 mirror, tally, engine) if trans else {}
         tally.inductive = tuple(sorted(inductive))
         tally.transitions = tuple(sorted(n for n, (ok, _) in trans_ok.items() if ok is True))
     elapsed = time.perf_counter() - t0

@@ -9,13 +9,14 @@ from ..engine import domains as dz
 from ..engine.game import Game
 from ..engine.symbolic import Unknown, leaves, make_solver, run_check, substitution
 from ..lang import ir
-from . import nearby, orbits, pool, splits, terms, tiers
+from . import induction, nearby, orbits, pool, splits, terms, tiers
 from .options import ProveOptions
+from .result import Tally
 
 
 def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                       options: ProveOptions, say, journal=None, symmetric=None,
-                      tally=None) -> dict:
+                      tally=None, engine=None) -> dict:
     """Each transition property on every action path, from the invariants proved inductive
     (``assumed``): name -> (True, "") or (False, why).  A path is checked as Houdini checks
     one (`tiers.step_each`): the post-state conjuncts the path does not make trivially true,
@@ -31,65 +32,16 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
     assumed invariants; a case where every path held every property is recorded whole, and
     a resumed run does not build it again.  ``tally`` (a `result.Tally`), if given, counts
     the paths and those a previous run decided."""
-    timeout_ms, split, jobs = options.step_timeout_ms, options.split_lengths, options.jobs
-    t = game.state_type
-    fresh = dz.Fresh("t_")
-    fields = splits.split_fields(game, options.split_on)
-    invs = [i for i in game.p.invariants if not i.transition and i.name in assumed]
-    names = [i.name for i in invs]
+    jobs = options.jobs
     out = {tr.name: (True, "") for tr in trans}
-    # One case per value of the split fields (the actor's), before and after the move, as
-    # for the invariants: a move then writes only the actor's part of the state.
-    cases = splits.cases(game, fresh, "s", fields)
-    # A copy of each case stands for the state after the move: each property is evaluated
-    # once over (case, copy), and a path's post-state conjuncts are that template with the
-    # copy's leaves replaced by the path's successor.  Evaluating a property afresh on each
-    # path was most of the time of some checks (a count per key over nested sequences).
-    after = splits.cases(game, dz.Fresh("n_"), "n", fields)
-    # The solver for linear integer arithmetic, not the general one Houdini's step uses:
-    # measured on two games' transition properties (every path, the invariants assumed),
-    # the general one took 10 % more CPU time (99 s against 90 s; 593 s against 533 s).
-    local = make_solver(timeout_ms, abstraction=game.symbolic.abstraction,
-                        sides=game.symbolic.sides)
-    local.add(*fresh.constraints)       # the state's bounds, made with the cases
-    split_memo: dict = {}
-    learned: set = set()
-    hard: set = set()       # (action, property) that every invariant at once did not settle
-    order = [a.name for a in game.actions]
+    tp = Pass(game, trans, assumed, options)
+    fresh, fields, names = tp.fresh, tp.fields, tp.names
+    cases, after, order, prepare, posts_of = tp.cases, tp.after, tp.order, tp.prepare, \
+        tp.posts_of
+    if engine is not None:
+        jobs = 1
+        run_ = engine.run(options, [tr.name for tr in trans], sorted(assumed))
 
-    def prepare(ci: int, only=None):
-        """Case ``ci``'s invariant conjuncts, each property's template over (case, copy) and
-        which of its conjuncts are reflexive, and the action paths; None when no state of
-        the case satisfies the invariants.  ``only``: the actions whose paths are built (a
-        set of names; None: every action)."""
-        S, N = cases[ci], after[ci]
-        conj = {i.name: terms.conjuncts(game.holds_symbolic(i, S)) for i in invs}
-        if any(z3.is_false(c) for cs in conj.values() for c in cs):
-            return None
-        memo: dict[int, tuple] = {}
-        readers, _ = nearby.conjunct_readers(conj, memo)
-        template = {tr.name: terms.conjuncts(game.holds_symbolic(tr, N, old=S)) for tr in trans}
-        reflexive: dict[str, set] = {}
-        # The copy's leaves beside the case's, to tell which leaves a path changes.
-        n_leaves = list(zip(leaves(t, N), leaves(t, S)))
-        to_s = {a.get_id(): (a, dz.lift(s_)) for a, s_ in n_leaves if dz.is_sym(a)}
-        for tr in trans:
-            # The property across a step that changes nothing (old(x) <= x with x as it
-            # is): true of itself, so harmless to assume, it tells the step's splitting which
-            # of the lengths the path reads it changes, and its terms stand for the old
-            # versions the new ones may equal.  Only where it is true of itself: a strict
-            # property (old(x) < x) is false there, and assuming it would prove anything;
-            # such a conjunct is left as `true`, and checked on every path.
-            # (The template over the case itself, so that its conjuncts are the template's,
-            # one for one.)
-            ident = [terms.substitute(c, [to_s[i] for i in terms.free_vars(c, memo) if i in to_s])
-                     for c in template[tr.name]]
-            reflexive[tr.name] = {k for k, c in enumerate(ident)
-                                  if _valid(c, fresh.constraints)}
-            conj[tr.name] = [c if k in reflexive[tr.name] else z3.BoolVal(True)
-                             for k, c in enumerate(ident)]
-        bs = splits.paths(game, S, fields, only)
-        return conj, memo, readers, template, reflexive, n_leaves, bs
 
     def held_before(ci: int, live: list) -> dict[str, int]:
         """The actions whose every path in case ``ci`` held each of ``live`` in a previous
@@ -120,40 +72,6 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
             return None
         only = to_build(cj, held_before(cj, live))
         return lambda: ready.setdefault(cj, (only, prepare(cj, only)))
-
-    def posts_of(ci: int, prepared: tuple):
-        """What gives, on a path of case ``ci`` (`prepare`), each property's post-state
-        conjuncts."""
-        S, N = cases[ci], after[ci]
-        _, memo, _, template, reflexive, n_leaves, _ = prepared
-
-        def post_of(b, props) -> dict[str, list]:
-            """Each property's post-state conjuncts on path ``b`` that are not trivially true,
-            as (index, conjunct)."""
-            onto = substitution(t, N, b.state)
-            # A split field the move sets to another value: the template, made for the old
-            # value, does not apply; the property is evaluated afresh.
-            afresh = any(not dz.is_sym(a) for a, _ in onto)
-            onto_by_id = {a.get_id(): (a, v) for a, v in onto if dz.is_sym(a)}
-            changed = {a.get_id() for (a, s_), x in zip(n_leaves, leaves(t, b.state))
-                       if dz.is_sym(a) and not (x is s_ or (dz.is_sym(x) and x.eq(s_)))}
-            out = {}
-            for tr in props:
-                if afresh:
-                    post = terms.conjuncts(game.holds_symbolic(tr, b.state, old=S))
-                else:
-                    # A conjunct that reads no leaf the path changes is the property across
-                    # a step that changes nothing: true when that is (reflexive).
-                    post = [None if k in reflexive[tr.name]
-                            and not (terms.free_vars(c, memo) & changed) else
-                            terms.substitute(c, [onto_by_id[i] for i in terms.free_vars(c, memo)
-                                            if i in onto_by_id])
-                            for k, c in enumerate(template[tr.name])]
-                out[tr.name] = [(k, c) for k, c in enumerate(post)
-                                if c is not None and not z3.is_true(z3.simplify(c))]
-            return out
-
-        return post_of
 
     first_case: list = []       # the first case's (prepared, post_of) and its actions built
 
@@ -221,7 +139,6 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
             tally.built += len(bs)
             tally.count(unbuilt, unbuilt)
             checked_before = tally.checked
-        lengths = splits.seq_lengths(S)
         say(f"transitions: {len(bs)} action paths"
             + (f" of {len(built)} of {len(order)} actions" if len(built) < len(order) else "")
             + f", {len(live)} properties"
@@ -239,16 +156,215 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
         if ci == 0:
             first_case[:] = [(prepared, post_of), frozenset(built)]
 
-        def check_share(share, say=say, S=S, N=N, conj=conj, readers=readers, memo=memo,
-                        lengths=lengths, live=live, done=done, ci=ci):
+        record = None if journal is None else \
+            (lambda at, action, decided, ci=ci: journal.record_transition(
+                ci, at, action, names, decided))
+        check_share = tp.sharer(ci, prepared, post_of, live, done, record, tally)
+        paths = list(enumerate(bs))
+        if symmetric is not None and ci > 0:
+            # As for the invariants: most paths follow from the first case's, the players
+            # numbered from this case's actor.
+            paths = rotated(ci, prepared, post_of, paths, live, done)
+        later: list = []
+        if symmetric is not None:
+            # As for the invariants: the images of earlier paths wait for their orbit's first.
+            orbs = symmetric.orbits(("transitions", ci), S, bs)
+            # A path a previous run decided is left to `check_share`, which reads its
+            # verdicts (a failure among them included).
+            later = [(at, b) for at, b in paths if at in orbs and
+                     not all(tr.name in done.get(at, {}) for tr in live)]
+            waiting = {at for at, _ in later}
+            paths = [(at, b) for at, b in paths if at not in waiting]
+        parts: list = []
+
+        def run(paths, ci=ci, live=live, only=only, done=done):
+            if engine is not None:
+                rest = engine.ahead(paths, lambda part: parts.append(check_share(part)))
+                if rest:
+                    parts.extend(engine.transitions(
+                        run_, ci, tuple(tr.name for tr in live),
+                        induction.by_action(rest, bs, lambda b: b), done, journal, names,
+                        tally, say, prepare_next(ci, live)))
+            elif jobs > 1:
+                parts.extend(pool.forked(check_share, pool.pulled(paths, jobs), say,
+                                     prepare_next(ci, live)))
+            else:
+                parts.append(check_share(paths))
+        run(paths)
+        if later:
+            fell = {n for part in parts for n in part}
+            held = [tr for tr in live if tr.name not in fell]
+
+            def goal_of(b, held=held, post_of=post_of):
+                return (b, [c for cs in post_of(b, held).values() for _, c in cs])
+
+            def note(at, b, sym, at0, ci=ci, held=held):
+                if journal is not None and held:
+                    journal.record_transition(ci, at, b.action, names,
+                                              {tr.name: None for tr in held},
+                                              f"{sym.name} of path {at0}")
+            goals = orbits.Goals(bs, goal_of)
+            rest = orbits.mirror_all(symmetric, ("transitions", ci), goals,
+                               [(at, goals[at]) for at, _ in later], orbs,
+                               [c for n in names for c in conj[n]], fresh.constraints,
+                               note, say, jobs)
+            if rest:
+                run([(at, bs[at]) for at in rest])
+        first: dict[str, tuple] = {}
+        for part in parts:
+            for n, w in part.items():
+                first[n] = min(first.get(n, w), w)
+        for n, (_, _, why) in first.items():
+            out[n] = (False, why)
+        if journal is not None and not first:
+            journal.record_transition_case(ci, names, [tr.name for tr in live], len(bs))
+        if journal is not None:
+            journal.record_transition_groups(ci, built, names, [tr.name for tr in live])
+        if tally is not None:
+            # The paths a symmetry settled count as checked (the case is done).
+            tally.settled(len(bs) - reused - (tally.checked - checked_before))
+    return out
+
+
+class Pass:
+    """The transition properties' step for the properties ``trans`` from the invariants
+    ``assumed`` under ``options``: the cases before and after a move, the solver, and what
+    prepares a case and checks a share of its paths.  Made once per process: by
+    `check_transitions`, and by each Dask worker for the paths it is sent (`remote_share`),
+    the same cases and the same paths in the same order."""
+
+    def __init__(self, game: Game, trans: list[ir.Invariant], assumed, options: ProveOptions):
+        self.game, self.trans, self.options = game, trans, options
+        timeout_ms = options.step_timeout_ms
+        t = game.state_type
+        fresh = dz.Fresh("t_")
+        fields = splits.split_fields(game, options.split_on)
+        invs = [i for i in game.p.invariants if not i.transition and i.name in assumed]
+        names = [i.name for i in invs]
+        # One case per value of the split fields (the actor's), before and after the move, as
+        # for the invariants: a move then writes only the actor's part of the state.
+        cases = splits.cases(game, fresh, "s", fields)
+        # A copy of each case stands for the state after the move: each property is evaluated
+        # once over (case, copy), and a path's post-state conjuncts are that template with the
+        # copy's leaves replaced by the path's successor.  Evaluating a property afresh on each
+        # path was most of the time of some checks (a count per key over nested sequences).
+        after = splits.cases(game, dz.Fresh("n_"), "n", fields)
+        # The solver for linear integer arithmetic, not the general one Houdini's step uses:
+        # measured on two games' transition properties (every path, the invariants assumed),
+        # the general one took 10 % more CPU time (99 s against 90 s; 593 s against 533 s).
+        local = make_solver(timeout_ms, abstraction=game.symbolic.abstraction,
+                            sides=game.symbolic.sides)
+        local.add(*fresh.constraints)       # the state's bounds, made with the cases
+        split_memo: dict = {}
+        learned: set = set()
+        hard: set = set()       # (action, property) that every invariant at once did not settle
+        order = [a.name for a in game.actions]
+        def prepare(ci: int, only=None):
+            """Case ``ci``'s invariant conjuncts, each property's template over (case, copy) and
+            which of its conjuncts are reflexive, and the action paths; None when no state of
+            the case satisfies the invariants.  ``only``: the actions whose paths are built (a
+            set of names; None: every action)."""
+            S, N = cases[ci], after[ci]
+            conj = {i.name: terms.conjuncts(game.holds_symbolic(i, S)) for i in invs}
+            if any(z3.is_false(c) for cs in conj.values() for c in cs):
+                return None
+            memo: dict[int, tuple] = {}
+            readers, _ = nearby.conjunct_readers(conj, memo)
+            template = {tr.name: terms.conjuncts(game.holds_symbolic(tr, N, old=S)) for tr in trans}
+            reflexive: dict[str, set] = {}
+            # The copy's leaves beside the case's, to tell which leaves a path changes.
+            n_leaves = list(zip(leaves(t, N), leaves(t, S)))
+            to_s = {a.get_id(): (a, dz.lift(s_)) for a, s_ in n_leaves if dz.is_sym(a)}
+            for tr in trans:
+                # The property across a step that changes nothing (old(x) <= x with x as it
+                # is): true of itself, so harmless to assume, it tells the step's splitting which
+                # of the lengths the path reads it changes, and its terms stand for the old
+                # versions the new ones may equal.  Only where it is true of itself: a strict
+                # property (old(x) < x) is false there, and assuming it would prove anything;
+                # such a conjunct is left as `true`, and checked on every path.
+                # (The template over the case itself, so that its conjuncts are the template's,
+                # one for one.)
+                ident = [terms.substitute(c, [to_s[i] for i in terms.free_vars(c, memo)
+                                              if i in to_s])
+                         for c in template[tr.name]]
+                reflexive[tr.name] = {k for k, c in enumerate(ident)
+                                      if _valid(c, fresh.constraints)}
+                conj[tr.name] = [c if k in reflexive[tr.name] else z3.BoolVal(True)
+                                 for k, c in enumerate(ident)]
+            bs = splits.paths(game, S, fields, only)
+            return conj, memo, readers, template, reflexive, n_leaves, bs
+        def posts_of(ci: int, prepared: tuple):
+            """What gives, on a path of case ``ci`` (`prepare`), each property's post-state
+            conjuncts."""
+            S, N = cases[ci], after[ci]
+            _, memo, _, template, reflexive, n_leaves, _ = prepared
+
+            def post_of(b, props) -> dict[str, list]:
+                """Each property's post-state conjuncts on path ``b`` that are not trivially true,
+                as (index, conjunct)."""
+                onto = substitution(t, N, b.state)
+                # A split field the move sets to another value: the template, made for the old
+                # value, does not apply; the property is evaluated afresh.
+                afresh = any(not dz.is_sym(a) for a, _ in onto)
+                onto_by_id = {a.get_id(): (a, v) for a, v in onto if dz.is_sym(a)}
+                changed = {a.get_id() for (a, s_), x in zip(n_leaves, leaves(t, b.state))
+                           if dz.is_sym(a) and not (x is s_ or (dz.is_sym(x) and x.eq(s_)))}
+                out = {}
+                for tr in props:
+                    if afresh:
+                        post = terms.conjuncts(game.holds_symbolic(tr, b.state, old=S))
+                    else:
+                        # A conjunct that reads no leaf the path changes is the property across
+                        # a step that changes nothing: true when that is (reflexive).
+                        post = [None if k in reflexive[tr.name]
+                                and not (terms.free_vars(c, memo) & changed) else
+                                terms.substitute(c, [onto_by_id[i] for i in terms.free_vars(c, memo)
+                                                if i in onto_by_id])
+                                for k, c in enumerate(template[tr.name])]
+                    out[tr.name] = [(k, c) for k, c in enumerate(post)
+                                    if c is not None and not z3.is_true(z3.simplify(c))]
+                return out
+
+            return post_of
+
+        self.t, self.fresh, self.fields, self.invs, self.names = t, fresh, fields, invs, names
+        self.cases, self.after, self.local, self.order = cases, after, local, order
+        self.split_memo, self.learned, self.hard = split_memo, learned, hard
+        self.prepare, self.posts_of = prepare, posts_of
+        self._ready: dict = {}       # a worker's last case: ci -> (it, post_of, paths)
+        self._whole: dict = {}       # the last case's solver of every invariant at once
+
+    def sharer(self, ci: int, prepared: tuple, post_of, live: list, done: dict,
+               record=None, tally=None):
+        """What checks a share of case ``ci``'s paths ((place, path) pairs) for the
+        properties ``live``: the properties that fail, each (rank, place, why); ``done``:
+        what a previous run decided, by place; ``record(place, action, decided)``, if
+        given, hears each path's decided verdicts (the journal or store; without it a
+        property z3 gave up on fails, as without a journal)."""
+        game, t, fresh, local, hard, names = self.game, self.t, self.fresh, self.local, \
+            self.hard, self.names
+        split_memo, learned = self.split_memo, self.learned
+        timeout_ms, split = self.options.step_timeout_ms, self.options.split_lengths
+        S = self.cases[ci]
+        conj, memo, readers = prepared[0], prepared[1], prepared[2]
+        lengths = splits.seq_lengths(S)
+        # The solver of every invariant at once, made once a case (a worker is sent many
+        # shares of one case).
+        hit = self._whole.get(ci)
+        if hit is None or hit[0] is not prepared:
+            w = make_solver(timeout_ms, abstraction=game.symbolic.abstraction,
+                            sides=game.symbolic.sides)
+            w.add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
+            hit = self._whole = {ci: (prepared, w)}
+            hit = hit[ci]
+        whole = hit[1]
+
+        def check_share(share, say=_quiet):
             failed: dict[str, tuple] = {}
             # With a journal, a property z3 gave up on is still checked on the later paths:
             # their verdicts are recorded for the next run, which then asks z3 again only
             # about the paths given up on.
             gave_up: dict[str, tuple] = {}
-            whole = make_solver(timeout_ms, abstraction=game.symbolic.abstraction,
-                                sides=game.symbolic.sides)
-            whole.add(*fresh.constraints, *[c for cs in conj.values() for c in cs])
             for count, (at, b) in enumerate(share, 1):
                 say("transitions: action paths checked", done=count - 1,
                     total=len(share) if isinstance(share, list) else None,
@@ -308,7 +424,7 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                         del decided[tr.name]
                         why = (at, f"z3 gave up on the inductive step (a path of "
                                    f"{b.action}, {timeout_ms / 1000:g} s per query)")
-                        if journal is None:
+                        if record is None:
                             failed[tr.name] = why
                         else:
                             gave_up.setdefault(tr.name, why)
@@ -316,71 +432,42 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                     if model is not None:
                         failed[tr.name] = (at, terms.describe_cti(game, b, model, S))
                         decided[tr.name] = failed[tr.name][1]
-                if journal is not None and decided:
-                    journal.record_transition(ci, at, b.action, names, decided)
+                if record is not None and decided:
+                    record(at, b.action, decided)
                 if tally is not None:
                     tally.add()
             # A counterexample (rank 0) says more than a time-out (rank 1).
             return {**{n: (1, *w) for n, w in gave_up.items()},
                     **{n: (0, *w) for n, w in failed.items()}}
-        paths = list(enumerate(bs))
-        if symmetric is not None and ci > 0:
-            # As for the invariants: most paths follow from the first case's, the players
-            # numbered from this case's actor.
-            paths = rotated(ci, prepared, post_of, paths, live, done)
-        later: list = []
-        if symmetric is not None:
-            # As for the invariants: the images of earlier paths wait for their orbit's first.
-            orbs = symmetric.orbits(("transitions", ci), S, bs)
-            # A path a previous run decided is left to `check_share`, which reads its
-            # verdicts (a failure among them included).
-            later = [(at, b) for at, b in paths if at in orbs and
-                     not all(tr.name in done.get(at, {}) for tr in live)]
-            waiting = {at for at, _ in later}
-            paths = [(at, b) for at, b in paths if at not in waiting]
-        parts: list = []
+        return check_share
 
-        def run(paths, ci=ci, live=live):
-            if jobs > 1:
-                parts.extend(pool.forked(check_share, pool.pulled(paths, jobs), say,
-                                     prepare_next(ci, live)))
-            else:
-                parts.append(check_share(paths))
-        run(paths)
-        if later:
-            fell = {n for part in parts for n in part}
-            held = [tr for tr in live if tr.name not in fell]
-
-            def goal_of(b, held=held, post_of=post_of):
-                return (b, [c for cs in post_of(b, held).values() for _, c in cs])
-
-            def note(at, b, sym, at0, ci=ci, held=held):
-                if journal is not None and held:
-                    journal.record_transition(ci, at, b.action, names,
-                                              {tr.name: None for tr in held},
-                                              f"{sym.name} of path {at0}")
-            goals = orbits.Goals(bs, goal_of)
-            rest = orbits.mirror_all(symmetric, ("transitions", ci), goals,
-                               [(at, goals[at]) for at, _ in later], orbs,
-                               [c for n in names for c in conj[n]], fresh.constraints,
-                               note, say, jobs)
-            if rest:
-                run([(at, bs[at]) for at in rest])
-        first: dict[str, tuple] = {}
-        for part in parts:
-            for n, w in part.items():
-                first[n] = min(first.get(n, w), w)
-        for n, (_, _, why) in first.items():
-            out[n] = (False, why)
-        if journal is not None and not first:
-            journal.record_transition_case(ci, names, [tr.name for tr in live], len(bs))
-        if journal is not None:
-            journal.record_transition_groups(ci, built, names, [tr.name for tr in live])
-        if tally is not None:
-            # The paths a symmetry settled count as checked (the case is done).
-            tally.settled(len(bs) - reused - (tally.checked - checked_before))
-    return out
-
+    def remote_share(self, ci: int, live: tuple, items: list, done: dict,
+                     journaled: bool) -> tuple:
+        """What a Dask worker sends back for the paths ``items`` of case ``ci`` ((place,
+        action, place among the action's paths) each, `induction.by_action`; only their
+        actions built here) and the properties named ``live``: the failures, the records for
+        the parent's journal or store (place, action, decided), and how many paths it
+        checked."""
+        if ci not in self._ready:
+            prepared = self.prepare(ci, set())      # the case without its paths
+            self._ready = {ci: (prepared, self.posts_of(ci, prepared), {})}
+        prepared, post_of, built = self._ready[ci]
+        if prepared is None:
+            return {}, [], 0
+        want = {a for _, a, _ in items} - set(built)
+        if want:
+            for a in want:
+                built[a] = []
+            for b in splits.paths(self.game, self.cases[ci], self.fields, want):
+                built[b.action].append(b)
+        records: list = []
+        record = (lambda at, action, decided: records.append((at, action, decided))) \
+            if journaled else None
+        count = Tally()
+        props = [tr for tr in self.trans if tr.name in live]
+        failed = self.sharer(ci, prepared, post_of, props, done, record, count)(
+            [(at, built[a][k]) for at, a, k in items])
+        return failed, records, count.done
 
 def _reused(n: int, done: dict, live: list[str]) -> int:
     """How many of ``n`` paths a previous run's verdicts (``done``) settle, as `check_share`
@@ -404,3 +491,7 @@ def _valid(formula, bounds) -> bool:
     solver.add(*bounds, z3.Not(formula))
     return run_check(solver) == z3.unsat
 
+
+
+def _quiet(text: str, done=None, total=None, note: str = "") -> None:
+    return None

@@ -12,7 +12,6 @@ was searched under."""
 from __future__ import annotations
 
 from ..lang.codec import from_json, grid_axes, to_json
-from ..lang.errors import RulebookError
 from ..engine.game import Move, load_game
 from .readings import Ambiguity, explained, outcome, variants_of
 from ..lang.types import default
@@ -64,14 +63,14 @@ def present(game_name: str, amb: Ambiguity, small: dict, big: dict) -> Ambiguity
             # Both readings refuse the move there, by other rules: the rule in dispute needs
             # more than the small board holds (Torres' card that moves a block wants six
             # castles on 8 x 8).  The witness stays where it was found, and says so.
-            amb.params = dict(small)
-            amb.searched_on = dict(small)
-            amb.note = (f"shown under {small}, where it was found: under {big} both readings "
-                        f"refuse the move ({amb.a}: rule {ra[1]}; {amb.b}: rule {rb[1]})")
-            return amb
+            return _kept(amb, small, f"under {big} both readings refuse the move "
+                                     f"({amb.a}: rule {ra[1]}; {amb.b}: rule {rb[1]})")
         if ra == rb:
-            raise RulebookError(f"{amb.reading}: {amb.a} vs {amb.b}: the witness no longer "
-                                f"disagrees under {big}")
+            # The disagreement needs the small board's edges (Torres-advanced's spacing: on 3 x 3
+            # squares one reading leaves no square for the next starting block; on 8 x 8 both
+            # leave room).  The witness stays where it was found, and says so.
+            return _kept(amb, small, f"under {big} both readings give the same outcome "
+                                     f"({_said(ra)})")
         out = explained(ga, gb, out, st, m, ra, rb, dict(big))
         out.marked = True
     else:
@@ -79,3 +78,16 @@ def present(game_name: str, amb: Ambiguity, small: dict, big: dict) -> Ambiguity
     out.minimal = amb.minimal
     out.searched_on = dict(small)
     return out
+
+
+def _kept(amb: Ambiguity, small: dict, why: str) -> Ambiguity:
+    """``amb`` shown on the parameters it was found under, with a note saying why."""
+    amb.params = dict(small)
+    amb.searched_on = dict(small)
+    amb.note = f"shown under {small}, where it was found: {why}"
+    return amb
+
+
+def _said(res: tuple) -> str:
+    """An outcome (`readings.outcome`) in a few words: legal, or the rule that refuses."""
+    return "legal" if res[0] == "legal" else f"refused by rule {res[1]}"

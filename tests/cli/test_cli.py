@@ -157,13 +157,14 @@ def test_unknown_game_exits_2_with_one_line(cmd):
     assert "Traceback" not in r.stderr
 
 
-@pytest.mark.parametrize("jobs", ["0", "-1", "two"])
-def test_prove_jobs_must_be_a_number_of_processes(jobs):
-    r = run_cli("prove", GAME, "--jobs", jobs)
+@pytest.mark.parametrize("flag, jobs", [("--jobs", "0"), ("--jobs", "-1"), ("--workers", "two")])
+def test_prove_jobs_must_be_a_number_of_processes(flag, jobs):
+    # --jobs is --workers under its old name.
+    r = run_cli("prove", GAME, flag, jobs)
     assert r.returncode == 2
     assert r.stdout == ""
-    assert f"argument --jobs: expected a number of processes (1 or more), got '{jobs}'" \
-        in r.stderr.splitlines()[-1]
+    assert f"argument --workers/--jobs: expected a number of processes (1 or more), got " \
+        f"'{jobs}'" in r.stderr.splitlines()[-1]
     assert "Traceback" not in r.stderr
 
 

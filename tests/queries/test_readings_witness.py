@@ -73,3 +73,36 @@ def test_an_example_witness_is_carried_over_from_its_own_parameters():
     assert shown.found and shown.move == ["end_turn"]
     assert (shown.params["w"], shown.params["h"]) == (8, 8)
     assert shown.searched_on["h"] == 2
+
+
+
+def test_a_witness_that_needs_the_small_board_s_edges_stays_where_it_was_found():
+    """torres-advanced's spacing: on an empty 3 x 3 board a starting block on the centre
+    square leaves room for the next one only under `apart` (the corners are a diagonal step
+    away), so the placing goes on under one reading and ends under the other.  On 8 x 8 both
+    leave room: the move's outcome is the same.  Presenting the witness there once raised
+    'the witness no longer disagrees' and lost a whole refresh; it is kept on 3 x 3, and says
+    why."""
+    from solver.lang.codec import from_json
+    from solver.queries.embed import carry_state, present
+    small = {"players": 2, "stack": 2, "w": 3, "h": 3}
+    big = {**small, "w": 8, "h": 8}
+    g = load_game("torres", ("torres-advanced",), tuple(sorted(small.items())))
+    [amb] = find_ambiguities(g, "spacing", 60_000)
+    assert amb.found and amb.move[0] == "found"
+    outcomes = {}
+    for where, params in (("small", small), ("big", big)):
+        for opt in ("apart", "gaps"):
+            go = load_game("torres", ("torres-advanced", f"spacing:{opt}"),
+                           tuple(sorted(params.items())))
+            st = carry_state(g, go, amb.state)
+            sq = from_json(go.action("found").ir.params[0].domain.elem, amb.move[1], "move")
+            res = outcome(go, st, Move("found", (sq,)))
+            outcomes[where, opt] = (res[0], res[1] if res[0] == "illegal"
+                                    else res[1][go.field_index["founding"]])
+    assert outcomes["small", "apart"] != outcomes["small", "gaps"]
+    assert outcomes["big", "apart"] == outcomes["big", "gaps"]
+    shown = present("torres-advanced", amb, small, big)
+    assert shown.params == small and shown.searched_on == small
+    assert "both readings give the same outcome (legal)" in shown.note
+    assert shown.move == amb.move and (shown.under_a, shown.under_b) == (amb.under_a, amb.under_b)

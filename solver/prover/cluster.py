@@ -1,0 +1,279 @@
+"""The inductive step's action paths (the invariants' and the transition properties') as
+Dask distributed tasks: on a local cluster of worker processes that `Engine` starts once the
+step has taken LOCAL_S in the proof's own process, or on a running scheduler and its workers
+on other machines (`connect`).
+
+Nothing z3 makes can be sent between processes, so a task carries plain data only: the run
+(`Run`: how to load the game again, the `ProveOptions`, the invariants), the case, the actions
+built there, the round's candidates and the paths' places.  Each worker loads the game and
+builds the step's cases once per run (`workers.Runs`, a worker plugin: the state lives in the
+worker, not in a module) and keeps them for the run's next tasks.  A task's verdicts come back
+as it finishes (`as_completed`); the parent alone writes them into the journal or the store,
+so a Ctrl-C keeps every verdict that came back.  A worker that dies mid-task: the scheduler
+runs its tasks again on another (``distributed.scheduler.allowed-failures``, 3 by default); a
+task is a pure function of its arguments, so the verdicts are the same.  Dask is imported
+only when a cluster is started or reached (it takes seconds)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import math
+import os
+import time
+from dataclasses import dataclass, field
+
+from ..engine.game import Game, load_game
+from ..lang.errors import RulebookError
+from ..lang.sources import is_path
+from .options import ProveOptions
+
+# How long `connect` waits for a scheduler to answer (s).
+CONNECT_S = 3.0
+# The step's paths are checked in the proof's own process until it has spent this long (s)
+# on them; only then does a local cluster start (in seconds) for the rest (`Engine.ahead`).
+LOCAL_S = 15.0
+# At most this many paths a task, and about this many tasks a worker a batch: a worker dealt
+# slow paths does not run alone while the others wait, and few verdicts are in flight.
+CHUNK_MAX = 8
+# At most this many local worker processes (each holds a game and its step).
+MAX_LOCAL = 64
+TASKS_PER_WORKER = 4
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """How a worker loads the game again: its id or the absolute path of its .rules file
+    (the same spec files must be there), the variants and the parameters."""
+
+    game: str
+    variants: tuple = ()
+    params: tuple = ()
+
+    @staticmethod
+    def of(name: str, variants=(), params=()) -> Recipe:
+        """The recipe of ``load_game(name, variants, params)``: a path made absolute."""
+        return Recipe(os.path.abspath(name) if is_path(name) else name, tuple(variants),
+                      tuple(params))
+
+    def load(self) -> Game:
+        return load_game(self.game, self.variants, self.params)
+
+
+@dataclass(frozen=True)
+class Run:
+    """What every task of one pass of a proof's step carries: the recipe, the options, the
+    candidate invariants (Houdini's) or the transition properties and, for those, the
+    invariants ``assumed``; ``key`` names it on the workers."""
+
+    recipe: Recipe
+    options: ProveOptions
+    invariants: tuple
+    assumed: tuple | None = None
+    key: str = field(default="", compare=False)
+
+    @staticmethod
+    def of(recipe: Recipe, options: ProveOptions, invariants, assumed=None) -> Run:
+        assumed = None if assumed is None else tuple(assumed)
+        text = json.dumps([recipe.game, recipe.variants, recipe.params, repr(options),
+                           list(invariants), assumed], default=str)
+        return Run(recipe, options, tuple(invariants), assumed,
+                   hashlib.sha256(text.encode()).hexdigest()[:16])
+
+
+class Engine:
+    """Where the step's paths are checked: a Dask client, on a local cluster this object
+    starts when first needed (``workers`` processes, one thread each) or on the scheduler of
+    ``client``; handed to `prove`, closed by its owner (a context manager)."""
+
+    def __init__(self, recipe: Recipe, workers: int = 0, client=None,
+                 address: str | None = None):
+        self.recipe, self.workers, self.client, self.address = recipe, workers, client, address
+        self._cluster = None
+        self.spent = 0.0        # seconds this process has spent checking paths (`ahead`)
+        if client is not None:
+            from . import workers
+            workers.register(client)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def close(self) -> None:
+        """The client closed, and the local cluster this engine started."""
+        if self.client is not None:
+            self.client.close()
+        if self._cluster is not None:
+            self._cluster.close()
+        self._cluster = self.client = None
+
+    def run(self, options: ProveOptions, invariants, assumed=None) -> Run:
+        return Run.of(self.recipe, options, invariants, assumed)
+
+    def ahead(self, paths: list, check) -> list:
+        """Check ``paths`` in this process (``check(part)``, a part at a time) while the run
+        has spent under LOCAL_S doing so, and return the rest, for the workers (the local
+        cluster started for them): a proof of seconds, or one the store answers, pays no
+        cluster start-up.  With a client already, every path is for the workers."""
+        if self.client is not None:
+            return paths
+        if self.workers <= 1:
+            check(paths)
+            return []
+        at = 0
+        while at < len(paths) and self.spent < LOCAL_S:
+            t0 = time.monotonic()
+            part = paths[at:at + CHUNK_MAX]
+            check(part)
+            self.spent += time.monotonic() - t0
+            at += len(part)
+        if at < len(paths):
+            try:
+                self._start()
+            except ImportError:
+                # No Dask here (an install without it): the rest in this process too.
+                self.workers = 1
+                check(paths[at:])
+                return []
+        return paths[at:]
+
+    def _start(self) -> None:
+        from distributed import Client, LocalCluster
+        self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
+                                     processes=True, dashboard_address=":0",
+                                     memory_limit=0, silence_logs=logging.ERROR)
+        self.client = Client(self._cluster)
+        from . import workers
+        workers.register(self.client)
+
+    def induction(self, run: Run, ci: int, candidates: list, items: list, journal, tally,
+                  say, meanwhile=None) -> list[tuple]:
+        """`induction._check_paths`'s verdicts for the paths ``items`` of case ``ci``
+        ((place, action, place among the action's paths) each, `induction.by_action`), one
+        tuple a task, checked on the workers; each task's records written into ``journal``
+        (the store) as it comes back.  ``meanwhile`` runs here while the workers work (the
+        next case built)."""
+        from .workers import induction_task
+        cands = list(candidates)
+
+        def submit(part, **where):
+            return self.client.submit(induction_task, run, ci, cands, part,
+                                      journal is not None, pure=False, **where)
+
+        def take(got):
+            result, records = got
+            for at, action, why, skipped, took in records:
+                journal.record(ci, at, action, cands, why, skipped, seconds=took)
+            return result, None
+        return self._map(items, submit, take, tally, say, "induction", ci, meanwhile)
+
+    def transitions(self, run: Run, ci: int, live: tuple, items: list, done: dict,
+                    journal, names: list, tally, say, meanwhile=None) -> list[dict]:
+        """The failures of the transition properties ``live`` on the paths ``items`` of case
+        ``ci`` (as for `induction`), one dict a task (`transitions.Pass.sharer`), checked
+        on the workers; ``done``: what a previous run decided, by place; each task's
+        records written into ``journal`` as it comes back."""
+        from .workers import transition_task
+
+        def submit(part, **where):
+            mine = {at: done[at] for at, _, _ in part if at in done}
+            return self.client.submit(transition_task, run, ci, live, part, mine,
+                                      journal is not None, pure=False, **where)
+
+        def take(got):
+            failed, records, checked = got
+            for at, action, decided in records:
+                journal.record_transition(ci, at, action, names, decided)
+            return failed, checked
+        return self._map(items, submit, take, tally, say, "transitions", ci, meanwhile)
+
+    def _map(self, items: list, submit, take, tally, say, what: str, ci: int,
+             meanwhile) -> list:
+        """``items`` (paths, each action's together) in chunks, a task each
+        (``submit(chunk, workers=..., allow_other_workers=True)``), each result as it comes
+        back given to ``take``, which writes its records and returns (the result, the paths
+        it checked or None: all of them); Ctrl-C keeps what came back and cancels the rest.
+        The chunks go to the workers in runs (the first ones to the first worker, and so
+        on), only preferred: a worker builds only the actions it is sent, so each builds
+        about its share of the case, not all of it; an idle worker still takes (steals) a
+        busy one's tasks, and one that dies has its tasks run elsewhere."""
+        from distributed import as_completed
+        workers = sorted(self.client.scheduler_info().get("workers", {}))
+        n = max(1, len(workers))
+        size = max(1, min(CHUNK_MAX, math.ceil(len(items) / (n * TASKS_PER_WORKER))))
+        chunks = [items[i:i + size] for i in range(0, len(items), size)]
+        futures = {}
+        for c, chunk in enumerate(chunks):
+            where = {"workers": [workers[c * n // len(chunks)]],
+                     "allow_other_workers": True} if workers else {}
+            futures[submit(chunk, **where)] = len(chunk)
+        say(f"{what}: {len(items)} paths of case {ci + 1} sent to {n} Dask workers in "
+            f"{len(futures)} tasks (a worker builds the paths of the actions it is sent)")
+        out: list = []
+
+        def collect(f):
+            try:
+                got = f.result()
+            except KeyboardInterrupt:
+                raise
+            except Exception as e:      # noqa: BLE001 - a worker's failure, said in one line
+                raise RulebookError(f"a proof worker failed: {type(e).__name__}: {e}") \
+                    from None
+            result, checked = take(got)
+            out.append(result)
+            if tally is not None:
+                tally.add(futures[f] if checked is None else checked)
+            say(f"{what}: action paths checked", done=tally.done if tally else 0,
+                total=tally.total if tally else None,
+                note=f"{len(out)} of {len(futures)} tasks of case {ci + 1}")
+        pending = set(futures)
+        try:
+            if meanwhile is not None:
+                meanwhile()
+            for f in as_completed(list(futures)):
+                pending.discard(f)
+                collect(f)
+        except KeyboardInterrupt:
+            # What came back already is kept: the finished tasks' verdicts are written.
+            for f in [f for f in pending if f.done() and f.status == "finished"]:
+                pending.discard(f)
+                collect(f)
+            raise
+        finally:
+            if pending:
+                self.client.cancel(list(pending))
+        return out
+
+
+def engine(recipe: Recipe, workers: int, address: str | None = None) -> Engine:
+    """An engine on the Dask scheduler at ``address`` (`connect`), else one that checks in
+    this process first and starts a local cluster of ``workers`` processes once that has
+    taken LOCAL_S (`Engine.ahead`)."""
+    if address is None and workers > MAX_LOCAL:
+        raise RulebookError(f"--workers {workers}: at most {MAX_LOCAL} local worker processes "
+                            f"(a cluster of more machines: --cluster)")
+    return connect(address, recipe) if address is not None else Engine(recipe, workers)
+
+
+def connect(address: str, recipe: Recipe) -> Engine:
+    """An engine on the Dask scheduler at ``address``; one that does not answer within
+    CONNECT_S is a `RulebookError`, before any work."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise RulebookError("--cluster: needs Dask distributed (pip install "
+                            "'distributed>=2024.1')") from None
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        client = Client(address, timeout=CONNECT_S)
+    except Exception as e:      # noqa: BLE001 - an address that does not answer, one line
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise RulebookError(f"--cluster {address}: no Dask scheduler answers there "
+                            f"({why})") from None
+    finally:
+        logger.setLevel(level)
+    return Engine(recipe, client=client, address=address)
