@@ -107,6 +107,9 @@ def test_book_examples_confirmed_or_contradicted_with_both_values():
     readings = {"crossing_one_move", "crossing_by_squares", "king_hinders", "king_passes",
                 "king_tie_highest", "king_tie_later", "king_tie_later_of_three",
                 "king_block_fixed", "king_block_movable"}
+    stacks = {"left_over_on_stacks_first", "block_under_from_any_stack",
+              "block_under_uses_a_stack_up"}     # issue 64, points 11 and 13
+    readings |= stacks
     assert set(res) == {"castle_height", "castle_score", "royal_bonus", "royal_bonus_low",
                         "king_bonus_level_three", "king_bonus_level_three_at_least"} | readings
     for name in ("castle_height", "castle_score", "royal_bonus", "king_bonus_level_three",
