@@ -115,7 +115,7 @@ def refresh_witnesses(game: str, timeout_s: float, params: dict | None = None,
     if present:
         small = dict(g.p.param_values)
         big = {**small, **present}
-        moved = [embed.present(game, r, small, big) for r in res]
+        moved = [embed.present(game, r, small, big, keep=True) for r in res]
         shown = [{**r.as_json(), **({"searched_on": r.searched_on or small} if r.found else {})}
                  for r in moved]
     command = f"rulebook ambiguities {game}{_param_flags(game, params)}" \

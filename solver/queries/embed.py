@@ -12,6 +12,7 @@ was searched under."""
 from __future__ import annotations
 
 from ..lang.codec import from_json, grid_axes, to_json
+from ..lang.errors import RulebookError
 from ..engine.game import Move, load_game
 from .readings import Ambiguity, explained, outcome, variants_of
 from ..lang.types import default
@@ -32,9 +33,13 @@ def carry_state(g_from, g_to, st):
     return tuple(out)
 
 
-def present(game_name: str, amb: Ambiguity, small: dict, big: dict) -> Ambiguity:
+def present(game_name: str, amb: Ambiguity, small: dict, big: dict,
+            keep: bool = False) -> Ambiguity:
     """``amb`` (found with parameters ``small``) replayed under parameters ``big``, to be
-    drawn there."""
+    drawn there.  Where both readings give the same outcome under ``big`` (the disagreement
+    needs the small board's edges), a `RulebookError` says so; with ``keep``, the witness is
+    kept under ``small`` instead, with a note saying why (`docs/refresh.py`: one witness that
+    does not carry over must not lose the others)."""
     if not amb.found:
         return amb
     if amb.params:
@@ -66,9 +71,12 @@ def present(game_name: str, amb: Ambiguity, small: dict, big: dict) -> Ambiguity
             return _kept(amb, small, f"under {big} both readings refuse the move "
                                      f"({amb.a}: rule {ra[1]}; {amb.b}: rule {rb[1]})")
         if ra == rb:
-            # The disagreement needs the small board's edges (Torres-advanced's spacing: on 3 x 3
-            # squares one reading leaves no square for the next starting block; on 8 x 8 both
-            # leave room).  The witness stays where it was found, and says so.
+            # The disagreement needs the small board's edges (torres-advanced's spacing: on
+            # 3 x 3 squares one reading leaves no square for the next starting block; on 8 x 8
+            # both leave room).
+            if not keep:
+                raise RulebookError(f"{amb.reading}: {amb.a} vs {amb.b}: the witness no longer "
+                                    f"disagrees under {big}")
             return _kept(amb, small, f"under {big} both readings give the same outcome "
                                      f"({_said(ra)})")
         out = explained(ga, gb, out, st, m, ra, rb, dict(big))

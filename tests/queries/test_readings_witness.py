@@ -7,7 +7,10 @@ refuses ("pop of an empty seq"); `rulebook ambiguities les-5-tours --reading und
 stopped on that error.  The witness is then the example passed_speaks_again."""
 from __future__ import annotations
 
+import pytest
+
 from conftest import GAME
+from solver.lang.errors import RulebookError
 from solver.engine.game import load_game
 from solver.queries.readings import find_ambiguities, from_examples, outcome
 from solver.engine.game import Move
@@ -80,9 +83,10 @@ def test_a_witness_that_needs_the_small_board_s_edges_stays_where_it_was_found()
     """torres-advanced's spacing: on an empty 3 x 3 board a starting block on the centre
     square leaves room for the next one only under `apart` (the corners are a diagonal step
     away), so the placing goes on under one reading and ends under the other.  On 8 x 8 both
-    leave room: the move's outcome is the same.  Presenting the witness there once raised
-    'the witness no longer disagrees' and lost a whole refresh; it is kept on 3 x 3, and says
-    why."""
+    leave room: the move's outcome is the same.  Presenting the witness there raises 'the
+    witness no longer disagrees' (`rulebook ambiguities` then tries nearer parameters); in
+    `docs/refresh.py` that once lost a whole refresh: there the witness is kept on 3 x 3, and
+    says why."""
     from solver.lang.codec import from_json
     from solver.queries.embed import carry_state, present
     small = {"players": 2, "stack": 2, "w": 3, "h": 3}
@@ -102,7 +106,9 @@ def test_a_witness_that_needs_the_small_board_s_edges_stays_where_it_was_found()
                                     else res[1][go.field_index["founding"]])
     assert outcomes["small", "apart"] != outcomes["small", "gaps"]
     assert outcomes["big", "apart"] == outcomes["big", "gaps"]
-    shown = present("torres-advanced", amb, small, big)
+    with pytest.raises(RulebookError, match="no longer disagrees"):
+        present("torres-advanced", amb, small, big)      # `rulebook ambiguities` tries nearer
+    shown = present("torres-advanced", amb, small, big, keep=True)     # docs/refresh.py
     assert shown.params == small and shown.searched_on == small
     assert "both readings give the same outcome (legal)" in shown.note
     assert shown.move == amb.move and (shown.under_a, shown.under_b) == (amb.under_a, amb.under_b)
