@@ -119,12 +119,15 @@ def _lazy(st, rng, groups: list, n: int):
         params = ps[k - starts[g]]
         fs = firsts[g]
         if fs is not None:
-            ok = fs.get(params[0])
-            if ok is None:
-                ok = fs[params[0]] = first_passes(a, st, params[0])
-            if not ok:
+            v = fs.get(params[0])
+            if v is None:
+                v = fs[params[0]] = first_verdict(a, st, params[0])
+            if v == FAILS:
                 continue        # its guard would stop at that check
-        st2 = successor(a, st, params)
+            st2 = successor_past_first(a, st, params) if v == PASSES else \
+                successor(a, st, params)
+        else:
+            st2 = successor(a, st, params)
         if st2 is not None:
             return a, params, st2
     return None
@@ -135,7 +138,7 @@ class _Layout:
     instances start and end, and for each position the id of its first value's verdict (0:
     the action has no first check; ids from 1 on: one per action and first value)."""
 
-    __slots__ = ("groups", "starts", "ends", "n", "fid", "nf", "first", "segments")
+    __slots__ = ("groups", "starts", "ends", "n", "fid", "nf", "first", "segments", "base")
 
     def __init__(self, actions: list, firsts: dict):
         self.groups = [(a, a.fixed) for a in actions]
@@ -169,12 +172,13 @@ class _Layout:
                 memo = firsts[a] = DefMemo(state_fields(a.first_cond, {}))
             self.segments.append((memo, base, len(first) - base))
         self.starts, self.ends, self.n, self.fid = starts, ends, m, fid
+        self.base = list(range(m))          # the positions before a draw
         self.first, self.nf = tuple(first), len(first)
 
 
 def _lazy_fixed(st, rng, lay: _Layout):
-    verdict = bytearray(lay.nf)             # 0 unknown, 1 passes, 2 fails
-    verdict[0] = 1
+    verdict = bytearray(lay.nf)             # 0 not known yet, then a verdict (NO_CHECK...)
+    verdict[0] = NO_CHECK
     memos = []
     for dm, base, count in lay.segments:
         memo = dm.memo if st is dm.last else dm.switch(st)
@@ -190,56 +194,107 @@ def _lazy_fixed(st, rng, lay: _Layout):
 
 
 def _lazy_draw(st, rng, lay: _Layout, verdict: bytearray):
+    bits = _randbelow(rng)
+    if bits is None:
+        return _lazy_draw_calls(st, rng, lay, verdict)
+    n = lay.n
+    # The positions as the reference list holds them, copied per draw: a list's reads are
+    # cheaper than a dict's `get`, and copying it costs less than the reads it saves.
+    perm = lay.base[:]
+    fid, first = lay.fid, lay.first
+    w = n.bit_length()                      # randrange(n) draws w bits: n < 2 ** w
+    lo = 1 << (w - 1) if w else 0
+    while n:
+        while n < lo:
+            w -= 1
+            lo >>= 1
+        while n >= lo:                      # w bits a draw while n stays in [lo, 2 lo)
+            i = bits(w)
+            while i >= n:
+                i = bits(w)
+            n -= 1
+            k = perm[i]
+            perm[i] = perm[n]
+            f = fid[k]
+            v = verdict[f]
+            if v == FAILS:
+                continue                    # its guard would stop at the first check
+            if not v:
+                a, x = first[f]
+                v = verdict[f] = first_verdict(a, st, x)
+                if v == FAILS:
+                    continue
+            picked = _candidate(st, lay, k, v)
+            if picked is not None:
+                return picked
+    return None
+
+
+def _lazy_draw_calls(st, rng, lay: _Layout, verdict: bytearray):
+    """`_lazy_draw` for a `Random` subclass: its own `randrange` is called."""
     n = lay.n
     moved: dict = {}
     get = moved.get
     fid, first = lay.fid, lay.first
-    groups, starts, ends = lay.groups, lay.starts, lay.ends
-    bits = _randbelow(rng)
-    w = n.bit_length()                      # randrange(n) draws w bits: n < 2 ** w
-    lo = 1 << (w - 1) if w else 0
     while n:
-        if bits is not None:
-            if n < lo:
-                w -= 1
-                lo >>= 1
-            i = bits(w)
-            while i >= n:
-                i = bits(w)
-        else:
-            i = rng.randrange(n)
+        i = rng.randrange(n)
         n -= 1
         k = get(i, i)
         moved[i] = get(n, n)
-        v = verdict[fid[k]]
-        if v == 2:
-            continue                        # its guard would stop at the first check
-        if v == 0:
-            f = fid[k]
+        f = fid[k]
+        v = verdict[f]
+        if v == FAILS:
+            continue
+        if not v:
             a, x = first[f]
-            if first_passes(a, st, x):
-                verdict[f] = 1
-            else:
-                verdict[f] = 2
+            v = verdict[f] = first_verdict(a, st, x)
+            if v == FAILS:
                 continue
-        g = bisect_right(ends, k)
-        a, ps = groups[g]
-        params = ps[k - starts[g]]
-        st2 = successor(a, st, params)
-        if st2 is not None:
-            return a, params, st2
+        picked = _candidate(st, lay, k, v)
+        if picked is not None:
+            return picked
     return None
 
 
-def first_passes(a, st, v) -> bool:
+def _candidate(st, lay: _Layout, k: int, v: int):
+    """``(action, params, successor)`` of the candidate at index ``k``, whose first verdict
+    is ``v`` (`NO_CHECK` when its action has no first check), or None if refused."""
+    g = bisect_right(lay.ends, k)
+    a, ps = lay.groups[g]
+    params = ps[k - lay.starts[g]]
+    st2 = successor_past_first(a, st, params) if v == PASSES else successor(a, st, params)
+    return None if st2 is None else (a, params, st2)
+
+
+# A first verdict (`_Layout`'s ids, kept in a bytearray): 0 not known yet; the action has no
+# first check (the id 0 says it); the check passes; it fails; it cannot be evaluated (the
+# whole guard then runs, and says why).
+NO_CHECK, PASSES, FAILS, ERRS = 1, 2, 3, 4
+
+
+def first_verdict(a, st, v) -> int:
     """Whether the first check of ``a``'s guard (`first_test`) passes for a first parameter
-    ``v``; True when it cannot be evaluated (the whole guard then runs, and says why)."""
-    env = [None] * a.frame
+    ``v``: PASSES, FAILS, or ERRS when it cannot be evaluated."""
+    env = a.first_env
     env[a.domains[0][0]] = v
     try:
-        return bool(a.first_test(st, env))
+        return PASSES if a.first_test(st, env) else FAILS
     except EvalError:
-        return True
+        return ERRS
+
+
+def successor_past_first(a, st, params):
+    """`successor` for a candidate whose first check passed: the rest of its guard prefix."""
+    env = [None] * a.frame
+    for (slot, _), v in zip(a.domains, params):
+        env[slot] = v
+    pre = a.guard_after_first
+    if pre is not None and not pre(st, env):
+        return None
+    try:
+        return a.rest(st, env, None)
+    except Refused:
+        return None
 
 
 def successor(a, st, params):

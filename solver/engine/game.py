@@ -89,6 +89,11 @@ class CompiledAction:
             else None
         self.first_test = cc.expr(self.first_cond) if self.first_cond is not None else None
         self.guard_check = _bool_check(cc, prefix[len(hoist):])
+        # The same without that first check, for a candidate whose first value passed it
+        # (its verdict known, without an error): the draw does not test it twice.
+        self.guard_after_first = _bool_check(cc, prefix[len(hoist) + 1:]) \
+            if self.first_cond is not None else None
+        self.first_env = [None] * self.frame    # reused by each first check (draws.py)
         # The body after that prefix: run once the prefix has passed (its lets are in env).
         self.rest = cc.stmts(a.body[k:])
         # A leading `requires` that reads only the first binders can reject a value of those
