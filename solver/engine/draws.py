@@ -16,7 +16,10 @@ from __future__ import annotations
 import random
 from bisect import bisect_right
 
+from ..lang import ir
 from ..lang.errors import EvalError
+from ..lang.irwalk import nodes
+from ..lang.types import MapT, SeqT, finite
 from .evaluate import Refused
 from .fixinc import state_fields
 from .instances import SHORT
@@ -164,13 +167,22 @@ class _Layout:
             for j in runs:
                 first.append((a, ps[j][0]))
                 fid.extend([len(first) - 1] * width)
+            col = a.first_column
+            if col is not None:
+                field, fe, negated, index = col
+                values = [x for _, x in first[base:]]
+                if all(x in index for x in values):
+                    # Every verdict at once, from the field's entries (see `first_column`).
+                    ords = tuple(index[x] for x in values)
+                    self.segments.append((None, base, len(ords), (field, fe, negated, ords, a)))
+                    continue
             memo = firsts.get(a)
             if memo is None:
                 # A first check depends on the state only through the fields it reads (the
                 # pieces, whose turn it is): its verdicts are kept per value of those, so
                 # the draws of the states between two moves of a piece share them.
                 memo = firsts[a] = DefMemo(state_fields(a.first_cond, {}))
-            self.segments.append((memo, base, len(first) - base))
+            self.segments.append((memo, base, len(first) - base, None))
         self.starts, self.ends, self.n, self.fid = starts, ends, m, fid
         self.base = list(range(m))          # the positions before a draw
         self.first, self.nf = tuple(first), len(first)
@@ -180,16 +192,30 @@ def _lazy_fixed(st, rng, lay: _Layout):
     verdict = bytearray(lay.nf)             # 0 not known yet, then a verdict (NO_CHECK...)
     verdict[0] = NO_CHECK
     memos = []
-    for dm, base, count in lay.segments:
+    for dm, base, count, col in lay.segments:
+        if col is not None:
+            field, fe, negated, ords, a = col
+            try:
+                e = fe(st, a.first_env)
+            except EvalError:
+                continue                    # each first value is tried alone, as it comes
+            entries = st[field]
+            if negated:
+                verdict[base:base + count] = bytes([FAILS if entries[o] == e else PASSES
+                                                    for o in ords])
+            else:
+                verdict[base:base + count] = bytes([PASSES if entries[o] == e else FAILS
+                                                    for o in ords])
+            continue
         memo = dm.memo if st is dm.last else dm.switch(st)
         known = memo.get(())
         if known is not None:
             verdict[base:base + count] = known
-        memos.append(memo)
+        memos.append((memo, base, count))
     try:
         return _lazy_draw(st, rng, lay, verdict)
     finally:
-        for (dm, base, count), memo in zip(lay.segments, memos):
+        for memo, base, count in memos:
             memo[()] = verdict[base:base + count]
 
 
@@ -281,6 +307,30 @@ def first_verdict(a, st, v) -> int:
         return PASSES if a.first_test(st, env) else FAILS
     except EvalError:
         return ERRS
+
+
+def first_column(cc, cond, params: list):
+    """``(field, value, negated, index)`` when a first check ``cond`` is ``F[p] == e`` or
+    ``F[p] != e`` (either way round) for a field ``F`` of the state, ``p`` the first of the
+    parameter slots ``params`` and ``e`` reading none of them (its other locals are its own
+    binders: no let comes before a first check): ``value(st, env)`` evaluates ``e``,
+    ``index`` maps a key to its entry's position in ``st[field]``.  The verdicts of every
+    first value then come from one pass over the field: ``st[field][index[x]] == e`` is what
+    the check computes for ``x`` (a key of the field's type has no other failure).  None for
+    any other check."""
+    if not (isinstance(cond, ir.Binary) and cond.op in ("==", "!=")):
+        return None
+    for side, other in ((cond.left, cond.right), (cond.right, cond.left)):
+        if isinstance(side, ir.Index) and isinstance(side.key, ir.Local) \
+                and side.key.slot == params[0] and isinstance(side.coll, ir.Field) \
+                and isinstance(side.coll.record, ir.StateRef) and not side.coll.record.old \
+                and not isinstance(side.coll.type, SeqT) \
+                and not any((isinstance(x, ir.Local) and x.slot in params) or
+                            (isinstance(x, ir.StateRef) and x.old) for x in nodes(other)):
+            ct = side.coll.type
+            kt = ct.key if isinstance(ct, MapT) else ct.elem
+            return side.coll.index, cc.expr(other), cond.op == "!=", finite(kt).index
+    return None
 
 
 def successor_past_first(a, st, params):

@@ -94,6 +94,9 @@ class CompiledAction:
         self.guard_after_first = _bool_check(cc, prefix[len(hoist) + 1:]) \
             if self.first_cond is not None else None
         self.first_env = [None] * self.frame    # reused by each first check (draws.py)
+        self.first_column = draws.first_column(cc, self.first_cond,
+                                               [b.slot for b in a.params]) \
+            if self.first_cond is not None else None
         # The body after that prefix: run once the prefix has passed (its lets are in env).
         self.rest = cc.stmts(a.body[k:])
         # A leading `requires` that reads only the first binders can reject a value of those
