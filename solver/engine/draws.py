@@ -336,7 +336,7 @@ def first_column(cc, cond, params: list):
 def successor_past_first(a, st, params):
     """`successor` for a candidate whose first check passed: the rest of its guard prefix."""
     env = [None] * a.frame
-    for (slot, _), v in zip(a.domains, params):
+    for slot, v in zip(a.slots, params):
         env[slot] = v
     pre = a.guard_after_first
     if pre is not None and not pre(st, env):
@@ -354,7 +354,7 @@ def successor(a, st, params):
     if a.slot0 is not None:
         env[a.slot0] = params[0]
     else:
-        for (slot, _), v in zip(a.domains, params):
+        for slot, v in zip(a.slots, params):
             env[slot] = v
     pre = a.guard_check
     if pre is not None and not pre(st, env):

@@ -145,6 +145,7 @@ class CompiledAction:
         self.fixed = fixed_instances(a)
         self.draw_weights = weights_fn(cc, a) if self.guard_check is None else None
         self.slot0 = self.domains[0][0] if len(self.domains) == 1 else None
+        self.slots = tuple(slot for slot, _ in self.domains)    # where the parameters go
 
     def is_open(self, st) -> bool:
         """Whether the hoisted requires hold in ``st`` (they read no parameter)."""
@@ -707,6 +708,14 @@ def _bool_check(cc: Compiler, stmts):
             steps.append((0, cc.expr(s.cond)))
         else:
             steps.append((s.slot + 1, cc.expr(s.value)))
+
+    if all(not slot for slot, _ in steps):
+        # Requires alone (the common guard): one `and` of them, no loop over the steps.
+        names = [f"f{j}" for j in range(len(steps))]
+        src = "lambda st, env, {}: bool({})".format(
+            ", ".join(f"{x}={x}" for x in names),
+            " and ".join(f"{x}(st, env)" for x in names))
+        return eval(src, {}, {x: f for x, (_, f) in zip(names, steps)})
 
     def check(st, env):
         for slot, f in steps:
