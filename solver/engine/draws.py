@@ -3,13 +3,16 @@
 The candidates are the instances of the open actions, one list after another; a draw is
 ``i = rng.randrange(n); n -= 1; pick cands[i]; cands[i] = cands[n]`` until a candidate is
 legal.  Here the same random calls give the same picks, without building the list (only the
-positions swapped so far are kept, as in `instances.Shuffle`) and, in a long draw, without
-looking at most of the refused candidates: an action whose guard first checks its first
-parameter alone (a move's piece must be the player's) has that verdict kept per value (and
-per value of the state fields it reads, from one state to the next), and when every open
-action ranges over fixed products, a map from positions to those values is built once per
-set of open actions, so that a candidate whose first value failed is passed over with two
-list reads.  `randrange` is inlined for a plain `random.Random` (the same getrandbits calls).
+positions swapped so far are kept, as in `instances.Shuffle`, or, over fixed products, a copy
+of the positions per draw) and, in a long draw, without looking at most of the refused
+candidates: an action whose guard first checks its first parameter alone (a move's piece must
+be the player's) has that verdict kept per value (and per value of the state fields it
+reads, from one state to the next, or, for a check ``F[p] == e``, all of them computed at
+once from the field's entries: `first_column`), and when every open action ranges over
+fixed products, a map from positions to those values is built once per set of open actions,
+so that a candidate whose first value failed is passed over with two list reads; one that
+passed runs the rest of its guard without that check.  `randrange` is inlined for a plain
+`random.Random` (the same getrandbits calls).
 """
 from __future__ import annotations
 
