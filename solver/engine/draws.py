@@ -338,7 +338,7 @@ def first_column(cc, cond, params: list):
 
 def successor_past_first(a, st, params):
     """`successor` for a candidate whose first check passed: the rest of its guard prefix."""
-    env = [None] * a.frame
+    env = a.draw_env
     for slot, v in zip(a.slots, params):
         env[slot] = v
     pre = a.guard_after_first
@@ -353,7 +353,7 @@ def successor_past_first(a, st, params):
 def successor(a, st, params):
     """The successor of a candidate, or None when its guard prefix or its body refuses it
     (nothing shown is kept: no rendering)."""
-    env = [None] * a.frame
+    env = a.draw_env
     if a.slot0 is not None:
         env[a.slot0] = params[0]
     else:

@@ -94,6 +94,10 @@ class CompiledAction:
         self.guard_after_first = _bool_check(cc, prefix[len(hoist) + 1:]) \
             if self.first_cond is not None else None
         self.first_env = [None] * self.frame    # reused by each first check (draws.py)
+        # Reused by each candidate a draw tries (draws.successor): every slot its guard and
+        # body read is written first (its parameters, lets and binders), as `_enabled`'s
+        # reused frame relies on; a frame of hundreds of slots costs more than its check.
+        self.draw_env = [None] * self.frame
         self.first_column = draws.first_column(cc, self.first_cond,
                                                [b.slot for b in a.params]) \
             if self.first_cond is not None else None
