@@ -213,6 +213,9 @@ class LoopGen:
                 x = self.loop(e, self.domain(e.domain, lines), e.where, lines)
             self.nested(out, f"if {v} is {m}:", lines + [f"{v} = {m}[()] = {x}"])
             return v
+        early = self.first_extreme(e, out)
+        if early is not None:
+            return early
         held = self.held_map(e)
         if held is not None:
             # `where m[t] and ...` (or `count t in K: m[t]`), m a map to bool read from a
@@ -262,6 +265,30 @@ class LoopGen:
         it = self.temp()
         out.append(f"{it} = {dom2} if {lazy} else {vals}")
         return self.loop(e, it, e.where, out, lazy=lazy)
+
+    def first_extreme(self, e: ir.Quant, out: list) -> str | None:
+        """``min t in lo..hi where w: t`` (``max`` likewise, from the top): the first value
+        of the range that passes ``w`` is the answer, so the loop stops there, when ``w``
+        cannot fail (`cannot_fail`: no later value could raise the error the whole walk
+        would).  A track's next free space is its first one, not the least of 400 (and no
+        filter of all of them is remembered).  None for any other quantifier."""
+        if e.kind not in ("min", "max") or e.where is None \
+                or not isinstance(e.domain, ir.RangeDomain) \
+                or not (isinstance(e.body, ir.Local) and e.body.slot == e.slot) \
+                or not cannot_fail(e.where):
+            return None
+        a, b = self.seq((e.domain.lo, e.domain.hi), out)
+        it = f"range({a}, {b} + 1)" if e.kind == "min" else f"range({b}, {a} - 1, -1)"
+        acc = self.temp()
+        out.append(f"{acc} = None")
+        body: list[str] = []
+        with self.deeper(loop=True):
+            self.bind_loop(e.slot, body)
+            wl, w = self.here(e.where)
+        body += wl + [f"if {w}:", f"    {acc} = {self.var(e.slot)}", "    break"]
+        self.nested(out, f"for {self.var(e.slot)} in {it}:", body)
+        out += [f"if {acc} is None:", f"    {acc} = {empty_extreme(e.type)}"]
+        return acc
 
     def held_map(self, e: ir.Quant) -> "ir.Local | None":
         """The local m when e walks a type's values t under `where m[t] and ...` (its first
@@ -343,6 +370,43 @@ class LoopGen:
             out.append(f"if {acc} is None:")
             out.append(f"    {acc} = {empty_extreme(e.type)}")
         return acc
+
+
+_SAFE_OPS = frozenset(("==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "and", "or"))
+
+
+def cannot_fail(e) -> bool:
+    """Whether evaluating ``e`` can raise no error, by its shape alone (conservative): no
+    call, no seq, no division, no builtin; a map, bag or set indexed only by a local of its
+    key type; quantifiers over a type or a range whose bounds cannot fail either."""
+    match e:
+        case ir.Const() | ir.Local() | ir.StateRef():
+            return True
+        case ir.Field(record=r):
+            return cannot_fail(r)
+        case ir.Unary(arg=a):
+            return cannot_fail(a)
+        case ir.Binary(op=op, left=l, right=r):
+            return op in _SAFE_OPS and not isinstance(l.type, (BagT, SeqT)) \
+                and cannot_fail(l) and cannot_fail(r)
+        case ir.Ite(cond=c, then=a, other=b):
+            return cannot_fail(c) and cannot_fail(a) and cannot_fail(b)
+        case ir.Index(coll=c, key=k):
+            ct = c.type
+            if isinstance(ct, SeqT) or not isinstance(k, ir.Local):
+                return False
+            kt = ct.key if isinstance(ct, MapT) else getattr(ct, "elem", None)
+            return k.type == kt and cannot_fail(c)
+        case ir.Quant(kind=kind, domain=d, where=w, body=b):
+            if kind not in ("forall", "exists", "count", "min", "max"):
+                return False            # a sum's or a table's value is built, not tested
+            if isinstance(d, ir.RangeDomain):
+                if not (cannot_fail(d.lo) and cannot_fail(d.hi)):
+                    return False
+            elif not isinstance(d, ir.TypeDomain):
+                return False
+            return (w is None or cannot_fail(w)) and cannot_fail(b)
+    return False
 
 
 def _large(t) -> bool:

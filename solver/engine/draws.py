@@ -3,20 +3,26 @@
 The candidates are the instances of the open actions, one list after another; a draw is
 ``i = rng.randrange(n); n -= 1; pick cands[i]; cands[i] = cands[n]`` until a candidate is
 legal.  Here the same random calls give the same picks, without building the list (only the
-positions swapped so far are kept, as in `instances.Shuffle`) and, in a long draw, without
-looking at most of the refused candidates: an action whose guard first checks its first
-parameter alone (a move's piece must be the player's) has that verdict kept per value (and
-per value of the state fields it reads, from one state to the next), and when every open
-action ranges over fixed products, a map from positions to those values is built once per
-set of open actions, so that a candidate whose first value failed is passed over with two
-list reads.  `randrange` is inlined for a plain `random.Random` (the same getrandbits calls).
+positions swapped so far are kept, as in `instances.Shuffle`, or, over fixed products, a copy
+of the positions per draw) and, in a long draw, without looking at most of the refused
+candidates: an action whose guard first checks its first parameter alone (a move's piece must
+be the player's) has that verdict kept per value (and per value of the state fields it
+reads, from one state to the next, or, for a check ``F[p] == e``, all of them computed at
+once from the field's entries: `first_column`), and when every open action ranges over
+fixed products, a map from positions to those values is built once per set of open actions,
+so that a candidate whose first value failed is passed over with two list reads; one that
+passed runs the rest of its guard without that check.  `randrange` is inlined for a plain
+`random.Random` (the same getrandbits calls).
 """
 from __future__ import annotations
 
 import random
 from bisect import bisect_right
 
+from ..lang import ir
 from ..lang.errors import EvalError
+from ..lang.irwalk import nodes
+from ..lang.types import MapT, SeqT, finite
 from .evaluate import Refused
 from .fixinc import state_fields
 from .instances import SHORT
@@ -119,12 +125,15 @@ def _lazy(st, rng, groups: list, n: int):
         params = ps[k - starts[g]]
         fs = firsts[g]
         if fs is not None:
-            ok = fs.get(params[0])
-            if ok is None:
-                ok = fs[params[0]] = first_passes(a, st, params[0])
-            if not ok:
+            v = fs.get(params[0])
+            if v is None:
+                v = fs[params[0]] = first_verdict(a, st, params[0])
+            if v == FAILS:
                 continue        # its guard would stop at that check
-        st2 = successor(a, st, params)
+            st2 = successor_past_first(a, st, params) if v == PASSES else \
+                successor(a, st, params)
+        else:
+            st2 = successor(a, st, params)
         if st2 is not None:
             return a, params, st2
     return None
@@ -135,7 +144,7 @@ class _Layout:
     instances start and end, and for each position the id of its first value's verdict (0:
     the action has no first check; ids from 1 on: one per action and first value)."""
 
-    __slots__ = ("groups", "starts", "ends", "n", "fid", "nf", "first", "segments")
+    __slots__ = ("groups", "starts", "ends", "n", "fid", "nf", "first", "segments", "base")
 
     def __init__(self, actions: list, firsts: dict):
         self.groups = [(a, a.fixed) for a in actions]
@@ -161,95 +170,194 @@ class _Layout:
             for j in runs:
                 first.append((a, ps[j][0]))
                 fid.extend([len(first) - 1] * width)
+            col = a.first_column
+            if col is not None:
+                field, fe, negated, index = col
+                values = [x for _, x in first[base:]]
+                if all(x in index for x in values):
+                    # Every verdict at once, from the field's entries (see `first_column`).
+                    ords = tuple(index[x] for x in values)
+                    self.segments.append((None, base, len(ords), (field, fe, negated, ords, a)))
+                    continue
             memo = firsts.get(a)
             if memo is None:
                 # A first check depends on the state only through the fields it reads (the
                 # pieces, whose turn it is): its verdicts are kept per value of those, so
                 # the draws of the states between two moves of a piece share them.
                 memo = firsts[a] = DefMemo(state_fields(a.first_cond, {}))
-            self.segments.append((memo, base, len(first) - base))
+            self.segments.append((memo, base, len(first) - base, None))
         self.starts, self.ends, self.n, self.fid = starts, ends, m, fid
+        self.base = list(range(m))          # the positions before a draw
         self.first, self.nf = tuple(first), len(first)
 
 
 def _lazy_fixed(st, rng, lay: _Layout):
-    verdict = bytearray(lay.nf)             # 0 unknown, 1 passes, 2 fails
-    verdict[0] = 1
+    verdict = bytearray(lay.nf)             # 0 not known yet, then a verdict (NO_CHECK...)
+    verdict[0] = NO_CHECK
     memos = []
-    for dm, base, count in lay.segments:
+    for dm, base, count, col in lay.segments:
+        if col is not None:
+            field, fe, negated, ords, a = col
+            try:
+                e = fe(st, a.first_env)
+            except EvalError:
+                continue                    # each first value is tried alone, as it comes
+            entries = st[field]
+            if negated:
+                verdict[base:base + count] = bytes([FAILS if entries[o] == e else PASSES
+                                                    for o in ords])
+            else:
+                verdict[base:base + count] = bytes([PASSES if entries[o] == e else FAILS
+                                                    for o in ords])
+            continue
         memo = dm.memo if st is dm.last else dm.switch(st)
         known = memo.get(())
         if known is not None:
             verdict[base:base + count] = known
-        memos.append(memo)
+        memos.append((memo, base, count))
     try:
         return _lazy_draw(st, rng, lay, verdict)
     finally:
-        for (dm, base, count), memo in zip(lay.segments, memos):
+        for memo, base, count in memos:
             memo[()] = verdict[base:base + count]
 
 
 def _lazy_draw(st, rng, lay: _Layout, verdict: bytearray):
+    bits = _randbelow(rng)
+    if bits is None:
+        return _lazy_draw_calls(st, rng, lay, verdict)
+    n = lay.n
+    # The positions as the reference list holds them, copied per draw: a list's reads are
+    # cheaper than a dict's `get`, and copying it costs less than the reads it saves.
+    perm = lay.base[:]
+    fid, first = lay.fid, lay.first
+    w = n.bit_length()                      # randrange(n) draws w bits: n < 2 ** w
+    lo = 1 << (w - 1) if w else 0
+    while n:
+        while n < lo:
+            w -= 1
+            lo >>= 1
+        while n >= lo:                      # w bits a draw while n stays in [lo, 2 lo)
+            i = bits(w)
+            while i >= n:
+                i = bits(w)
+            n -= 1
+            k = perm[i]
+            perm[i] = perm[n]
+            f = fid[k]
+            v = verdict[f]
+            if v == FAILS:
+                continue                    # its guard would stop at the first check
+            if not v:
+                a, x = first[f]
+                v = verdict[f] = first_verdict(a, st, x)
+                if v == FAILS:
+                    continue
+            picked = _candidate(st, lay, k, v)
+            if picked is not None:
+                return picked
+    return None
+
+
+def _lazy_draw_calls(st, rng, lay: _Layout, verdict: bytearray):
+    """`_lazy_draw` for a `Random` subclass: its own `randrange` is called."""
     n = lay.n
     moved: dict = {}
     get = moved.get
     fid, first = lay.fid, lay.first
-    groups, starts, ends = lay.groups, lay.starts, lay.ends
-    bits = _randbelow(rng)
-    w = n.bit_length()                      # randrange(n) draws w bits: n < 2 ** w
-    lo = 1 << (w - 1) if w else 0
     while n:
-        if bits is not None:
-            if n < lo:
-                w -= 1
-                lo >>= 1
-            i = bits(w)
-            while i >= n:
-                i = bits(w)
-        else:
-            i = rng.randrange(n)
+        i = rng.randrange(n)
         n -= 1
         k = get(i, i)
         moved[i] = get(n, n)
-        v = verdict[fid[k]]
-        if v == 2:
-            continue                        # its guard would stop at the first check
-        if v == 0:
-            f = fid[k]
+        f = fid[k]
+        v = verdict[f]
+        if v == FAILS:
+            continue
+        if not v:
             a, x = first[f]
-            if first_passes(a, st, x):
-                verdict[f] = 1
-            else:
-                verdict[f] = 2
+            v = verdict[f] = first_verdict(a, st, x)
+            if v == FAILS:
                 continue
-        g = bisect_right(ends, k)
-        a, ps = groups[g]
-        params = ps[k - starts[g]]
-        st2 = successor(a, st, params)
-        if st2 is not None:
-            return a, params, st2
+        picked = _candidate(st, lay, k, v)
+        if picked is not None:
+            return picked
     return None
 
 
-def first_passes(a, st, v) -> bool:
+def _candidate(st, lay: _Layout, k: int, v: int):
+    """``(action, params, successor)`` of the candidate at index ``k``, whose first verdict
+    is ``v`` (`NO_CHECK` when its action has no first check), or None if refused."""
+    g = bisect_right(lay.ends, k)
+    a, ps = lay.groups[g]
+    params = ps[k - lay.starts[g]]
+    st2 = successor_past_first(a, st, params) if v == PASSES else successor(a, st, params)
+    return None if st2 is None else (a, params, st2)
+
+
+# A first verdict (`_Layout`'s ids, kept in a bytearray): 0 not known yet; the action has no
+# first check (the id 0 says it); the check passes; it fails; it cannot be evaluated (the
+# whole guard then runs, and says why).
+NO_CHECK, PASSES, FAILS, ERRS = 1, 2, 3, 4
+
+
+def first_verdict(a, st, v) -> int:
     """Whether the first check of ``a``'s guard (`first_test`) passes for a first parameter
-    ``v``; True when it cannot be evaluated (the whole guard then runs, and says why)."""
-    env = [None] * a.frame
+    ``v``: PASSES, FAILS, or ERRS when it cannot be evaluated."""
+    env = a.first_env
     env[a.domains[0][0]] = v
     try:
-        return bool(a.first_test(st, env))
+        return PASSES if a.first_test(st, env) else FAILS
     except EvalError:
-        return True
+        return ERRS
+
+
+def first_column(cc, cond, params: list):
+    """``(field, value, negated, index)`` when a first check ``cond`` is ``F[p] == e`` or
+    ``F[p] != e`` (either way round) for a field ``F`` of the state, ``p`` the first of the
+    parameter slots ``params`` and ``e`` reading none of them (its other locals are its own
+    binders: no let comes before a first check): ``value(st, env)`` evaluates ``e``,
+    ``index`` maps a key to its entry's position in ``st[field]``.  The verdicts of every
+    first value then come from one pass over the field: ``st[field][index[x]] == e`` is what
+    the check computes for ``x`` (a key of the field's type has no other failure).  None for
+    any other check."""
+    if not (isinstance(cond, ir.Binary) and cond.op in ("==", "!=")):
+        return None
+    for side, other in ((cond.left, cond.right), (cond.right, cond.left)):
+        if isinstance(side, ir.Index) and isinstance(side.key, ir.Local) \
+                and side.key.slot == params[0] and isinstance(side.coll, ir.Field) \
+                and isinstance(side.coll.record, ir.StateRef) and not side.coll.record.old \
+                and not isinstance(side.coll.type, SeqT) \
+                and not any((isinstance(x, ir.Local) and x.slot in params) or
+                            (isinstance(x, ir.StateRef) and x.old) for x in nodes(other)):
+            ct = side.coll.type
+            kt = ct.key if isinstance(ct, MapT) else ct.elem
+            return side.coll.index, cc.expr(other), cond.op == "!=", finite(kt).index
+    return None
+
+
+def successor_past_first(a, st, params):
+    """`successor` for a candidate whose first check passed: the rest of its guard prefix."""
+    env = a.draw_env
+    for slot, v in zip(a.slots, params):
+        env[slot] = v
+    pre = a.guard_after_first
+    if pre is not None and not pre(st, env):
+        return None
+    try:
+        return a.rest(st, env, None)
+    except Refused:
+        return None
 
 
 def successor(a, st, params):
     """The successor of a candidate, or None when its guard prefix or its body refuses it
     (nothing shown is kept: no rendering)."""
-    env = [None] * a.frame
+    env = a.draw_env
     if a.slot0 is not None:
         env[a.slot0] = params[0]
     else:
-        for (slot, _), v in zip(a.domains, params):
+        for slot, v in zip(a.slots, params):
             env[slot] = v
     pre = a.guard_check
     if pre is not None and not pre(st, env):

@@ -89,6 +89,18 @@ class CompiledAction:
             else None
         self.first_test = cc.expr(self.first_cond) if self.first_cond is not None else None
         self.guard_check = _bool_check(cc, prefix[len(hoist):])
+        # The same without that first check, for a candidate whose first value passed it
+        # (its verdict known, without an error): the draw does not test it twice.
+        self.guard_after_first = _bool_check(cc, prefix[len(hoist) + 1:]) \
+            if self.first_cond is not None else None
+        self.first_env = [None] * self.frame    # reused by each first check (draws.py)
+        # Reused by each candidate a draw tries (draws.successor): every slot its guard and
+        # body read is written first (its parameters, lets and binders), as `_enabled`'s
+        # reused frame relies on; a frame of hundreds of slots costs more than its check.
+        self.draw_env = [None] * self.frame
+        self.first_column = draws.first_column(cc, self.first_cond,
+                                               [b.slot for b in a.params]) \
+            if self.first_cond is not None else None
         # The body after that prefix: run once the prefix has passed (its lets are in env).
         self.rest = cc.stmts(a.body[k:])
         # A leading `requires` that reads only the first binders can reject a value of those
@@ -137,6 +149,7 @@ class CompiledAction:
         self.fixed = fixed_instances(a)
         self.draw_weights = weights_fn(cc, a) if self.guard_check is None else None
         self.slot0 = self.domains[0][0] if len(self.domains) == 1 else None
+        self.slots = tuple(slot for slot, _ in self.domains)    # where the parameters go
 
     def is_open(self, st) -> bool:
         """Whether the hoisted requires hold in ``st`` (they read no parameter)."""
@@ -699,6 +712,14 @@ def _bool_check(cc: Compiler, stmts):
             steps.append((0, cc.expr(s.cond)))
         else:
             steps.append((s.slot + 1, cc.expr(s.value)))
+
+    if all(not slot for slot, _ in steps):
+        # Requires alone (the common guard): one `and` of them, no loop over the steps.
+        names = [f"f{j}" for j in range(len(steps))]
+        src = "lambda st, env, {}: bool({})".format(
+            ", ".join(f"{x}={x}" for x in names),
+            " and ".join(f"{x}(st, env)" for x in names))
+        return eval(src, {}, {x: f for x, (_, f) in zip(names, steps)})
 
     def check(st, env):
         for slot, f in steps:

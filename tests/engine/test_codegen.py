@@ -276,3 +276,29 @@ def test_codegen_can_be_turned_off(monkeypatch):
     assert not Compiler(False).codegen
     monkeypatch.setenv("RULEBOOK_CODEGEN", "1")
     assert Compiler(False).codegen and not Compiler(True).codegen
+
+
+@pytest.mark.parametrize("text,safe", [
+    ("min t in 0..9 where t >= i: t", True),
+    ("max t in 0..9 where t < i + n: t", True),
+    ("min t in i..3 where t > 5: t", True),                  # no value passes: the extreme
+    ("min t in 0..9 where t == 0 or (forall j in 0..i where j != t: j != n): t", True),
+    ("min t in 0..3 where pile[t] == b: t", False),          # a seq index may fail
+    ("max t in 0..9 where t / n > 1: t", False),             # a division may fail
+    ("min t in 0..9 where narrow(t) > 1: t", False),         # a call may fail
+])
+@pytest.mark.parametrize("pile,n", [((), 0), ((1, 0), 2), ((0, 1, 1), 3)])
+def test_a_first_extreme_stops_at_its_first_value(errors_game, text, safe, pile, n):
+    """`min t in lo..hi where w: t` stops at the first value that passes when `w` cannot fail
+    (codegen_loops.first_extreme): the same value, or the same error, as the closures."""
+    g = errors_game
+    e, idx, size = _checked(g, text, {"i": IntT(0, 9)})
+    assert codegen_loops.cannot_fail(e.where) == safe
+    for arg in (0, 2, 7):
+        env = [None] * (size + 1)
+        for i in idx:
+            env[i] = arg
+        fg = Compiler(False, g.state_type, codegen=True).expr(e)
+        fc = Compiler(False, g.state_type, codegen=False).expr(e)
+        assert _outcome(fg, (pile, n), list(env)) == _outcome(fc, (pile, n), list(env))
+        assert ("break" in codegen.source_of(fg)) == safe

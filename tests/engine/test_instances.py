@@ -129,3 +129,35 @@ def test_a_random_subclass_draws_the_same_moves():
         assert p1[0] == p2[0]
         st1, st2 = p1[1], p2[1]
     assert st1 == st2 and Counting.calls > 60
+
+
+@pytest.mark.parametrize("name,params", [("torres", (("players", 4),)),
+                                         ("torres-advanced", (("players", 3),))])
+def test_first_verdicts_in_one_pass_are_the_first_checks(name, params):
+    """A first check `F[p] == e` is decided for every first value at once from the field's
+    entries (draws.first_column): along a seeded game, each of those verdicts is the check's
+    own value for that first parameter."""
+    g = load_game(name, (), params)
+    cols = [a for a in g.actions if a.first_column is not None]
+    assert any(a.name == "move" for a in cols)
+    chance = [a for a in g.actions if a.chance]
+    player = [a for a in g.actions if not a.chance]
+    rng = random.Random(21)
+    st = g.initial()
+    passed = failed = 0
+    for _ in range(50):
+        if g.is_terminal(st):
+            break
+        for a in cols:
+            field, value, negated, index = a.first_column
+            e = value(st, [None] * a.frame)
+            for x in dict.fromkeys(p[0] for p in a.fixed):
+                env = [None] * a.frame
+                env[a.domains[0][0]] = x
+                want = bool(a.first_test(st, env))
+                assert ((st[field][index[x]] == e) != negated) == want, (a.name, x)
+                passed += want
+                failed += not want
+        picked = g.pick(st, rng, chance, True) or g.pick(st, rng, player, False)
+        st = picked[1]
+    assert passed and failed
