@@ -154,8 +154,10 @@ class Branch:
 
 
 def branches(game: Game, st, actions=None,
-             concrete: bool | None = None) -> list[Branch]:
-    """Every action instance from a (possibly symbolic) state, with its guard and successor.
+             concrete: bool | None = None, part: tuple | None = None) -> list[Branch]:
+    """Every action instance from a (possibly symbolic) state, with its guard and successor;
+    with ``part`` (lo, hi), over a symbolic state, only those of the instances numbered lo
+    to hi - 1 in each action's `sym_instances` (a share of an action's paths, in order).
 
     A fully concrete state is expanded by the interpreter: both are compiled from the same IR
     and agree on concrete values (tests/engine/test_differential.py checks it), and the interpreter
@@ -169,7 +171,10 @@ def branches(game: Game, st, actions=None,
     for a in game.actions:
         if actions and a.name not in actions:
             continue
-        for g, params in a.sym_instances(st):
+        instances = a.sym_instances(st)
+        if part is not None:
+            instances = instances[part[0]:part[1]]
+        for g, params in instances:
             g = dz.and_(g, pin_guard(actions, a, params))
             if g is False:
                 continue

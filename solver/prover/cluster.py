@@ -32,13 +32,17 @@ from .options import ProveOptions
 CONNECT_S = 3.0
 # The step's paths are checked in the proof's own process until it has spent this long (s)
 # on them; only then does a local cluster start (in seconds) for the rest (`Engine.ahead`).
-LOCAL_S = 15.0
+LOCAL_S = 3.0
 # At most this many paths a task, and about this many tasks a worker a batch: a worker dealt
 # slow paths does not run alone while the others wait, and few verdicts are in flight.
 CHUNK_MAX = 8
 # At most this many local worker processes (each holds a game and its step).
 MAX_LOCAL = 64
 TASKS_PER_WORKER = 4
+# An action's paths are built on the workers in at most this many shares a worker (ranges of
+# its instances): an action of many paths (a card that moves a block from any square to any
+# other) is most of a case's building, and built whole it kept one worker busy alone.
+PARTS_PER_WORKER = 2
 
 
 @dataclass(frozen=True)
@@ -91,6 +95,7 @@ class Engine:
         self.recipe, self.workers, self.client, self.address = recipe, workers, client, address
         self._cluster = None
         self.spent = 0.0        # seconds this process has spent checking paths (`ahead`)
+        self.began = time.monotonic()       # `remote`: how long the proof has run
         if client is not None:
             from . import workers
             workers.register(client)
@@ -139,6 +144,64 @@ class Engine:
                 return []
         return paths[at:]
 
+    def remote(self) -> bool:
+        """Whether the next case's paths go to the workers whole, built there and never in
+        this process (`plan`): with a client already, or, with more than one worker, once
+        this engine has existed LOCAL_S (the proof's loading, bounded model checking and
+        building included), the local cluster then started.  Before that, and with one
+        worker, a case is built here (`ahead`)."""
+        if self.client is not None:
+            return True
+        if self.workers <= 1:
+            return False
+        if time.monotonic() - self.began < LOCAL_S and self.spent < LOCAL_S:
+            return False
+        try:
+            self._start()
+        except ImportError:
+            self.workers = 1
+            return False
+        return True
+
+    def plan(self, run: Run, kind: str, ci: int, game: Game, S, actions: list) -> dict | None:
+        """``actions``' paths in case ``ci`` (the symbolic state ``S``) of the step
+        (``kind``: "induction" or "transitions") built on the workers, each action in up to
+        PARTS_PER_WORKER shares a worker (ranges of its instances, `splits.paths`), one task a
+        share: action -> its shares in order, (instances (lo, hi), number of paths, the worker
+        that built them, which the tasks checking them prefer) each; None when a worker found
+        the case impossible."""
+        from distributed import as_completed
+
+        from . import splits
+        from .workers import plan_task
+        most = PARTS_PER_WORKER * max(1, len(self.client.scheduler_info().get("workers", {})))
+        jobs = []
+        for a in actions:
+            n = splits.instance_count(game, S, a)
+            m = max(1, min(n, most))
+            jobs += [(a, (n * i // m, n * (i + 1) // m)) for i in range(m)]
+        futures = {self.client.submit(plan_task, run, kind, ci, a, part, pure=False): (a, part)
+                   for a, part in jobs}
+        got: dict = {}
+        try:
+            for f in as_completed(list(futures)):
+                try:
+                    n, where = f.result()
+                except KeyboardInterrupt:
+                    raise
+                except Exception as e:      # noqa: BLE001 - a worker's failure, one line
+                    raise RulebookError(f"a proof worker failed: {type(e).__name__}: "
+                                        f"{e}") from None
+                if n is None:
+                    return None
+                got[futures[f]] = (n, where)
+        finally:
+            self.client.cancel([f for f in futures if not f.done()])
+        out: dict = {a: [] for a in actions}
+        for a, part in jobs:
+            out[a].append((part, *got[(a, part)]))
+        return out
+
     def _start(self) -> None:
         from distributed import Client, LocalCluster
         self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
@@ -149,12 +212,12 @@ class Engine:
         workers.register(self.client)
 
     def induction(self, run: Run, ci: int, candidates: list, items: list, journal, tally,
-                  say, meanwhile=None) -> list[tuple]:
+                  say, parts=None) -> list[tuple]:
         """`induction._check_paths`'s verdicts for the paths ``items`` of case ``ci``
         ((place, action, place among the action's paths) each, `induction.by_action`), one
         tuple a task, checked on the workers; each task's records written into ``journal``
-        (the store) as it comes back.  ``meanwhile`` runs here while the workers work (the
-        next case built)."""
+        (the store) as it comes back; ``parts``: the shares the workers built of each
+        action (`plan`), whose paths go to their builders first."""
         from .workers import induction_task
         cands = list(candidates)
 
@@ -167,10 +230,10 @@ class Engine:
             for at, action, why, skipped, took in records:
                 journal.record(ci, at, action, cands, why, skipped, seconds=took)
             return result, None
-        return self._map(items, submit, take, tally, say, "induction", ci, meanwhile)
+        return self._map(items, submit, take, tally, say, "induction", ci, parts)
 
     def transitions(self, run: Run, ci: int, live: tuple, items: list, done: dict,
-                    journal, names: list, tally, say, meanwhile=None) -> list[dict]:
+                    journal, names: list, tally, say, parts=None) -> list[dict]:
         """The failures of the transition properties ``live`` on the paths ``items`` of case
         ``ci`` (as for `induction`), one dict a task (`transitions.Pass.sharer`), checked
         on the workers; ``done``: what a previous run decided, by place; each task's
@@ -178,7 +241,7 @@ class Engine:
         from .workers import transition_task
 
         def submit(part, **where):
-            mine = {at: done[at] for at, _, _ in part if at in done}
+            mine = {it[0]: done[it[0]] for it in part if it[0] in done}
             return self.client.submit(transition_task, run, ci, live, part, mine,
                                       journal is not None, pure=False, **where)
 
@@ -187,10 +250,10 @@ class Engine:
             for at, action, decided in records:
                 journal.record_transition(ci, at, action, names, decided)
             return failed, checked
-        return self._map(items, submit, take, tally, say, "transitions", ci, meanwhile)
+        return self._map(items, submit, take, tally, say, "transitions", ci, parts)
 
     def _map(self, items: list, submit, take, tally, say, what: str, ci: int,
-             meanwhile) -> list:
+             parts=None) -> list:
         """``items`` (paths, each action's together) in chunks, a task each
         (``submit(chunk, workers=..., allow_other_workers=True)``), each result as it comes
         back given to ``take``, which writes its records and returns (the result, the paths
@@ -198,15 +261,26 @@ class Engine:
         The chunks go to the workers in runs (the first ones to the first worker, and so
         on), only preferred: a worker builds only the actions it is sent, so each builds
         about its share of the case, not all of it; an idle worker still takes (steals) a
-        busy one's tasks, and one that dies has its tasks run elsewhere."""
+        busy one's tasks, and one that dies has its tasks run elsewhere.  With ``parts``
+        (`plan`) each item names its share of the action too, each share's chunks go to the
+        worker that built it first instead, and no chunk holds two shares."""
         from distributed import as_completed
         workers = sorted(self.client.scheduler_info().get("workers", {}))
         n = max(1, len(workers))
         size = max(1, min(CHUNK_MAX, math.ceil(len(items) / (n * TASKS_PER_WORKER))))
-        chunks = [items[i:i + size] for i in range(0, len(items), size)]
+        homes: dict = {}
+        if parts:
+            items, homes = _shared(items, parts)
+            by: dict = {}
+            for it in items:
+                by.setdefault((it[1], it[3]), []).append(it)
+            chunks = [its[i:i + size] for its in by.values() for i in range(0, len(its), size)]
+        else:
+            chunks = [items[i:i + size] for i in range(0, len(items), size)]
         futures = {}
         for c, chunk in enumerate(chunks):
-            where = {"workers": [workers[c * n // len(chunks)]],
+            home = homes.get((chunk[0][1], chunk[0][3])) if homes else None
+            where = {"workers": [home if home in workers else workers[c * n // len(chunks)]],
                      "allow_other_workers": True} if workers else {}
             futures[submit(chunk, **where)] = len(chunk)
         say(f"{what}: {len(items)} paths of case {ci + 1} sent to {n} Dask workers in "
@@ -230,8 +304,6 @@ class Engine:
                 note=f"{len(out)} of {len(futures)} tasks of case {ci + 1}")
         pending = set(futures)
         try:
-            if meanwhile is not None:
-                meanwhile()
             for f in as_completed(list(futures)):
                 pending.discard(f)
                 collect(f)
@@ -245,6 +317,24 @@ class Engine:
             if pending:
                 self.client.cancel(list(pending))
         return out
+
+
+def _shared(items: list, parts: dict) -> tuple[list, dict]:
+    """``items`` ((place, action, place among the action's paths) each) with the share of
+    the action each lies in and its place there, (..., (lo, hi) or None, place) each, by the
+    ``parts`` of `Engine.plan` (an action not there: None, built whole where sent); and the
+    worker that built each (action, share)."""
+    out = []
+    for at, a, k in items:
+        base = 0
+        for part, n, _ in parts.get(a, ()):
+            if k < base + n:
+                out.append((at, a, k, part, k - base))
+                break
+            base += n
+        else:
+            out.append((at, a, k, None, None))
+    return out, {(a, part): where for a, ps in parts.items() for part, _, where in ps}
 
 
 def engine(recipe: Recipe, workers: int, address: str | None = None) -> Engine:

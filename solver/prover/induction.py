@@ -49,6 +49,7 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
         jobs = 1
         run_ = engine.run(options, [i.name for i in invs])
     candidates = [i.name for i in invs]
+    plans: dict = {}        # case -> the shares of its actions the workers built
     ctis: dict[str, str] = {}
     split_memo: dict = {}
     learned: set = set()      # (action, invariant) whose steps needed splitting
@@ -76,7 +77,14 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
             # Only the actions not decided before are built, under a symmetry too: a
             # symmetry maps a path onto one of the same action (its squares mirrored), so
             # an orbit lies within the action's paths.
-            work[:] = build({a for a in order if a not in held})
+            # With the paths going to Dask workers, they are built there, never here.
+            lazy = engine is not None and symmetric is None and engine.remote()
+            if lazy:
+                _planned(engine, run_, "induction", game, S, ci, order, held, built, plans,
+                         tally)
+                work[:] = [x for a in order for x in built.get(a, ())]
+            else:
+                work[:] = build({a for a in order if a not in held})
             unbuilt = sum(len(v) for a, v in held.items() if a not in built)
             tally.count(unbuilt, unbuilt)
             # Each path's place among the case's paths, built or not (an action is either),
@@ -142,14 +150,18 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                 later = [(at, x) for at, x in paths if at in orbs]
                 paths = [(at, x) for at, x in paths if at not in orbs]
 
-            def run(paths, ci=ci, built=built):
-                if engine is not None:
+            def run(paths, ci=ci, built=built, lazy=lazy):
+                if lazy:
+                    if paths:
+                        results.extend(engine.induction(
+                            run_, ci, candidates, by_action(paths, work, lambda x: x[0]),
+                            journal, tally, say, plans.get(ci)))
+                elif engine is not None:
                     rest = engine.ahead(paths, lambda part: results.append(check_paths(part)))
                     if rest:
                         results.extend(engine.induction(
                             run_, ci, candidates, by_action(rest, work, lambda x: x[0]),
-                            journal, tally, say,
-                            _build_next(cases, ci, candidates, journal, order)))
+                            journal, tally, say))
                 elif jobs > 1:
                     results.extend(pool.forked(check_paths, pool.pulled(paths, jobs), say,
                                            _build_next(cases, ci, candidates, journal,
@@ -265,12 +277,22 @@ class Step:
             readers, reads = nearby.conjunct_readers(conj, memo)
             small = [nk for nk, fv in reads.items() if len(fv) <= VACUITY_VARS]
             built: dict[str, list] = {}     # action -> its paths, once built (maybe none)
+            parted: dict[tuple, list] = {}  # (action, lo, hi) -> a share of its paths
 
-            def build(only=None, S=S, conj=conj, readers=readers, reads=reads, lengths=lengths,
-                      ci=ci, built=built):
+            def build(only=None, part=None, S=S, conj=conj, readers=readers, reads=reads,
+                      lengths=lengths, ci=ci, built=built, parted=parted):
                 # Each action's paths once (an action of no path is not built again), those of
                 # ``only`` (a set of action names) or of every action; the case's list of paths
-                # (each action's together, in the game's order) is returned whole.
+                # (each action's together, in the game's order) is returned whole.  With
+                # ``part`` (lo, hi) and one action in ``only``: the paths of its instances lo
+                # to hi - 1 only (`splits.paths`), kept apart and returned alone.
+                if part is not None:
+                    (a,) = only
+                    key = (a, *part)
+                    if key not in parted:
+                        parted[key] = [_prepared(b, S, conj, readers, reads, lengths)
+                                       for b in splits.paths(game, S, fields, {a}, part)]
+                    return parted[key]
                 want = {a for a in order if (only is None or a in only) and a not in built}
                 if want:
                     bs = splits.paths(game, S, fields, want)
@@ -296,6 +318,21 @@ class Step:
                                  sides=game.symbolic.sides)
         self.local.add(*fresh.constraints)
 
+    def build_action(self, ci: int, action: str, part: tuple) -> int:
+        """The number of paths of ``action``'s instances ``part`` (lo, hi) in case ``ci``,
+        built here for the shares to come (`cluster.Engine.plan`)."""
+        return len(self.cases[ci][6]({action}, part))
+
+    def _path(self, ci: int, item: tuple):
+        """The path of a share's ``item``: (place, action, place among the action's paths)
+        or, of an action built in parts on the workers, (..., part, place in the part)."""
+        build, built = self.cases[ci][6], self.cases[ci][8]
+        if len(item) > 3 and item[3] is not None:
+            return build({item[1]}, item[3])[item[4]]
+        if item[1] not in built:
+            build({item[1]})
+        return built[item[1]][item[2]]
+
     def check_share(self, ci: int, candidates: list, items: list, journaled: bool) -> tuple:
         """What a Dask worker sends back for the paths ``items`` of case ``ci`` under
         ``candidates``, each (its place among the parent's paths of the case, its action, its
@@ -304,7 +341,6 @@ class Step:
         (place, action, why, skipped, seconds) each, when ``journaled`` (without one, a
         candidate z3 gave up on falls, as in one process)."""
         S, conj, _, readers_of, lengths, _, build, small, built = self.cases[ci]
-        build({a for _, a, _ in items})
         records: list = []
         note = (lambda at, b, why, skipped, took: records.append(
             (at, b.action, why, skipped, took))) if journaled else None
@@ -313,12 +349,43 @@ class Step:
         key = (ci, tuple(candidates))
         if key not in self._memos:
             self._memos = {key: ({}, {})}
-        out = _check_paths(self.game, S, [(at, built[a][k]) for at, a, k in items], self.local,
+        out = _check_paths(self.game, S, [(it[0], self._path(ci, it)) for it in items],
+                           self.local,
                            conj, readers_of, candidates, lengths,
                            (self.split_memo, self.learned, self.options.split_lengths),
                            self.options.step_timeout_ms, self.say, note, small,
                            memos=self._memos[key])
         return out, records
+
+
+class Unbuilt:
+    """A path built on a Dask worker only: the parent knows its action and its place."""
+
+    __slots__ = ("action",)
+
+    def __init__(self, action: str):
+        self.action = action
+
+
+def _planned(engine, run, kind: str, game: Game, S, ci: int, order: list, held: dict,
+             built: dict, plans: dict, tally) -> bool:
+    """The paths of case ``ci``'s (state ``S``) actions neither ``held`` nor built yet, built
+    on the workers in shares (`cluster.Engine.plan`) and entered into ``built`` as
+    placeholders (`Unbuilt`, in the shape of the case's items); each action's shares in
+    ``plans``.  False when a worker found the case impossible."""
+    want = [a for a in order if a not in held and a not in built]
+    if not want:
+        return True
+    parts = engine.plan(run, kind, ci, game, S, want)
+    if parts is None:
+        return False
+    for a in want:
+        stub = (Unbuilt(a), (), set())
+        built[a] = [stub] * sum(n for _, n, _ in parts[a])
+    plans.setdefault(ci, {}).update(parts)
+    if tally is not None:
+        tally.built += sum(len(built[a]) for a in want)
+    return True
 
 
 def by_action(paths: list, work: list, path_of) -> list[tuple]:

@@ -238,10 +238,19 @@ def split_tiers(local, guard, conj, name, items, readers, candidates, memo, leng
 
 
 
-def paths(game: Game, S, fields: list[int], actions=None) -> list:
+def paths(game: Game, S, fields: list[int], actions=None, part: tuple | None = None) -> list:
     """The action paths from the symbolic state ``S`` (one case), each split on the values
     its move gives the split ``fields`` (`split_after`); only those of ``actions`` (a set of
-    action names) when given, in the game's order either way."""
+    action names) when given, in the game's order either way.  ``part`` (lo, hi): only
+    those of each action's instances lo to hi - 1 (`instance_count`), a share of its paths
+    in their order."""
     if actions is not None and not actions:
         return []
-    return [b2 for b in branches(game, S, actions) for b2 in split_after(game, b, fields)]
+    return [b2 for b in branches(game, S, actions, None, part)
+            for b2 in split_after(game, b, fields)]
+
+
+def instance_count(game: Game, S, action: str) -> int:
+    """How many instances ``action`` has from the symbolic state ``S``: what `paths`'s
+    ``part`` numbers."""
+    return len(next(a for a in game.actions if a.name == action).sym_instances(S))

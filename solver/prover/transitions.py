@@ -122,6 +122,11 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                 tally.count(whole, whole)
             continue
         only = to_build(ci, held)
+        if engine is not None and symmetric is None and engine.remote():
+            # The paths go to Dask workers: built there, never here.
+            _remote_case(engine, run_, game, S, ci, order, only, held, live, names, journal,
+                         tally, say, out)
+            continue
         if ci in ready and ready[ci][0] == only:
             prepared = ready.pop(ci)[1]
         else:
@@ -184,7 +189,7 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                     parts.extend(engine.transitions(
                         run_, ci, tuple(tr.name for tr in live),
                         induction.by_action(rest, bs, lambda b: b), done, journal, names,
-                        tally, say, prepare_next(ci, live)))
+                        tally, say))
             elif jobs > 1:
                 parts.extend(pool.forked(check_share, pool.pulled(paths, jobs), say,
                                      prepare_next(ci, live)))
@@ -441,6 +446,39 @@ class Pass:
                     **{n: (0, *w) for n, w in failed.items()}}
         return check_share
 
+    def _built(self, ci: int, want: set) -> tuple | None:
+        """A worker's case ``ci`` (the last it was sent, kept): its preparation without
+        paths, what gives the post-state conjuncts, and the paths of the actions ``want``
+        (and of those built before), by action; None when no state of the case satisfies
+        the invariants."""
+        if ci not in self._ready:
+            prepared = self.prepare(ci, set())      # the case without its paths
+            self._ready = {ci: (prepared, None if prepared is None else
+                                self.posts_of(ci, prepared), {})}
+        prepared, post_of, built = self._ready[ci]
+        if prepared is None:
+            return None
+        want = set(want) - set(built)
+        if want:
+            for a in want:
+                built[a] = []
+            for b in splits.paths(self.game, self.cases[ci], self.fields, want):
+                built[b.action].append(b)
+        return prepared, post_of, built
+
+    def build_action(self, ci: int, action: str, part: tuple) -> int | None:
+        """The number of paths of ``action``'s instances ``part`` (lo, hi) in case ``ci``,
+        built here for the shares to come (`cluster.Engine.plan`); None when the case is
+        impossible."""
+        got = self._built(ci, set())
+        if got is None:
+            return None
+        built = got[2]
+        key = (action, *part)
+        if key not in built:
+            built[key] = splits.paths(self.game, self.cases[ci], self.fields, {action}, part)
+        return len(built[key])
+
     def remote_share(self, ci: int, live: tuple, items: list, done: dict,
                      journaled: bool) -> tuple:
         """What a Dask worker sends back for the paths ``items`` of case ``ci`` ((place,
@@ -448,26 +486,63 @@ class Pass:
         actions built here) and the properties named ``live``: the failures, the records for
         the parent's journal or store (place, action, decided), and how many paths it
         checked."""
-        if ci not in self._ready:
-            prepared = self.prepare(ci, set())      # the case without its paths
-            self._ready = {ci: (prepared, self.posts_of(ci, prepared), {})}
-        prepared, post_of, built = self._ready[ci]
-        if prepared is None:
+        got = self._built(ci, {it[1] for it in items if len(it) < 4 or it[3] is None})
+        if got is None:
             return {}, [], 0
-        want = {a for _, a, _ in items} - set(built)
-        if want:
-            for a in want:
-                built[a] = []
-            for b in splits.paths(self.game, self.cases[ci], self.fields, want):
-                built[b.action].append(b)
+        prepared, post_of, built = got
+        for it in items:
+            if len(it) > 3 and it[3] is not None and (it[1], *it[3]) not in built:
+                self.build_action(ci, it[1], it[3])
         records: list = []
         record = (lambda at, action, decided: records.append((at, action, decided))) \
             if journaled else None
         count = Tally()
         props = [tr for tr in self.trans if tr.name in live]
         failed = self.sharer(ci, prepared, post_of, props, done, record, count)(
-            [(at, built[a][k]) for at, a, k in items])
+            [(it[0], built[it[1]][it[2]] if len(it) < 4 or it[3] is None else
+              built[(it[1], *it[3])][it[4]]) for it in items])
         return failed, records, count.done
+
+def _remote_case(engine, run, game: Game, S, ci: int, order: list, only: set, held: dict,
+                 live: list, names: list, journal, tally, say, out: dict) -> bool:
+    """Case ``ci`` of `check_transitions` checked on the Dask workers, its paths built
+    there only (`cluster.Engine.plan`): the failures entered into ``out``; False when a
+    worker found the case impossible (no state of it satisfies the invariants)."""
+    parts = engine.plan(run, "transitions", ci, game, S, [a for a in order if a in only])
+    if parts is None:
+        return False
+    counts = {a: sum(n for _, n, _ in ps) for a, ps in parts.items()}
+    bs = [induction.Unbuilt(a) for a in order if a in only for _ in range(counts[a])]
+    unbuilt = sum(n for a, n in held.items() if a not in counts)
+    if tally is not None:
+        tally.built += len(bs)
+        tally.count(unbuilt, unbuilt)
+        checked_before = tally.checked
+    say(f"transitions: {len(bs)} action paths"
+        + (f" of {len(counts)} of {len(order)} actions" if len(counts) < len(order) else "")
+        + f", {len(live)} properties, built on the workers (case {ci + 1})")
+    done = {} if journal is None else \
+        journal.transitions_checked(ci, [b.action for b in bs], names)
+    reused = _reused(len(bs), done, [tr.name for tr in live])
+    if tally is not None:
+        tally.count(reused, reused)
+    parts = engine.transitions(run, ci, tuple(tr.name for tr in live),
+                               induction.by_action(list(enumerate(bs)), bs, lambda b: b),
+                               done, journal, names, tally, say, parts) if bs else []
+    first: dict[str, tuple] = {}
+    for part in parts:
+        for n, w in part.items():
+            first[n] = min(first.get(n, w), w)
+    for n, (_, _, why) in first.items():
+        out[n] = (False, why)
+    if journal is not None and not first:
+        journal.record_transition_case(ci, names, [tr.name for tr in live], len(bs))
+    if journal is not None:
+        journal.record_transition_groups(ci, counts, names, [tr.name for tr in live])
+    if tally is not None:
+        tally.settled(len(bs) - reused - (tally.checked - checked_before))
+    return True
+
 
 def _reused(n: int, done: dict, live: list[str]) -> int:
     """How many of ``n`` paths a previous run's verdicts (``done``) settle, as `check_share`

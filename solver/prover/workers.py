@@ -42,7 +42,8 @@ class Runs(WorkerPlugin):
 
 class _Worked:
     """One run on one worker: the game loaded and the step's abstractions made at once, the
-    step's cases when first asked for."""
+    step's cases (`induction.Step`) or the transition pass (`transitions.Pass`) when first
+    asked for."""
 
     def __init__(self, run):
         self.run = run
@@ -50,26 +51,49 @@ class _Worked:
         self.abstraction = abstractions.for_step(run.options)
         self._step = None
 
+    def _named(self) -> list:
+        names = set(self.run.invariants)
+        return [i for i in self.game.p.invariants if i.name in names]
+
+    def _induction(self) -> induction.Step:
+        if self._step is None:
+            self._step = induction.Step(self.game, self._named(), self.run.options, _quiet)
+        return self._step
+
+    def _transitions(self) -> transitions.Pass:
+        if self._step is None:
+            self._step = transitions.Pass(self.game, self._named(), set(self.run.assumed),
+                                          self.run.options)
+        return self._step
+
+    def plan(self, kind: str, ci: int, action: str, part: tuple) -> int | None:
+        """How many paths ``action``'s instances ``part`` (lo, hi) have in case ``ci``, built
+        here and kept for the tasks that check them; None for a transition pass's case that
+        no state satisfying the invariants is in."""
+        with self.game.symbolic.abstracted(self.abstraction):
+            if kind == "induction":
+                return self._induction().build_action(ci, action, part)
+            return self._transitions().build_action(ci, action, part)
+
     def induction_share(self, ci: int, candidates, items, journaled) -> tuple:
         with self.game.symbolic.abstracted(self.abstraction):
-            if self._step is None:
-                names = set(self.run.invariants)
-                invs = [i for i in self.game.p.invariants if i.name in names]
-                self._step = induction.Step(self.game, invs, self.run.options, _quiet)
-            return self._step.check_share(ci, candidates, items, journaled)
+            return self._induction().check_share(ci, candidates, items, journaled)
 
     def transition_share(self, ci: int, live, items, done, journaled) -> tuple:
         with self.game.symbolic.abstracted(self.abstraction):
-            if self._step is None:
-                names = set(self.run.invariants)
-                trans = [i for i in self.game.p.invariants if i.name in names]
-                self._step = transitions.Pass(self.game, trans, set(self.run.assumed),
-                                              self.run.options)
-            return self._step.remote_share(ci, live, items, done, journaled)
+            return self._transitions().remote_share(ci, live, items, done, journaled)
 
 
 def _quiet(text: str, done=None, total=None, note: str = "") -> None:
     return None
+
+
+def plan_task(run, kind: str, ci: int, action: str, part: tuple) -> tuple:
+    """A task: the paths of ``action``'s instances ``part`` (lo, hi) in case ``ci`` of the
+    step (``kind``: "induction" or "transitions") built on this worker, for the tasks that
+    will check them; their number (None: the case is impossible) and this worker's address,
+    which those tasks prefer."""
+    return _runs().get(run).plan(kind, ci, action, part), get_worker().address
 
 
 def induction_task(run, ci: int, candidates: list, items: list, journaled: bool) -> tuple:
