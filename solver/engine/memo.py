@@ -161,10 +161,13 @@ class DefMemo:
     def switch(self, st) -> dict:
         """The memo for ``st`` (the caller checked that ``st`` is not the last state)."""
         self.last = st
-        if self.fields is None:
+        fv = self.fields
+        if fv is None:
             self.memo = {}
             return self.memo
-        n = self.fields.of(st)
+        # The defs that read the same fields share their numbering: the first to meet st
+        # names it, the others read the name.
+        n = fv.id if st is fv.last else fv.of(st)
         if n is None:
             self.memo = {}
             return self.memo
@@ -236,12 +239,56 @@ def memoised(fb: Fn, fargs: list, symbolic: bool, shared: DefMemo | None = None)
 FAILS: list = []     # a filter that fails on some value (see remembered_filter)
 
 
-def remembered_filter(fd, fw, s1, shared: "DefMemo", outer: tuple[int, ...]):
+def remembered_filter(fd, fw, s1, shared: "DefMemo", outer: tuple[int, ...], pre=None):
     """The domain ``fd`` filtered by ``fw``, as ``(True, value)`` pairs, computed once per
     state and value of the ``outer`` env entries (see Compiler._filter_memo).  When the filter
     fails on some value, the error is left to the plain loop, which may stop before that value;
-    that the filter fails is remembered, so the next evaluation goes straight to the loop."""
+    that the filter fails is remembered, so the next evaluation goes straight to the loop.
+
+    ``pre``: ``(fp, shared_p, outer_p, rest)`` when ``fw`` is ``p and r1 and ...`` with ``p``
+    reading fewer fields of the state (see Compiler._prefilter): the values that pass ``p`` are
+    remembered per value of its own fields, and only they are asked the ``rest`` (in order,
+    as `and` asks them).  A castle's squares, say, are found once while only the pieces move,
+    not once per state.  The values kept are the same, in the same order."""
+    passing = None if pre is None else _passing(fd, pre[0], s1, pre[1], pre[2])
+    rest = () if pre is None else pre[3]
+
     def filtered(st, env):
+        memo = shared.memo if st is shared.last else shared.switch(st)
+        key = tuple([env[i] for i in outer]) if outer else ()
+        hit = memo.get(key)
+        if hit is None:
+            hit = []
+            try:
+                dom = FAILS if passing is None else passing(st, env)
+                if dom is FAILS:
+                    for g, v in fd(st, env):
+                        env[s1] = v
+                        if fw(st, env):
+                            hit.append((g, v))
+                else:
+                    for g, v in dom:
+                        env[s1] = v
+                        for fr in rest:
+                            if not fr(st, env):
+                                break
+                        else:
+                            hit.append((g, v))
+            except EvalError:
+                hit = FAILS
+            if len(memo) >= MEMO_CALLS:
+                memo.clear()
+            memo[key] = hit
+        if hit is FAILS:
+            return _Lazy(fd(st, env), fw, s1, st, env)
+        return hit
+    return filtered
+
+
+def _passing(fd, fw, s1, shared: "DefMemo", outer: tuple[int, ...]):
+    """The pairs of ``fd`` that pass ``fw``, per state (the fields fw reads) and value of the
+    ``outer`` entries; FAILS when fw fails on some value."""
+    def passing(st, env):
         memo = shared.memo if st is shared.last else shared.switch(st)
         key = tuple([env[i] for i in outer]) if outer else ()
         hit = memo.get(key)
@@ -257,10 +304,8 @@ def remembered_filter(fd, fw, s1, shared: "DefMemo", outer: tuple[int, ...]):
             if len(memo) >= MEMO_CALLS:
                 memo.clear()
             memo[key] = hit
-        if hit is FAILS:
-            return _Lazy(fd(st, env), fw, s1, st, env)
         return hit
-    return filtered
+    return passing
 
 
 def remembered_value(f: Fn, shared: "DefMemo") -> Fn:
