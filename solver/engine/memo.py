@@ -92,9 +92,13 @@ class _FieldValues:
     """The values some fields of the state have, named by a small number: the defs that read
     the same fields (a board's heights and pieces) name a state's values once between them,
     instead of each hashing the whole board again.  Numbers are never reused, so a memo keyed
-    by one stays right when the table is emptied (past FIELD_MEMO_STATES * 16 values)."""
+    by one stays right when the table is emptied (past FIELD_MEMO_STATES * 16 values).
 
-    __slots__ = ("fields", "last", "id", "ids", "next")
+    A set of several fields names a board (a tuple) among them by that field's own number:
+    a board is hashed once per value met, however many sets of fields read it (heights and
+    pieces; heights, pieces and the points left; ...)."""
+
+    __slots__ = ("fields", "last", "id", "ids", "next", "parts")
 
     def __init__(self, fields: tuple):
         self.fields = fields
@@ -102,6 +106,8 @@ class _FieldValues:
         self.id = None
         self.ids: dict = {}
         self.next = 0
+        self.parts = None if len(fields) == 1 else \
+            tuple((i, field_values((i,))) for i in fields)
 
     def of(self, st):
         """The number of ``st``'s values (None when a field is not hashable)."""
@@ -116,7 +122,21 @@ class _FieldValues:
                     break
             else:
                 return self.id
-        key = tuple([st[i] for i in self.fields])
+        if self.parts is None:
+            key = (st[self.fields[0]],)
+        else:
+            # A field's values are all tuples or none is (its type says which): a place of
+            # the key holds numbers or values, never both.
+            key = []
+            for i, one in self.parts:
+                v = st[i]
+                if type(v) is tuple:
+                    v = one.of(st)
+                    if v is None:       # a board that is not hashable
+                        self.id = None
+                        return None
+                key.append(v)
+            key = tuple(key)
         try:
             n = self.ids.get(key)
         except TypeError:       # a field that is not hashable
@@ -132,6 +152,14 @@ class _FieldValues:
 
 
 _FIELD_VALUES: dict[tuple, _FieldValues] = {}
+
+
+def field_values(fields: tuple) -> _FieldValues:
+    """The numbering of the values of ``fields`` (sorted indices), shared by its readers."""
+    fv = _FIELD_VALUES.get(fields)
+    if fv is None:
+        fv = _FIELD_VALUES[fields] = _FieldValues(fields)
+    return fv
 
 
 class DefMemo:
@@ -150,10 +178,7 @@ class DefMemo:
         if fields is None:
             self.fields = None
         else:
-            key = tuple(sorted(fields))
-            self.fields = _FIELD_VALUES.get(key)
-            if self.fields is None:
-                self.fields = _FIELD_VALUES[key] = _FieldValues(key)
+            self.fields = field_values(tuple(sorted(fields)))
         self.store: dict = {}
         self.last = None
         self.memo: dict = {}
