@@ -250,20 +250,20 @@ def _dijkstra(val: list, cost: list, into: list, ends: list, empty) -> tuple:
     lo, hi = min(val), max(val)
     if isinstance(lo, int) and isinstance(hi, int) and hi - lo <= 4 * len(val):
         # Few distinct values (short distances): a bucket per value instead of a heap.
-        buckets: list[list[int]] = [[] for _ in range(hi - lo + 1)]
+        # A key at hi improves no other (every value is at most hi, no cost is below 0): the
+        # last bucket is neither filled nor walked.
+        buckets: list[list[int]] = [[] for _ in range(hi - lo)]
         for i, v in enumerate(val):
-            buckets[v - lo].append(i)
+            if v < hi:
+                buckets[v - lo].append(i)
         for b, bucket in enumerate(buckets):
             v = b + lo
-            k = 0
-            while k < len(bucket):          # grows while it is walked: edges that cost 0
-                j = bucket[k]
-                k += 1
+            for j in bucket:                # grows while it is walked: edges that cost 0
                 if val[j] != v:
                     continue
                 for i in into[j]:
                     c = v + cost[i]
-                    if c < val[i]:          # so c <= hi, and c >= v: a bucket not yet done
+                    if c < val[i]:          # so c < hi, and c >= v: a bucket not yet done
                         val[i] = c
                         buckets[c - lo].append(i)
         return tuple(val)

@@ -474,7 +474,10 @@ class Game:
                     out.append((m, None, None, r))
         return out
 
-    def legal(self, st, actions=None):
+    def legal(self, st, actions=None, shown: bool = True):
+        """Every legal move with its outcome: (move, new state, shows), in the actions' and
+        the instances' order.  Without ``shown``, the shows are None (not rendered: a search
+        that shows only the moves of its answer replays them with `apply`)."""
         res = []
         for a in self.actions:
             if actions is not None and a.name not in actions:
@@ -490,7 +493,7 @@ class Game:
                     env[slot] = v
                 if pre is not None and not pre(st, env):
                     continue
-                shows: list = []
+                shows: list | None = [] if shown else None
                 try:
                     st2 = rest(st, env, shows)
                 except Refused:
@@ -499,7 +502,8 @@ class Game:
         # The successors of the last state asked about are kept: a solver's answer is replayed
         # move by move from a state whose moves were just listed, and a move can be costly (an
         # `exists real` per placement).
-        self._succ = (st, {m: (st2, shows) for m, st2, shows in res})
+        if shown:
+            self._succ = (st, {m: (st2, shows) for m, st2, shows in res})
         return res
 
     _succ: tuple = (None, {})

@@ -34,7 +34,8 @@ class Loops:
             if fd is not None and fw is not None and not self.symbolic:
                 memo = self._filter_memo(g)
                 if memo is not None:
-                    fd, fw = remembered_filter(fd, fw, g.slot + 1, *memo), None
+                    fd, fw = remembered_filter(fd, fw, g.slot + 1, *memo,
+                                               pre=self._prefilter(g)), None
             gains = tuple((self.expr(v), None if n is None else self.expr(n))
                           for v, n in zip(g.values, g.times))
             groups.append((fd, fw, g.slot + 1, gains))
@@ -204,7 +205,7 @@ class Loops:
                                          DefMemo(fields))
             memo = self._filter_memo(e)
             if memo is not None:
-                fd, fw = remembered_filter(fd, fw, s1, *memo), None
+                fd, fw = remembered_filter(fd, fw, s1, *memo, pre=self._prefilter(e)), None
             return _concrete_quant(kind, fd, fw, fb, s1, e)
 
         def q(st, env):
@@ -219,22 +220,52 @@ class Loops:
             return _sym_fold(kind, pairs, e, self.abstraction)
         return q
 
-    def _filter_memo(self, e: ir.Quant) -> "tuple[DefMemo, tuple[int, ...]] | None":
+    def _prefilter(self, e: ir.Quant):
+        """For `memo.remembered_filter`: when e's `where` is ``p and r1 and ... and rn`` (as
+        parsed, left to right) and ``p`` reads fewer of the state's fields than the whole
+        (with the domain's), ``(p's closure, its memo, its outer env entries, the closures of
+        r1 ... rn)``; the longest such ``p``.  None otherwise."""
+        spine = []
+        n = e.where
+        while isinstance(n, ir.Binary) and n.op == "and":
+            spine.append(n)
+            n = n.left
+        if not spine:
+            return None
+        dfields = fixinc.state_fields(e.domain, self._fields_read)
+        wfields = fixinc.state_fields(e.where, self._fields_read)
+        if dfields is None or wfields is None:
+            return None
+        for k, node in enumerate(spine):
+            pfields = fixinc.state_fields(node.left, self._fields_read)
+            if pfields is None or not (pfields | dfields) < (wfields | dfields):
+                continue
+            memo = self._filter_memo(e, node.left)
+            if memo is None:
+                return None
+            rest = tuple(self.expr(x.right) for x in reversed(spine[:k + 1]))
+            return (self.expr(node.left), *memo, rest)
+        return None
+
+    def _filter_memo(self, e: ir.Quant,
+                     where: ir.Expr | None = None) -> "tuple[DefMemo, tuple[int, ...]] | None":
         """A memo for the values of e's domain that pass its `where`, and the env indices of
         the outer locals the filter reads, when it reads nothing else but the quantified value
         and the current state, and those locals are scalars: then it selects the same values
         wherever the quantifier is evaluated in one state with the same locals (a def of a
         square whose body is `exists k in K where f(k): g(k, s)` tests f on each k once per
-        state, not once per square; `where h(s, d)` is asked once per value of s)."""
-        if e.where is None:
+        state, not once per square; `where h(s, d)` is asked once per value of s).  ``where``:
+        another filter over e's domain in its place (a part of it)."""
+        where = e.where if where is None else where
+        if where is None:
             return None
         dreads, dbound, _, dold, _ = fixinc.summary(e.domain, self._summaries)
-        wreads, wbound, _, wold, _ = fixinc.summary(e.where, self._summaries)
+        wreads, wbound, _, wold, _ = fixinc.summary(where, self._summaries)
         if dold or wold:
             return None
         outer = (dreads - dbound) | (wreads - wbound - {e.slot})
         todo = set(outer)
-        for n in irwalk.nodes((e.domain, e.where)):
+        for n in irwalk.nodes((e.domain, where)):
             if not todo:
                 break
             if isinstance(n, ir.Local) and n.slot in todo:
@@ -242,7 +273,7 @@ class Loops:
                     return None
                 todo.discard(n.slot)
         dfields = fixinc.state_fields(e.domain, self._fields_read)
-        wfields = fixinc.state_fields(e.where, self._fields_read)
+        wfields = fixinc.state_fields(where, self._fields_read)
         fields = None if dfields is None or wfields is None else dfields | wfields
         return DefMemo(fields), tuple(sorted(sl + 1 for sl in outer))
 

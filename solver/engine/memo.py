@@ -92,9 +92,13 @@ class _FieldValues:
     """The values some fields of the state have, named by a small number: the defs that read
     the same fields (a board's heights and pieces) name a state's values once between them,
     instead of each hashing the whole board again.  Numbers are never reused, so a memo keyed
-    by one stays right when the table is emptied (past FIELD_MEMO_STATES * 16 values)."""
+    by one stays right when the table is emptied (past FIELD_MEMO_STATES * 16 values).
 
-    __slots__ = ("fields", "last", "id", "ids", "next")
+    A set of several fields names a board (a tuple) among them by that field's own number:
+    a board is hashed once per value met, however many sets of fields read it (heights and
+    pieces; heights, pieces and the points left; ...)."""
+
+    __slots__ = ("fields", "last", "id", "ids", "next", "parts")
 
     def __init__(self, fields: tuple):
         self.fields = fields
@@ -102,6 +106,8 @@ class _FieldValues:
         self.id = None
         self.ids: dict = {}
         self.next = 0
+        self.parts = None if len(fields) == 1 else \
+            tuple((i, field_values((i,))) for i in fields)
 
     def of(self, st):
         """The number of ``st``'s values (None when a field is not hashable)."""
@@ -116,7 +122,21 @@ class _FieldValues:
                     break
             else:
                 return self.id
-        key = tuple([st[i] for i in self.fields])
+        if self.parts is None:
+            key = (st[self.fields[0]],)
+        else:
+            # A field's values are all tuples or none is (its type says which): a place of
+            # the key holds numbers or values, never both.
+            key = []
+            for i, one in self.parts:
+                v = st[i]
+                if type(v) is tuple:
+                    v = one.of(st)
+                    if v is None:       # a board that is not hashable
+                        self.id = None
+                        return None
+                key.append(v)
+            key = tuple(key)
         try:
             n = self.ids.get(key)
         except TypeError:       # a field that is not hashable
@@ -132,6 +152,14 @@ class _FieldValues:
 
 
 _FIELD_VALUES: dict[tuple, _FieldValues] = {}
+
+
+def field_values(fields: tuple) -> _FieldValues:
+    """The numbering of the values of ``fields`` (sorted indices), shared by its readers."""
+    fv = _FIELD_VALUES.get(fields)
+    if fv is None:
+        fv = _FIELD_VALUES[fields] = _FieldValues(fields)
+    return fv
 
 
 class DefMemo:
@@ -150,10 +178,7 @@ class DefMemo:
         if fields is None:
             self.fields = None
         else:
-            key = tuple(sorted(fields))
-            self.fields = _FIELD_VALUES.get(key)
-            if self.fields is None:
-                self.fields = _FIELD_VALUES[key] = _FieldValues(key)
+            self.fields = field_values(tuple(sorted(fields)))
         self.store: dict = {}
         self.last = None
         self.memo: dict = {}
@@ -161,10 +186,13 @@ class DefMemo:
     def switch(self, st) -> dict:
         """The memo for ``st`` (the caller checked that ``st`` is not the last state)."""
         self.last = st
-        if self.fields is None:
+        fv = self.fields
+        if fv is None:
             self.memo = {}
             return self.memo
-        n = self.fields.of(st)
+        # The defs that read the same fields share their numbering: the first to meet st
+        # names it, the others read the name.
+        n = fv.id if st is fv.last else fv.of(st)
         if n is None:
             self.memo = {}
             return self.memo
@@ -236,12 +264,56 @@ def memoised(fb: Fn, fargs: list, symbolic: bool, shared: DefMemo | None = None)
 FAILS: list = []     # a filter that fails on some value (see remembered_filter)
 
 
-def remembered_filter(fd, fw, s1, shared: "DefMemo", outer: tuple[int, ...]):
+def remembered_filter(fd, fw, s1, shared: "DefMemo", outer: tuple[int, ...], pre=None):
     """The domain ``fd`` filtered by ``fw``, as ``(True, value)`` pairs, computed once per
     state and value of the ``outer`` env entries (see Compiler._filter_memo).  When the filter
     fails on some value, the error is left to the plain loop, which may stop before that value;
-    that the filter fails is remembered, so the next evaluation goes straight to the loop."""
+    that the filter fails is remembered, so the next evaluation goes straight to the loop.
+
+    ``pre``: ``(fp, shared_p, outer_p, rest)`` when ``fw`` is ``p and r1 and ...`` with ``p``
+    reading fewer fields of the state (see Compiler._prefilter): the values that pass ``p`` are
+    remembered per value of its own fields, and only they are asked the ``rest`` (in order,
+    as `and` asks them).  A castle's squares, say, are found once while only the pieces move,
+    not once per state.  The values kept are the same, in the same order."""
+    passing = None if pre is None else _passing(fd, pre[0], s1, pre[1], pre[2])
+    rest = () if pre is None else pre[3]
+
     def filtered(st, env):
+        memo = shared.memo if st is shared.last else shared.switch(st)
+        key = tuple([env[i] for i in outer]) if outer else ()
+        hit = memo.get(key)
+        if hit is None:
+            hit = []
+            try:
+                dom = FAILS if passing is None else passing(st, env)
+                if dom is FAILS:
+                    for g, v in fd(st, env):
+                        env[s1] = v
+                        if fw(st, env):
+                            hit.append((g, v))
+                else:
+                    for g, v in dom:
+                        env[s1] = v
+                        for fr in rest:
+                            if not fr(st, env):
+                                break
+                        else:
+                            hit.append((g, v))
+            except EvalError:
+                hit = FAILS
+            if len(memo) >= MEMO_CALLS:
+                memo.clear()
+            memo[key] = hit
+        if hit is FAILS:
+            return _Lazy(fd(st, env), fw, s1, st, env)
+        return hit
+    return filtered
+
+
+def _passing(fd, fw, s1, shared: "DefMemo", outer: tuple[int, ...]):
+    """The pairs of ``fd`` that pass ``fw``, per state (the fields fw reads) and value of the
+    ``outer`` entries; FAILS when fw fails on some value."""
+    def passing(st, env):
         memo = shared.memo if st is shared.last else shared.switch(st)
         key = tuple([env[i] for i in outer]) if outer else ()
         hit = memo.get(key)
@@ -257,10 +329,8 @@ def remembered_filter(fd, fw, s1, shared: "DefMemo", outer: tuple[int, ...]):
             if len(memo) >= MEMO_CALLS:
                 memo.clear()
             memo[key] = hit
-        if hit is FAILS:
-            return _Lazy(fd(st, env), fw, s1, st, env)
         return hit
-    return filtered
+    return passing
 
 
 def remembered_value(f: Fn, shared: "DefMemo") -> Fn:

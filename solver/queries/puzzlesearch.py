@@ -391,7 +391,7 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
             now = _clock()
             if deadline is not None and now > deadline:
                 so_far = None if best[1] is None else \
-                    (best[0], [step_json(game, m, shows) for m, shows in best[1]])
+                    (best[0], _shown(game, st0, best[1]))
                 raise _OutOfTime(so_far, at_most())
             if progress is not None and now >= next_report[0]:
                 next_report[0] = now + PROGRESS_EVERY
@@ -409,6 +409,10 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
         if d == 0 or explored.get(st, -1) >= d:
             return
         explored[st] = d
+        if best[0] is not None and b <= best[0]:
+            # st's own value reached its bound: no run through it does better, and its moves
+            # are not listed (the loop below would stop at the first).
+            return
         # The most promising moves first, so that a good plan is found early and prunes more.
         # A successor already explored with as many moves left adds nothing (its goal value
         # was met then): it is skipped before its bound is computed.  A successor with no
@@ -416,7 +420,7 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
         # ranks it, and its bound (costlier, and no tighter) is not computed.
         rank = bound_of if d > 1 else (lambda st2: obj(st2, env) if goal(st2, env) else None)
         kids = sorted(((r, i, m, st2, shows)
-                       for i, (m, st2, shows) in enumerate(game.legal(st, actions))
+                       for i, (m, st2, shows) in enumerate(game.legal(st, actions, False))
                        if explored.get(st2, -1) < d - 1
                        and (r := rank(st2)) is not None),
                       key=lambda k: (-k[0], k[1]))
@@ -436,13 +440,24 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
     except KeyboardInterrupt as e:
         # Ctrl-C or the time limit: the best run so far, as the search's own deadline gives.
         so_far = None if best[1] is None else \
-            (best[0], [step_json(game, m, shows) for m, shows in best[1]])
+            (best[0], _shown(game, st0, best[1]))
         s = Stopped(e, [], "")
         s.incumbent = (so_far, at_most())
         raise s from None
     if best[0] is None:
         return None
-    return best[0], [step_json(game, m, shows) for m, shows in best[1]]
+    return best[0], _shown(game, st0, best[1])
+
+
+def _shown(game: Game, st0, path: list) -> list:
+    """The steps of a run found by `_search_bb` (its moves were listed without their shows):
+    each move replayed from ``st0`` as the action shows it."""
+    out = []
+    st = st0
+    for m, _ in path:
+        st, shows = game.action(m.action).apply(st, m.params)
+        out.append(step_json(game, m, shows))
+    return out
 
 
 def _reads_slot(node, slot: int) -> bool:
