@@ -170,8 +170,11 @@ class Engine:
         share: action -> its shares in order, (instances (lo, hi), number of paths, the worker
         that built them, which the tasks checking them prefer) each; None when a worker found
         the case impossible."""
-        from distributed import as_completed
+        return self.planned(self.plan_ahead(run, kind, ci, game, S, actions))
 
+    def plan_ahead(self, run: Run, kind: str, ci: int, game: Game, S, actions: list) -> tuple:
+        """`plan`'s tasks submitted, not waited for: what `planned` collects.  Submitted
+        after a case's checking tasks, they run on a worker that has none of those left."""
         from . import splits
         from .workers import plan_task
         most = PARTS_PER_WORKER * max(1, len(self.client.scheduler_info().get("workers", {})))
@@ -182,6 +185,12 @@ class Engine:
             jobs += [(a, (n * i // m, n * (i + 1) // m)) for i in range(m)]
         futures = {self.client.submit(plan_task, run, kind, ci, a, part, pure=False): (a, part)
                    for a, part in jobs}
+        return tuple(actions), jobs, futures
+
+    def planned(self, ahead: tuple) -> dict | None:
+        """What `plan_ahead`'s tasks found, as `plan` says it."""
+        from distributed import as_completed
+        actions, jobs, futures = ahead
         got: dict = {}
         try:
             for f in as_completed(list(futures)):
@@ -212,25 +221,28 @@ class Engine:
         workers.register(self.client)
 
     def induction(self, run: Run, ci: int, candidates: list, items: list, journal, tally,
-                  say, parts=None) -> list[tuple]:
+                  say, parts=None, learned=(), then=None) -> list[tuple]:
         """`induction._check_paths`'s verdicts for the paths ``items`` of case ``ci``
         ((place, action, place among the action's paths) each, `induction.by_action`), one
         tuple a task, checked on the workers; each task's records written into ``journal``
         (the store) as it comes back; ``parts``: the shares the workers built of each
-        action (`plan`), whose paths go to their builders first."""
+        action (`plan`), whose paths go to their builders first; ``learned``: the
+        (action, invariant) pairs found to need splitting so far, for every worker;
+        ``then``: called once every task is submitted (the next case's `plan_ahead`)."""
         from .workers import induction_task
         cands = list(candidates)
+        known = sorted(learned)
 
         def submit(part, **where):
             return self.client.submit(induction_task, run, ci, cands, part,
-                                      journal is not None, pure=False, **where)
+                                      journal is not None, known, pure=False, **where)
 
         def take(got):
             result, records = got
             for at, action, why, skipped, took in records:
                 journal.record(ci, at, action, cands, why, skipped, seconds=took)
             return result, None
-        return self._map(items, submit, take, tally, say, "induction", ci, parts)
+        return self._map(items, submit, take, tally, say, "induction", ci, parts, then)
 
     def transitions(self, run: Run, ci: int, live: tuple, items: list, done: dict,
                     journal, names: list, tally, say, parts=None) -> list[dict]:
@@ -253,7 +265,7 @@ class Engine:
         return self._map(items, submit, take, tally, say, "transitions", ci, parts)
 
     def _map(self, items: list, submit, take, tally, say, what: str, ci: int,
-             parts=None) -> list:
+             parts=None, then=None) -> list:
         """``items`` (paths, each action's together) in chunks, a task each
         (``submit(chunk, workers=..., allow_other_workers=True)``), each result as it comes
         back given to ``take``, which writes its records and returns (the result, the paths
@@ -283,6 +295,8 @@ class Engine:
             where = {"workers": [home if home in workers else workers[c * n // len(chunks)]],
                      "allow_other_workers": True} if workers else {}
             futures[submit(chunk, **where)] = len(chunk)
+        if then is not None:
+            then()
         say(f"{what}: {len(items)} paths of case {ci + 1} sent to {n} Dask workers in "
             f"{len(futures)} tasks (a worker builds the paths of the actions it is sent)")
         out: list = []

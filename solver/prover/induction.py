@@ -50,6 +50,19 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
         run_ = engine.run(options, [i.name for i in invs])
     candidates = [i.name for i in invs]
     plans: dict = {}        # case -> the shares of its actions the workers built
+    ahead: dict = {}        # case -> its plan's tasks, submitted while the previous case ran
+
+    def prefetch(cj: int) -> None:
+        # The next case's paths built on the workers that have no check of this one left.
+        if cj >= len(cases) or cj in ahead:
+            return
+        S_j, _, _, _, _, falsified_j, _, _, built_j = cases[cj]
+        if falsified_j & set(candidates):
+            return
+        held_j = {} if journal is None else journal.decided_groups(cj, order, candidates)
+        want_j = [a for a in order if a not in held_j and a not in built_j]
+        if want_j:
+            ahead[cj] = engine.plan_ahead(run_, "induction", cj, game, S_j, want_j)
     ctis: dict[str, str] = {}
     split_memo: dict = {}
     learned: set = set()      # (action, invariant) whose steps needed splitting
@@ -81,7 +94,7 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
             lazy = engine is not None and symmetric is None and engine.remote()
             if lazy:
                 _planned(engine, run_, "induction", game, S, ci, order, held, built, plans,
-                         tally)
+                         tally, ahead.pop(ci, None))
                 work[:] = [x for a in order for x in built.get(a, ())]
             else:
                 work[:] = build({a for a in order if a not in held})
@@ -155,7 +168,8 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                     if paths:
                         results.extend(engine.induction(
                             run_, ci, candidates, by_action(paths, work, lambda x: x[0]),
-                            journal, tally, say, plans.get(ci)))
+                            journal, tally, say, plans.get(ci), learned,
+                            lambda: prefetch(ci + 1)))
                 elif engine is not None:
                     rest = engine.ahead(paths, lambda part: results.append(check_paths(part)))
                     if rest:
@@ -333,13 +347,17 @@ class Step:
             build({item[1]})
         return built[item[1]][item[2]]
 
-    def check_share(self, ci: int, candidates: list, items: list, journaled: bool) -> tuple:
+    def check_share(self, ci: int, candidates: list, items: list, journaled: bool,
+                    learned=()) -> tuple:
         """What a Dask worker sends back for the paths ``items`` of case ``ci`` under
         ``candidates``, each (its place among the parent's paths of the case, its action, its
         place among the action's paths; `by_action`), only their actions built here:
         `_check_paths`'s verdicts, and the records for the parent's journal or store,
         (place, action, why, skipped, seconds) each, when ``journaled`` (without one, a
-        candidate z3 gave up on falls, as in one process)."""
+        candidate z3 gave up on falls, as in one process).  ``learned``: the (action,
+        invariant) pairs the proof has found to need splitting (on other workers too), added
+        to this worker's."""
+        self.learned |= set(map(tuple, learned))
         S, conj, _, readers_of, lengths, _, build, small, built = self.cases[ci]
         records: list = []
         note = (lambda at, b, why, skipped, took: records.append(
@@ -368,15 +386,17 @@ class Unbuilt:
 
 
 def _planned(engine, run, kind: str, game: Game, S, ci: int, order: list, held: dict,
-             built: dict, plans: dict, tally) -> bool:
+             built: dict, plans: dict, tally, ahead=None) -> bool:
     """The paths of case ``ci``'s (state ``S``) actions neither ``held`` nor built yet, built
     on the workers in shares (`cluster.Engine.plan`) and entered into ``built`` as
     placeholders (`Unbuilt`, in the shape of the case's items); each action's shares in
-    ``plans``.  False when a worker found the case impossible."""
+    ``plans``.  ``ahead``: the plan's tasks submitted before (`Engine.plan_ahead`), used
+    when they build the same actions.  False when a worker found the case impossible."""
     want = [a for a in order if a not in held and a not in built]
     if not want:
         return True
-    parts = engine.plan(run, kind, ci, game, S, want)
+    parts = engine.planned(ahead) if ahead is not None and ahead[0] == tuple(want) else \
+        engine.plan(run, kind, ci, game, S, want)
     if parts is None:
         return False
     for a in want:

@@ -75,9 +75,9 @@ class _Worked:
                 return self._induction().build_action(ci, action, part)
             return self._transitions().build_action(ci, action, part)
 
-    def induction_share(self, ci: int, candidates, items, journaled) -> tuple:
+    def induction_share(self, ci: int, candidates, items, journaled, learned=()) -> tuple:
         with self.game.symbolic.abstracted(self.abstraction):
-            return self._induction().check_share(ci, candidates, items, journaled)
+            return self._induction().check_share(ci, candidates, items, journaled, learned)
 
     def transition_share(self, ci: int, live, items, done, journaled) -> tuple:
         with self.game.symbolic.abstracted(self.abstraction):
@@ -96,10 +96,12 @@ def plan_task(run, kind: str, ci: int, action: str, part: tuple) -> tuple:
     return _runs().get(run).plan(kind, ci, action, part), get_worker().address
 
 
-def induction_task(run, ci: int, candidates: list, items: list, journaled: bool) -> tuple:
+def induction_task(run, ci: int, candidates: list, items: list, journaled: bool,
+                   learned=()) -> tuple:
     """A task: paths ``items`` of case ``ci`` checked on this worker
-    (`induction.Step.check_share`)."""
-    return _runs().get(run).induction_share(ci, candidates, items, journaled)
+    (`induction.Step.check_share`); ``learned``: what the proof learned so far of the
+    (action, invariant) pairs whose steps need splitting."""
+    return _runs().get(run).induction_share(ci, candidates, items, journaled, learned)
 
 
 def transition_task(run, ci: int, live: tuple, items: list, done: dict,
