@@ -215,19 +215,9 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                                note, say, jobs)
             if rest:
                 run([(at, bs[at]) for at in rest])
-        first: dict[str, tuple] = {}
-        for part in parts:
-            for n, w in part.items():
-                first[n] = min(first.get(n, w), w)
-        for n, (_, _, why) in first.items():
-            out[n] = (False, why)
-        if journal is not None and not first:
-            journal.record_transition_case(ci, names, [tr.name for tr in live], len(bs))
-        if journal is not None:
-            journal.record_transition_groups(ci, built, names, [tr.name for tr in live])
-        if tally is not None:
-            # The paths a symmetry settled count as checked (the case is done).
-            tally.settled(len(bs) - reused - (tally.checked - checked_before))
+        _closed(ci, parts, out, journal, names, live, len(bs), built, tally,
+                reused if tally is not None else 0,
+                checked_before if tally is not None else 0)
     return out
 
 
@@ -526,9 +516,21 @@ def _remote_case(engine, run, game: Game, S, ci: int, order: list, only: set, he
     reused = _reused(len(bs), done, [tr.name for tr in live])
     if tally is not None:
         tally.count(reused, reused)
-    parts = engine.transitions(run, ci, tuple(tr.name for tr in live),
-                               induction.by_action(list(enumerate(bs)), bs, lambda b: b),
-                               done, journal, names, tally, say, parts) if bs else []
+    failed = engine.transitions(run, ci, tuple(tr.name for tr in live),
+                                induction.by_action(list(enumerate(bs)), bs, lambda b: b),
+                                done, journal, names, tally, say, parts) if bs else []
+    _closed(ci, failed, out, journal, names, live, len(bs), counts, tally, reused,
+            checked_before if tally is not None else 0)
+    return True
+
+
+def _closed(ci: int, parts: list, out: dict, journal, names: list, live: list, paths: int,
+            built: dict, tally, reused: int, checked_before: int) -> None:
+    """The end of case ``ci`` of `check_transitions`: each property's first failure among the
+    shares' (``parts``) into ``out``; the case recorded in ``journal`` when every path held,
+    and the groups of the actions ``built`` (action -> its paths); the paths a symmetry
+    settled counted as checked in ``tally`` (``reused``: those a previous run decided;
+    ``checked_before``: its count when the case began)."""
     first: dict[str, tuple] = {}
     for part in parts:
         for n, w in part.items():
@@ -536,12 +538,11 @@ def _remote_case(engine, run, game: Game, S, ci: int, order: list, only: set, he
     for n, (_, _, why) in first.items():
         out[n] = (False, why)
     if journal is not None and not first:
-        journal.record_transition_case(ci, names, [tr.name for tr in live], len(bs))
+        journal.record_transition_case(ci, names, [tr.name for tr in live], paths)
     if journal is not None:
-        journal.record_transition_groups(ci, counts, names, [tr.name for tr in live])
+        journal.record_transition_groups(ci, built, names, [tr.name for tr in live])
     if tally is not None:
-        tally.settled(len(bs) - reused - (tally.checked - checked_before))
-    return True
+        tally.settled(paths - reused - (tally.checked - checked_before))
 
 
 def _reused(n: int, done: dict, live: list[str]) -> int:
