@@ -26,7 +26,7 @@ def decide(rows) -> bool:
     refutes the system, decides it, or leaves a smaller system for HiGHS."""
     live = []
     seen = _ROWS
-    if len(seen) >= _ROWS_CAP:      # never during a call: its rows are read from here
+    if len(seen) >= _ROWS_CAP:
         seen.clear()
     for row in rows:
         # A row's normal form by the row's identity: a remembered `let` hands the same rows
@@ -68,7 +68,7 @@ def decide(rows) -> bool:
 # Rows are never changed once made (linear.py builds new ones), so a row's normal form is
 # remembered by its identity: id(row) -> (row, `_normal(row)`).
 _ROWS: dict = {}
-_ROWS_CAP = 1 << 16
+_ROWS_CAP = 1 << 13     # bounded: each entry keeps its row alive (a few hundred systems)
 
 
 def _normal(row):
