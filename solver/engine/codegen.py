@@ -33,7 +33,7 @@ from . import fixinc
 from .codegen_loops import STATS, LoopGen, tuple_source
 from ..lang import ir
 from ..lang.errors import EvalError
-from ..lang.types import BagT, EnumT, IntT, MapT, SeqT, SetT, finite
+from ..lang.types import BagT, EnumT, IntT, MapT, RecordT, SeqT, SetT, finite
 
 # Python refuses more than 20 nested loops or `try`s in one function, and deep indentation:
 # a subtree nested deeper is compiled apart (its own generated function).
@@ -374,6 +374,14 @@ class _Gen(LoopGen):
                 return tuple_source(self.seq(items, out))
             case ir.BagLit(type=t, items=items):
                 return self.baglit(t, items, out)
+            case ir.With(record=rec, updates=ups) if isinstance(e.type, RecordT) \
+                    and len(e.type.fields) <= 8:
+                # A small record: the new tuple written out, not a list copied and frozen.
+                base = self.atom(self.gen(rec, out), out)
+                parts = [f"{base}[{i}]" for i in range(len(e.type.fields))]
+                for i, u in ups:
+                    parts[i] = self.atom(self.gen(u, out), out)
+                return tuple_source(parts)
             case ir.With(record=rec, updates=ups):
                 r = self.temp()
                 out.append(f"{r} = list({self.gen(rec, out)})")

@@ -9,7 +9,7 @@ from . import fixinc
 from .memo import FAILS, MEMO_CALLS, PURE_MEMO_SIZE, DefMemo
 from ..lang import ir
 from ..lang.errors import EvalError
-from ..lang.types import BagT, BoolT, IntT, MapT, RecordT, SeqT, default, finite
+from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, default, finite
 from .values import empty_extreme, fits
 
 # The statistics of what was generated (read by the tests: codegen must keep applying).
@@ -411,5 +411,9 @@ def cannot_fail(e) -> bool:
 
 def _large(t) -> bool:
     """Whether values of type ``t`` are tuples that hold tuples or many items (hashing them
-    costs more than a call)."""
-    return isinstance(t, (SeqT, MapT, RecordT, BagT))
+    costs more than a call).  A record of a few scalars (a cell's coordinates) is hashed
+    sooner than it is looked up by identity."""
+    if isinstance(t, RecordT):
+        return len(t.fields) > 4 or not all(isinstance(ft, (IntT, BoolT, EnumT))
+                                            for _, ft in t.fields)
+    return isinstance(t, (SeqT, MapT, BagT))

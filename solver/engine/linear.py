@@ -370,13 +370,43 @@ def _term(comp, D, e) -> Fn:
             return lambda st, env: D.add(fl(st, env), fr(st, env), sign)
         case ir.Binary(op="*", left=l, right=r):
             real, coef = (l, r) if has_real(l) else (r, l)
-            fr, fc, ct = _term(comp, D, real), comp.expr(coef), coef.type
+            fc, ct = comp.expr(coef), coef.type
+            if not D.symbolic and isinstance(real, ir.RealVar):
+                # `c * f[k]`, concretely: the one monomial, without the two dicts of a
+                # variable then scaled (a body's moment rows are sums of these).
+                fk = comp._key(real.key.type, comp.expr(real.key))
+                s1 = real.slot + 1
+
+                def monomial(st, env):
+                    o = fk(st, env)
+                    c = fc(st, env)
+                    return {o: c} if c and env[s1][o] else {}
+                return monomial
+            fr = _term(comp, D, real)
             return lambda st, env: D.scale(fr(st, env), fc(st, env), ct)
         case ir.Quant(kind="sum", slot=s, domain=d, where=w, body=b):
             fd = comp.domain(d)
             fw = comp.expr(w) if w is not None else None
             fb = _term(comp, D, b)
             s1 = s + 1
+
+            if not D.symbolic:
+                def total_conc(st, env):
+                    # `total` for concrete terms: the summands added in place, no copies.
+                    acc: dict = {}
+                    get = acc.get
+                    for dg, v in fd(st, env):
+                        env[s1] = v
+                        if fw is not None:
+                            dg = dg and fw(st, env)
+                        if dg is False:
+                            continue
+                        t = fb(st, env)
+                        if dg:
+                            for k, c in t.items():
+                                acc[k] = get(k, 0) + c
+                    return acc
+                return total_conc
 
             def total(st, env):
                 acc = [] if D.symbolic else {}

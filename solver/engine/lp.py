@@ -25,17 +25,22 @@ def decide(rows) -> bool:
     of rows that a convex-hull test settles (a body resting on bearing points), and
     refutes the system, decides it, or leaves a smaller system for HiGHS."""
     live = []
-    for g, kind, t in rows:
-        if not g:
+    seen = _ROWS
+    if len(seen) >= _ROWS_CAP:
+        seen.clear()
+    for row in rows:
+        # A row's normal form by the row's identity: a remembered `let` hands the same rows
+        # to every system its body is part of (the bodies below a new top one).  The row is
+        # kept with it, so its id is not reused while the entry lives.
+        hit = seen.get(id(row))
+        if hit is None or hit[0] is not row:
+            hit = seen[id(row)] = (row, _normal(row))
+        n = hit[1]
+        if n is None:
             continue
-        t = {v: c for v, c in t.items() if c}
-        if len(t) == 0 or (len(t) == 1 and -1 in t):
-            c0 = t.get(-1, 0)
-            if (kind == "le" and c0 > 0) or (kind == "lt" and c0 >= 0) or \
-                    (kind == "eq" and c0 != 0):
-                return False
-            continue
-        live.append((kind, tuple(sorted(t.items()))))
+        if n is False:
+            return False
+        live.append(n)
     if not live:
         return True
     key = tuple(sorted(live))
@@ -60,9 +65,33 @@ def decide(rows) -> bool:
     return res
 
 
+# Rows are never changed once made (linear.py builds new ones), so a row's normal form is
+# remembered by its identity: id(row) -> (row, `_normal(row)`).
+_ROWS: dict = {}
+_ROWS_CAP = 1 << 13     # bounded: each entry keeps its row alive (a few hundred systems)
+
+
+def _normal(row):
+    """``(kind, ((var, coef), ...))`` of a row ``(guard, kind, {var: coef})``, its zero
+    coefficients dropped; None when it always holds (or its guard is false), False when it
+    never does."""
+    g, kind, t = row
+    if not g:
+        return None
+    t = {v: c for v, c in t.items() if c}
+    if len(t) == 0 or (len(t) == 1 and -1 in t):
+        c0 = t.get(-1, 0)
+        if (kind == "le" and c0 > 0) or (kind == "lt" and c0 >= 0) or \
+                (kind == "eq" and c0 != 0):
+            return False
+        return None
+    return kind, tuple(sorted(t.items()))
+
+
 def forget() -> None:
     """Drop every remembered answer."""
     _DECIDED.clear()
+    _ROWS.clear()
     cone.forget()
 
 
