@@ -6,6 +6,7 @@ from itertools import compress
 from typing import assert_never
 
 from . import fixinc
+from .fixinc import cannot_fail
 from .memo import FAILS, MEMO_CALLS, PURE_MEMO_SIZE, DefMemo
 from ..lang import ir
 from ..lang.errors import EvalError
@@ -370,43 +371,6 @@ class LoopGen:
             out.append(f"if {acc} is None:")
             out.append(f"    {acc} = {empty_extreme(e.type)}")
         return acc
-
-
-_SAFE_OPS = frozenset(("==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "and", "or"))
-
-
-def cannot_fail(e) -> bool:
-    """Whether evaluating ``e`` can raise no error, by its shape alone (conservative): no
-    call, no seq, no division, no builtin; a map, bag or set indexed only by a local of its
-    key type; quantifiers over a type or a range whose bounds cannot fail either."""
-    match e:
-        case ir.Const() | ir.Local() | ir.StateRef():
-            return True
-        case ir.Field(record=r):
-            return cannot_fail(r)
-        case ir.Unary(arg=a):
-            return cannot_fail(a)
-        case ir.Binary(op=op, left=l, right=r):
-            return op in _SAFE_OPS and not isinstance(l.type, (BagT, SeqT)) \
-                and cannot_fail(l) and cannot_fail(r)
-        case ir.Ite(cond=c, then=a, other=b):
-            return cannot_fail(c) and cannot_fail(a) and cannot_fail(b)
-        case ir.Index(coll=c, key=k):
-            ct = c.type
-            if isinstance(ct, SeqT) or not isinstance(k, ir.Local):
-                return False
-            kt = ct.key if isinstance(ct, MapT) else getattr(ct, "elem", None)
-            return k.type == kt and cannot_fail(c)
-        case ir.Quant(kind=kind, domain=d, where=w, body=b):
-            if kind not in ("forall", "exists", "count", "min", "max"):
-                return False            # a sum's or a table's value is built, not tested
-            if isinstance(d, ir.RangeDomain):
-                if not (cannot_fail(d.lo) and cannot_fail(d.hi)):
-                    return False
-            elif not isinstance(d, ir.TypeDomain):
-                return False
-            return (w is None or cannot_fail(w)) and cannot_fail(b)
-    return False
 
 
 def _large(t) -> bool:
