@@ -409,7 +409,7 @@ _SAFE_OPS = frozenset(("==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "and", "
 
 def cannot_fail(e) -> bool:
     """Whether evaluating ``e`` can raise no error, by its shape alone (conservative): no
-    seq, no division, no builtin; a map, bag or set indexed only by a local of its key type;
+    seq, no division, no builtin but abs, least and most of integers; a map, bag or set indexed only by a local of its key type;
     quantifiers over a type or a range whose bounds cannot fail either; calls of defs whose
     arguments and body cannot fail and whose value needs no check against the declared type."""
     match e:
@@ -430,6 +430,8 @@ def cannot_fail(e) -> bool:
                 return False
             kt = ct.key if isinstance(ct, MapT) else getattr(ct, "elem", None)
             return k.type == kt and cannot_fail(c)
+        case ir.Builtin(name="abs" | "least" | "most", args=args):
+            return all(isinstance(a.type, IntT) and cannot_fail(a) for a in args)
         case ir.Call(args=args, body=b, check=chk):
             return chk is None and all(cannot_fail(a) for a in args) and cannot_fail(b)
         case ir.Quant(kind=kind, domain=d, where=w, body=b):
