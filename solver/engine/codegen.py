@@ -395,8 +395,9 @@ class _Gen(LoopGen):
                     return self.external(self.comp._closure(e), e, out)
                 return self.quant(e, out)
             case ir.Fix():
-                if fixinc.min_plus(e, self.comp._summaries) is not None:
-                    # Shortest paths (fixinc.compile_min_plus), by the closures.
+                if fixinc.min_plus(e, self.comp._summaries) is not None \
+                        or fixinc.flood(e, self.comp._summaries) is not None:
+                    # Shortest paths or a flood (fixinc), by the closures.
                     return self.external(self.comp._closure(e), e, out)
                 if fixinc.applies(e):
                     return self.fix_incremental(e, out)

@@ -6,9 +6,11 @@ from itertools import compress
 from typing import assert_never
 
 from . import fixinc
+from .fixinc import cannot_fail
 from .memo import FAILS, MEMO_CALLS, PURE_MEMO_SIZE, DefMemo
 from ..lang import ir
 from ..lang.errors import EvalError
+from ..lang.irwalk import nodes
 from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, default, finite
 from .values import empty_extreme, fits
 
@@ -226,6 +228,9 @@ class LoopGen:
             if e.where is None:
                 return f"len({it})"
             return self.loop(e, it, e.where, out)
+        first = self.table_first(e, out)
+        if first is not None:
+            return first
         memo = comp._filter_memo(e)
         if memo is None:
             return self.loop(e, self.domain(e.domain, out), e.where, out)
@@ -265,6 +270,62 @@ class LoopGen:
         it = self.temp()
         out.append(f"{it} = {dom2} if {lazy} else {vals}")
         return self.loop(e, it, e.where, out, lazy=lazy)
+
+    def table_first(self, e: ir.Quant, out: list) -> str | None:
+        """`table s in K: c1 and c2 and ...` where c1 reads no state, nothing but s and outer
+        locals of scalar types, and cannot fail (`adjacent(a, s)`): c1's values for every key
+        are remembered per value of those locals, and the rest of the chain is asked only of
+        the keys where c1 holds, in order (the others' value is c1's).  A flood's seed beside
+        one square walks its four neighbours, not the 64 squares.  None for any other."""
+        if e.kind != "table" or e.where is not None or not isinstance(e.domain, ir.TypeDomain):
+            return None
+        conj: list = []
+        x = e.body
+        while isinstance(x, ir.Binary) and x.op == "and":
+            conj.append(x.right)
+            x = x.left
+        if not conj:
+            return None
+        conj.append(x)
+        conj.reverse()
+        c1 = conj[0]
+        reads, bound, _, old, state = fixinc.summary(c1, self.comp._summaries)
+        if state or old or not fixinc.cannot_fail(c1):
+            return None
+        outer = sorted(reads - bound - {e.slot})
+        kinds = {n.slot: n.type for n in nodes(c1) if isinstance(n, ir.Local)}
+        if not all(fixinc.scalar(kinds[o]) for o in outer):
+            return None
+        keys = self.const(finite(e.domain.elem).values)
+        pm = self.const({}, "M")
+        k, pre, vals, acc, i, y = (self.temp() for _ in range(6))
+        out.append(f"{k} = {tuple_source([self.local(o) for o in outer])}")
+        out.append(f"{pre} = {pm}.get({k})")
+        fill: list[str] = [f"{vals} = []"]
+        with self.deeper(2, loop=True):
+            body: list[str] = []
+            self.bind_loop(e.slot, body)
+            lines, c = self.here(c1)
+            body += lines + [f"{vals}.append({c})"]
+        self.nested(fill, f"for {self.var(e.slot)} in {keys}:", body)
+        fill += [f"if len({pm}) >= {MEMO_CALLS}:", f"    {pm}.clear()",
+                 f"{pre} = {pm}[{k}] = ({vals}, "
+                 f"tuple([{i} for {i}, {y} in enumerate({vals}) if {y}]))"]
+        self.nested(out, f"if {pre} is None:", fill)
+        out.append(f"{acc} = list({pre}[0])")
+        body = [f"{self.var(e.slot)} = {keys}[{i}]"]
+        with self.deeper(loop=True):
+            self.bind_loop(e.slot, body)
+            t = self.temp()
+            lines, c = self.here(conj[1])
+            body += lines + [f"{t} = {c}"]
+            for cn in conj[2:]:
+                lines, c = self.sub(cn)
+                self.nested(body, f"if {t}:", lines + [f"{t} = {c}"])
+        body.append(f"{acc}[{i}] = {t}")
+        self.nested(out, f"for {i} in {pre}[1]:", body)
+        out.append(f"{acc} = tuple({acc})")
+        return acc
 
     def first_extreme(self, e: ir.Quant, out: list) -> str | None:
         """``min t in lo..hi where w: t`` (``max`` likewise, from the top): the first value
@@ -370,43 +431,6 @@ class LoopGen:
             out.append(f"if {acc} is None:")
             out.append(f"    {acc} = {empty_extreme(e.type)}")
         return acc
-
-
-_SAFE_OPS = frozenset(("==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "and", "or"))
-
-
-def cannot_fail(e) -> bool:
-    """Whether evaluating ``e`` can raise no error, by its shape alone (conservative): no
-    call, no seq, no division, no builtin; a map, bag or set indexed only by a local of its
-    key type; quantifiers over a type or a range whose bounds cannot fail either."""
-    match e:
-        case ir.Const() | ir.Local() | ir.StateRef():
-            return True
-        case ir.Field(record=r):
-            return cannot_fail(r)
-        case ir.Unary(arg=a):
-            return cannot_fail(a)
-        case ir.Binary(op=op, left=l, right=r):
-            return op in _SAFE_OPS and not isinstance(l.type, (BagT, SeqT)) \
-                and cannot_fail(l) and cannot_fail(r)
-        case ir.Ite(cond=c, then=a, other=b):
-            return cannot_fail(c) and cannot_fail(a) and cannot_fail(b)
-        case ir.Index(coll=c, key=k):
-            ct = c.type
-            if isinstance(ct, SeqT) or not isinstance(k, ir.Local):
-                return False
-            kt = ct.key if isinstance(ct, MapT) else getattr(ct, "elem", None)
-            return k.type == kt and cannot_fail(c)
-        case ir.Quant(kind=kind, domain=d, where=w, body=b):
-            if kind not in ("forall", "exists", "count", "min", "max"):
-                return False            # a sum's or a table's value is built, not tested
-            if isinstance(d, ir.RangeDomain):
-                if not (cannot_fail(d.lo) and cannot_fail(d.hi)):
-                    return False
-            elif not isinstance(d, ir.TypeDomain):
-                return False
-            return (w is None or cannot_fail(w)) and cannot_fail(b)
-    return False
 
 
 def _large(t) -> bool:

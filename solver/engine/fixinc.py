@@ -19,7 +19,8 @@ import heapq
 
 from ..lang import ir
 from ..lang.irwalk import nodes
-from ..lang.types import BoolT, EnumT, IntT, MapT, RecordT, default, finite
+from ..lang.errors import EvalError
+from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, default, finite
 
 
 class Reads:
@@ -280,6 +281,170 @@ def _dijkstra(val: list, cost: list, into: list, ends: list, empty) -> tuple:
                 val[i] = c
                 push(heap, (c, i))
     return tuple(val)
+
+
+# ---- floods ---------------------------------------------------------------------------------
+#
+# A fix of the shape
+#     fix r = seed within N: table s in K: r[s] or (ok(s) and exists d in D where w(s, d): r[to(s, d)])
+# (the operands of `or` in either order, `ok` optional and reading no `r`) grows a region:
+# after i steps it holds the seed and every key whose `ok` holds that i steps of `to`
+# (through keys whose `ok` holds) take into the seed.  A search from the seed finds the limit
+# asking `ok` only of the keys next to the region, not of every key at every step; the steps
+# the plain iteration needs are the search's depth, so when that is within N the value is
+# exactly the iteration's.  Like the shortest paths' edges, `w` and `to` must read no state
+# and nothing but s and d (constants of the compiled game, found once), and `ok` must be
+# unable to fail (`cannot_fail`): the iteration asks it of every key, the search of some.
+
+def flood(e: ir.Fix, cache: dict):
+    """``(ok or None, the exists quantifier)`` when ``e`` has the shape above, else None."""
+    if not applies(e) or e.step.where is not None or not isinstance(e.type.val, BoolT):
+        return None
+    step, r, s = e.step, e.slot, e.step.slot
+    body = step.body
+    if not (isinstance(body, ir.Binary) and body.op == "or"):
+        return None
+
+    def own(x):             # r[s]
+        return (isinstance(x, ir.Index) and isinstance(x.coll, ir.Local) and x.coll.slot == r
+                and isinstance(x.key, ir.Local) and x.key.slot == s)
+
+    a, b = body.left, body.right
+    if own(b):
+        a, b = b, a
+    if not own(a):
+        return None
+    ok = None
+    if isinstance(b, ir.Binary) and b.op == "and":
+        ok, b = b.left, b.right
+    if not (isinstance(b, ir.Quant) and b.kind == "exists" and isinstance(b.domain, ir.TypeDomain)
+            and isinstance(b.body, ir.Index) and isinstance(b.body.coll, ir.Local)
+            and b.body.coll.slot == r):
+        return None
+
+    def reads_r(x):
+        return x is not None and any(isinstance(n, ir.Local) and n.slot == r for n in nodes(x))
+
+    if reads_r(ok) or reads_r(b.where) or reads_r(b.body.key):
+        return None
+    if ok is not None and not cannot_fail(ok):
+        return None
+    for x in (b.where, b.body.key):
+        if x is None:
+            continue
+        reads, bound, _, old, state = summary(x, cache)
+        if state or old or not reads - bound <= {s, b.slot} \
+                or any(isinstance(n, ir.RealExists) for n in nodes(x)):
+            return None
+    return ok, b
+
+
+def compile_flood(fseed, fok, fw, fto, e: ir.Fix, quant: ir.Quant, fallback):
+    """``fix(st, env)`` for a fix that `flood` recognised: fok, fw and fto are the compiled
+    `ok`, filter and target (fok, fw None when absent); ``fallback`` the incremental
+    evaluation, used when the search's depth is beyond `within` or the edges cannot be
+    found."""
+    keys = finite(e.step.domain.elem).values
+    n = len(keys)
+    where = {k: i for i, k in enumerate(keys)}
+    dvals = finite(quant.domain.elem).values
+    k1, d1, s1, bound = e.step.slot + 1, quant.slot + 1, e.slot + 1, e.bound
+    graph: list = []            # [into or None]: the keys whose exists reads each key
+
+    def edges(st, env):
+        into: list[list[int]] = [[] for _ in range(n)]
+        try:
+            for i, k in enumerate(keys):
+                env[k1] = k
+                for d in dvals:
+                    env[d1] = d
+                    if fw is None or fw(st, env):
+                        j = where.get(fto(st, env))
+                        if j is None:
+                            return None
+                        into[j].append(i)
+        except EvalError:
+            return None
+        return tuple(tuple(x) for x in into)
+
+    def fix(st, env):
+        if bound <= 0:
+            return fallback(st, env)
+        if not graph:
+            graph.append(edges(st, env))
+        into = graph[0]
+        if into is None:
+            return fallback(st, env)
+        r = list(fseed(st, env))
+        frontier = [i for i in range(n) if r[i]]
+        asked = [False] * n         # ok asked (and failed: a key that passed is in r)
+        depth = 0
+        while frontier:
+            nxt = []
+            for j in frontier:
+                for i in into[j]:
+                    if r[i] or asked[i]:
+                        continue
+                    if fok is not None:
+                        env[k1] = keys[i]
+                        if not fok(st, env):
+                            asked[i] = True
+                            continue
+                    r[i] = True
+                    nxt.append(i)
+            if not nxt:
+                break
+            depth += 1
+            if depth > bound:
+                return fallback(st, env)
+            frontier = nxt
+        out = tuple(r)
+        env[s1] = out
+        return out
+    return fix
+
+
+_SAFE_OPS = frozenset(("==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "and", "or"))
+
+
+def cannot_fail(e) -> bool:
+    """Whether evaluating ``e`` can raise no error, by its shape alone (conservative): no
+    seq, no division, no builtin but abs, least and most of integers; a map, bag or set indexed only by a local of its key type;
+    quantifiers over a type or a range whose bounds cannot fail either; calls of defs whose
+    arguments and body cannot fail and whose value needs no check against the declared type."""
+    match e:
+        case ir.Const() | ir.Local() | ir.StateRef():
+            return True
+        case ir.Field(record=r):
+            return cannot_fail(r)
+        case ir.Unary(arg=a):
+            return cannot_fail(a)
+        case ir.Binary(op=op, left=l, right=r):
+            return op in _SAFE_OPS and not isinstance(l.type, (BagT, SeqT)) \
+                and cannot_fail(l) and cannot_fail(r)
+        case ir.Ite(cond=c, then=a, other=b):
+            return cannot_fail(c) and cannot_fail(a) and cannot_fail(b)
+        case ir.Index(coll=c, key=k):
+            ct = c.type
+            if isinstance(ct, SeqT) or not isinstance(k, ir.Local):
+                return False
+            kt = ct.key if isinstance(ct, MapT) else getattr(ct, "elem", None)
+            return k.type == kt and cannot_fail(c)
+        case ir.Builtin(name="abs" | "least" | "most", args=args):
+            return all(isinstance(a.type, IntT) and cannot_fail(a) for a in args)
+        case ir.Call(args=args, body=b, check=chk):
+            return chk is None and all(cannot_fail(a) for a in args) and cannot_fail(b)
+        case ir.Quant(kind=kind, domain=d, where=w, body=b):
+            if kind not in ("forall", "exists", "count", "min", "max"):
+                return False            # a sum's or a table's value is built, not tested
+            if isinstance(d, ir.RangeDomain):
+                if not (cannot_fail(d.lo) and cannot_fail(d.hi)):
+                    return False
+            elif not isinstance(d, ir.TypeDomain):
+                return False
+            return (w is None or cannot_fail(w)) and cannot_fail(b)
+    return False
+
 
 
 # ---- defs of scalar arguments that read no state ------------------------------------------

@@ -94,7 +94,15 @@ class Loops:
     def _fix(self, e: ir.Fix) -> Fn:
         mp = None if self.symbolic else fixinc.min_plus(e, self._summaries)
         if mp is None:
-            return self._fix_iterated(e)
+            fl = None if self.symbolic else fixinc.flood(e, self._summaries)
+            if fl is None:
+                return self._fix_iterated(e)
+            # A region grown from its seed: searched from it (fixinc.compile_flood).
+            ok, q = fl
+            return fixinc.compile_flood(
+                self.expr(e.seed), None if ok is None else self.expr(ok),
+                None if q.where is None else self.expr(q.where), self.expr(q.body.key), e, q,
+                self._fix_iterated(e))
         # A relaxation of shortest paths: solved at once when that is the iteration's value.
         cost, q = mp
         # Every key's cost at once: one table, generated as one loop, not a call per key.

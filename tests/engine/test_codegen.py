@@ -246,18 +246,49 @@ def _fix_of(game, text, bindings):
     return body
 
 
-def test_fixpoints_are_inline():
-    """The flood of passage (a knight's way inside a castle) is a loop of the generated code,
-    reads recorded; moves_to, a shortest-path relaxation, is solved at once
-    (fixinc.min_plus), called from it."""
+def test_fixpoints_are_inline(monkeypatch):
+    """A fix over a table that is no flood is a loop of the generated code, reads recorded
+    (passage's, once the flood's search is turned off); moves_to, a shortest-path relaxation,
+    is solved at once (fixinc.min_plus), called from it."""
     from solver.engine import fixinc
     game = load_game("torres")
     body = _fix_of(game, "passage(a, k)", {"a": game.p.types["Sq"], "k": IntT(0, 16)})
+    assert fixinc.flood(body, {}) is not None
+    monkeypatch.setattr(fixinc, "flood", lambda e, cache: None)
     src = codegen.source_of(Compiler(False, game.state_type).expr(body))
     # Each entry read is entered in its readers' list at once: readers[entry].append(key).
     assert "while True:" in src and re.search(r"_t\d+\[_t\d+\]\.append\(_t\d+\)", src), src
     body = _fix_of(game, "moves_to(p)", {"p": game.p.types["Player"]})
     assert fixinc.min_plus(body, {}) is not None
+
+
+@pytest.mark.parametrize("variants", [(), ("gate:blocked",), ("gate:free", "king_gate:passes")])
+def test_a_flood_is_the_iterated_fix(variants, monkeypatch):
+    """passage's flood found by a search from its seed (fixinc.compile_flood) has the value
+    of the incremental iteration, for every square and level on seeded states."""
+    from solver.engine import fixinc
+    game = load_game("torres", variants)
+    sq = game.p.types["Sq"]
+    e, idx, size = _checked(game, "passage(a, k)", {"a": sq, "k": IntT(0, 16)})
+    assert isinstance(e, ir.Call) and isinstance(e.body, ir.Fix)
+    # The call's arguments go to its slots: the fix reads a and k there.
+    idx = [s + 1 for s in e.slots]
+    body = e.body
+    assert fixinc.flood(body, {}) is not None
+    searched = Compiler(False, game.state_type).expr(body)
+    monkeypatch.setattr(fixinc, "flood", lambda e, cache: None)
+    iterated = Compiler(False, game.state_type).expr(body)
+    found = 0
+    for _, st in _states(game, 5):
+        for a in finite(sq).values:
+            for k in (0, 1, 2, 4):
+                env = [None] * (size + 1)
+                env[idx[0]], env[idx[1]] = a, k
+                got = searched(st, list(env))
+                assert got == iterated(st, list(env))
+                found += sum(got) > sum(1 for t in finite(sq).values
+                                       if abs(t[0] - a[0]) + abs(t[1] - a[1]) == 1)
+    assert found        # some region grew past the seed's squares
 
 
 def test_a_castle_walk_visits_only_its_squares():
