@@ -127,46 +127,61 @@ def compile_fix(fseed, fwhere, fbody, e: ir.Fix):
 # The edges are asked only when `ok` and `to` read no state and nothing but s and d (and the
 # game's parameters): they are then constants of the compiled game, found once.
 
-def min_plus(e: ir.Fix, cache: dict):
-    """``(cost or None, the min quantifier)`` when ``e`` has the shape above, else None."""
-    if not applies(e) or e.step.where is not None:
-        return None
-    step, r, s = e.step, e.slot, e.step.slot
-    body = step.body
-    if not (isinstance(body, ir.Builtin) and body.name == "least" and len(body.args) == 2):
-        return None
+def _own_first(e: ir.Fix, a, b):
+    """``(a, b)`` of a step body's two operands with ``r[s]`` first (``r`` the fix's region,
+    ``s`` its step's key), or None when neither is ``r[s]``."""
+    r, s = e.slot, e.step.slot
 
     def own(x):             # r[s]
         return (isinstance(x, ir.Index) and isinstance(x.coll, ir.Local) and x.coll.slot == r
                 and isinstance(x.key, ir.Local) and x.key.slot == s)
-
-    a, b = body.args
     if own(b):
         a, b = b, a
-    if not own(a):
-        return None
-    cost = None
-    if isinstance(b, ir.Binary) and b.op == "+":
-        cost, b = (b.left, b.right) if isinstance(b.right, ir.Quant) else (b.right, b.left)
-    if not (isinstance(b, ir.Quant) and b.kind == "min" and isinstance(b.domain, ir.TypeDomain)
-            and isinstance(b.body, ir.Index) and isinstance(b.body.coll, ir.Local)
-            and b.body.coll.slot == r):
-        return None
-    if not isinstance(b.type, IntT) or (cost is not None and not isinstance(cost.type, IntT)):
-        return None
+    return (a, b) if own(a) else None
+
+
+def _along_edges(e: ir.Fix, q, kind: str, extra, cache: dict) -> bool:
+    """Whether ``q`` is ``kind d in T where w: r[to]`` over the fix's region ``r`` with ``w``
+    and ``to`` reading no state and nothing but the step's key and ``d`` (the edges, constants
+    of the compiled game), and ``extra`` (the cost or the filter, or None) not reading ``r``."""
+    r, s = e.slot, e.step.slot
+    if not (isinstance(q, ir.Quant) and q.kind == kind and isinstance(q.domain, ir.TypeDomain)
+            and isinstance(q.body, ir.Index) and isinstance(q.body.coll, ir.Local)
+            and q.body.coll.slot == r):
+        return False
 
     def reads_r(x):
         return x is not None and any(isinstance(n, ir.Local) and n.slot == r for n in nodes(x))
 
-    if reads_r(cost) or reads_r(b.where) or reads_r(b.body.key):
-        return None
-    for x in (b.where, b.body.key):
+    if reads_r(extra) or reads_r(q.where) or reads_r(q.body.key):
+        return False
+    for x in (q.where, q.body.key):
         if x is None:
             continue
         reads, bound, _, old, state = summary(x, cache)
-        if state or old or not reads - bound <= {s, b.slot} \
+        if state or old or not reads - bound <= {s, q.slot} \
                 or any(isinstance(n, ir.RealExists) for n in nodes(x)):
-            return None
+            return False
+    return True
+
+
+def min_plus(e: ir.Fix, cache: dict):
+    """``(cost or None, the min quantifier)`` when ``e`` has the shape above, else None."""
+    if not applies(e) or e.step.where is not None:
+        return None
+    body = e.step.body
+    if not (isinstance(body, ir.Builtin) and body.name == "least" and len(body.args) == 2):
+        return None
+    pair = _own_first(e, *body.args)
+    if pair is None:
+        return None
+    b = pair[1]
+    cost = None
+    if isinstance(b, ir.Binary) and b.op == "+":
+        cost, b = (b.left, b.right) if isinstance(b.right, ir.Quant) else (b.right, b.left)
+    if not _along_edges(e, b, "min", cost, cache) or not isinstance(b.type, IntT) \
+            or (cost is not None and not isinstance(cost.type, IntT)):
+        return None
     return cost, b
 
 
@@ -300,42 +315,18 @@ def flood(e: ir.Fix, cache: dict):
     """``(ok or None, the exists quantifier)`` when ``e`` has the shape above, else None."""
     if not applies(e) or e.step.where is not None or not isinstance(e.type.val, BoolT):
         return None
-    step, r, s = e.step, e.slot, e.step.slot
-    body = step.body
+    body = e.step.body
     if not (isinstance(body, ir.Binary) and body.op == "or"):
         return None
-
-    def own(x):             # r[s]
-        return (isinstance(x, ir.Index) and isinstance(x.coll, ir.Local) and x.coll.slot == r
-                and isinstance(x.key, ir.Local) and x.key.slot == s)
-
-    a, b = body.left, body.right
-    if own(b):
-        a, b = b, a
-    if not own(a):
+    pair = _own_first(e, body.left, body.right)
+    if pair is None:
         return None
+    b = pair[1]
     ok = None
     if isinstance(b, ir.Binary) and b.op == "and":
         ok, b = b.left, b.right
-    if not (isinstance(b, ir.Quant) and b.kind == "exists" and isinstance(b.domain, ir.TypeDomain)
-            and isinstance(b.body, ir.Index) and isinstance(b.body.coll, ir.Local)
-            and b.body.coll.slot == r):
+    if not _along_edges(e, b, "exists", ok, cache) or (ok is not None and not cannot_fail(ok)):
         return None
-
-    def reads_r(x):
-        return x is not None and any(isinstance(n, ir.Local) and n.slot == r for n in nodes(x))
-
-    if reads_r(ok) or reads_r(b.where) or reads_r(b.body.key):
-        return None
-    if ok is not None and not cannot_fail(ok):
-        return None
-    for x in (b.where, b.body.key):
-        if x is None:
-            continue
-        reads, bound, _, old, state = summary(x, cache)
-        if state or old or not reads - bound <= {s, b.slot} \
-                or any(isinstance(n, ir.RealExists) for n in nodes(x)):
-            return None
     return ok, b
 
 

@@ -93,7 +93,7 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
             # With the paths going to Dask workers, they are built there, never here.
             lazy = engine is not None and symmetric is None and engine.remote()
             if lazy:
-                _planned(engine, run_, "induction", game, S, ci, order, held, built, plans,
+                _planned(engine, run_, game, S, ci, order, held, built, plans,
                          tally, ahead.pop(ci, None))
                 work[:] = [x for a in order for x in built.get(a, ())]
             else:
@@ -385,27 +385,24 @@ class Unbuilt:
         self.action = action
 
 
-def _planned(engine, run, kind: str, game: Game, S, ci: int, order: list, held: dict,
-             built: dict, plans: dict, tally, ahead=None) -> bool:
+def _planned(engine, run, game: Game, S, ci: int, order: list, held: dict,
+             built: dict, plans: dict, tally, ahead=None) -> None:
     """The paths of case ``ci``'s (state ``S``) actions neither ``held`` nor built yet, built
     on the workers in shares (`cluster.Engine.plan`) and entered into ``built`` as
     placeholders (`Unbuilt`, in the shape of the case's items); each action's shares in
     ``plans``.  ``ahead``: the plan's tasks submitted before (`Engine.plan_ahead`), used
-    when they build the same actions.  False when a worker found the case impossible."""
+    when they build the same actions (a case of the inductive step is never impossible)."""
     want = [a for a in order if a not in held and a not in built]
     if not want:
-        return True
+        return
     parts = engine.planned(ahead) if ahead is not None and ahead[0] == tuple(want) else \
-        engine.plan(run, kind, ci, game, S, want)
-    if parts is None:
-        return False
+        engine.plan(run, "induction", ci, game, S, want)
     for a in want:
         stub = (Unbuilt(a), (), set())
         built[a] = [stub] * sum(n for _, n, _ in parts[a])
     plans.setdefault(ci, {}).update(parts)
     if tally is not None:
         tally.built += sum(len(built[a]) for a in want)
-    return True
 
 
 def by_action(paths: list, work: list, path_of) -> list[tuple]:

@@ -494,13 +494,13 @@ class Pass:
         return failed, records, count.done
 
 def _remote_case(engine, run, game: Game, S, ci: int, order: list, only: set, held: dict,
-                 live: list, names: list, journal, tally, say, out: dict) -> bool:
+                 live: list, names: list, journal, tally, say, out: dict) -> None:
     """Case ``ci`` of `check_transitions` checked on the Dask workers, its paths built
-    there only (`cluster.Engine.plan`): the failures entered into ``out``; False when a
+    there only (`cluster.Engine.plan`): the failures entered into ``out``; nothing when a
     worker found the case impossible (no state of it satisfies the invariants)."""
     parts = engine.plan(run, "transitions", ci, game, S, [a for a in order if a in only])
     if parts is None:
-        return False
+        return
     counts = {a: sum(n for _, n, _ in ps) for a, ps in parts.items()}
     bs = [induction.Unbuilt(a) for a in order if a in only for _ in range(counts[a])]
     unbuilt = sum(n for a, n in held.items() if a not in counts)
@@ -521,7 +521,6 @@ def _remote_case(engine, run, game: Game, S, ci: int, order: list, only: set, he
                                 done, journal, names, tally, say, parts) if bs else []
     _closed(ci, failed, out, journal, names, live, len(bs), counts, tally, reused,
             checked_before if tally is not None else 0)
-    return True
 
 
 def _closed(ci: int, parts: list, out: dict, journal, names: list, live: list, paths: int,

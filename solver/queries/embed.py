@@ -66,14 +66,14 @@ def present(game_name: str, amb: Ambiguity, small: dict, big: dict,
         ra, rb = outcome(ga, st, m), outcome(gb, st, m)
         if ra[0] == rb[0] == "illegal" and ra != rb:
             # Both readings refuse the move there, by other rules: the rule in dispute needs
-            # more than the small board holds (Torres' card that moves a block wants six
-            # castles on 8 x 8).  The witness stays where it was found, and says so.
+            # more than the small board holds (a rule that counts what only the big board
+            # has room for).  The witness stays where it was found, and says so.
             return _kept(amb, small, f"under {big} both readings refuse the move "
                                      f"({amb.a}: rule {ra[1]}; {amb.b}: rule {rb[1]})")
         if ra == rb:
-            # The disagreement needs the small board's edges (torres-advanced's spacing: on
-            # 3 x 3 squares one reading leaves no square for the next starting block; on 8 x 8
-            # both leave room).
+            # The disagreement needs the small board's edges (a reading that leaves no room
+            # on the small board for a later placement, where the big board leaves room under
+            # both).
             if not keep:
                 raise RulebookError(f"{amb.reading}: {amb.a} vs {amb.b}: the witness no longer "
                                     f"disagrees under {big}")
