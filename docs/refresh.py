@@ -247,7 +247,10 @@ def seed_stored(games: list[str], store: str) -> int:
             continue
         states = {i.name for i in g.p.invariants if not i.transition}
         ok = [r["invariant"] for r in stored["results"] if r["status"] == "inductive"]
-        seed = seeding.seed_of(Store(store, g, options, print), g, options,
+        held = Store(store, g, options, print)
+        if stored.get("store_seed"):       # what the proof carries counts as held too
+            seeding.plant(held, stored["store_seed"])
+        seed = seeding.seed_of(held, g, options,
                                [n for n in ok if n in states], [n for n in ok if n in states],
                                [n for n in ok if n not in states])
         n = seeding.seed_paths(seed)

@@ -43,6 +43,7 @@ import z3
 from ..engine.game import Game
 from ..lang.errors import RulebookError
 from ..lang.irdigest import part_digests
+from ..lang.irshape import shape, strengthens
 from ..lang.resources import cache_home
 from .options import ProveOptions
 
@@ -164,7 +165,11 @@ class Store:
         self._actions = [a.name for a in game.p.actions]
         self._ids: dict[tuple, list] = {}   # (kind, case) -> each path's (action digest, k)
         self._conns: dict[int, sqlite3.Connection] = {}     # one per process (forks)
+        self._shapes = {a.name: shape(a) for a in game.p.actions}
+        self._weaker: dict[str, list[str]] = {}     # action -> digests it strengthens
+        self._said: set[str] = set()
         self._guard(self._init)
+        self.put_shapes(self.shapes())
 
     # ---- the database ----------------------------------------------------------------------
 
@@ -200,6 +205,9 @@ class Store:
             db.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, "
                        "kind TEXT NOT NULL, value TEXT NOT NULL, seconds REAL, "
                        "stored REAL NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS shapes (relaxed TEXT NOT NULL, "
+                       "digest TEXT NOT NULL, requires TEXT NOT NULL, "
+                       "PRIMARY KEY (relaxed, digest))")
             db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
             db.execute("COMMIT")
         except BaseException:
@@ -363,11 +371,66 @@ class Store:
 
     def _held(self, kind: str, case: int, actions: list[str], group_keys, path_key,
               holds) -> dict[str, int]:
-        """The actions of ``actions`` whose group rows (``group_keys(digest)``: one key per
-        group row the action needs) all say how many paths it has in ``case``, and whose
-        paths' rows (``path_key(digest, k)``: the keys of path k) are all present and
-        ``holds``: action -> its number of paths."""
-        want = {a: group_keys(self._digests[f"action:{a}"]) for a in actions}
+        """As `_held_by` under the actions' own digests; an action not held so is held when
+        a version of it that it strengthens (`weaker`) is."""
+        out = self._held_by({a: self._digests[f"action:{a}"] for a in actions},
+                            group_keys, path_key, holds)
+        rest = {a: w for a in actions if a not in out and (w := self.weaker(a))}
+        for i in range(max(map(len, rest.values()), default=0)):
+            tried = {a: w[i] for a, w in rest.items() if a not in out and i < len(w)}
+            got = self._held_by(tried, group_keys, path_key, holds)
+            for a, n in got.items():
+                if a not in self._said:
+                    self._said.add(a)
+                    self.say(f"store: {a} only asks more than a proved version of it "
+                             f"({tried[a]}: its requires imply that version's), whose "
+                             f"{n} paths held: not checked again")
+            out.update(got)
+        return out
+
+    def weaker(self, action: str) -> list[str]:
+        """The digests of the other versions of ``action`` the store knows (by their
+        shapes, `irshape`) that it strengthens: every move it allows, they allowed."""
+        if action not in self._weaker:
+            sh = self._shapes[action]
+            mine = self._digests[f"action:{action}"]
+
+            def rows():
+                return self._db().execute("SELECT digest, requires FROM shapes WHERE "
+                                          "relaxed = ?", (sh["relaxed"],)).fetchall()
+            out = []
+            for d, value in self._guard(rows):
+                try:
+                    old = {"relaxed": sh["relaxed"], "requires": json.loads(value)}
+                except ValueError:
+                    continue
+                if d != mine and strengthens(sh, old):
+                    out.append(d)
+            self._weaker[action] = sorted(out)
+        return self._weaker[action]
+
+    def put_shapes(self, shapes: dict) -> None:
+        """Keep ``shapes`` (action digest -> `irshape.shape`), for `weaker`."""
+        data = [(sh["relaxed"], d, json.dumps(sh.get("requires"))) for d, sh in shapes.items()
+                if isinstance(sh, dict) and isinstance(sh.get("relaxed"), str)]
+
+        def put():
+            self._db().executemany("INSERT OR IGNORE INTO shapes VALUES (?, ?, ?)", data)
+        if data:
+            self._guard(put)
+            self._weaker.clear()
+
+    def shapes(self) -> dict[str, dict]:
+        """Each action's shape (`irshape.shape`) by its digest, for a seed."""
+        return {self._digests[f"action:{a}"]: sh for a, sh in self._shapes.items()}
+
+    def _held_by(self, digest: dict[str, str], group_keys, path_key,
+                 holds) -> dict[str, int]:
+        """The actions of ``digest`` (action -> the digest its rows are keyed by) whose group
+        rows (``group_keys(digest)``: one key per group row the action needs) all say how
+        many paths it has in the case, and whose paths' rows (``path_key(digest, k)``: the
+        keys of path k) are all present and ``holds``: action -> its number of paths."""
+        want = {a: group_keys(d) for a, d in digest.items()}
         rows = self._get(sorted({k for ks in want.values() for k in ks}))
         counts: dict[str, int] = {}
         for a, ks in want.items():
@@ -375,7 +438,7 @@ class Store:
             if len(ns) == 1 and all(k in rows for k in ks) \
                     and isinstance(n := ns.pop(), int) and n >= 0:
                 counts[a] = n
-        keys = {a: [k for i in range(n) for k in path_key(self._digests[f"action:{a}"], i)]
+        keys = {a: [k for i in range(n) for k in path_key(digest[a], i)]
                 for a, n in counts.items()}
         paths = self._get([k for ks in keys.values() for k in ks])
         return {a: counts[a] for a, ks in keys.items()
@@ -422,6 +485,10 @@ class Store:
                 got.append((dict(fell), set(v.get("skipped") or ())))
             else:
                 out[a] = got
+        # An action a version of which it strengthens held every candidate: held too.
+        for a, n in self.held_groups(case, [a for a in actions if a not in out
+                                            and self.weaker(a)], candidates).items():
+            out[a] = [({}, set())] * n
         while True:     # drop the groups that left out a candidate falling in no other
             fallen = {n for got in out.values() for fell, _ in got for n in fell}
             keep = {a: got for a, got in out.items()
