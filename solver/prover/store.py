@@ -410,12 +410,13 @@ class Store:
         return self._weaker[action]
 
     def put_shapes(self, shapes: dict) -> None:
-        """Keep ``shapes`` (action digest -> `irshape.shape`), for `weaker`."""
+        """Keep ``shapes`` (action digest -> `irshape.shape`), for `weaker` (over a row of
+        the same digest: a shape is a function of it, and a row of an older form is mended)."""
         data = [(sh["relaxed"], d, json.dumps(sh.get("requires"))) for d, sh in shapes.items()
                 if isinstance(sh, dict) and isinstance(sh.get("relaxed"), str)]
 
         def put():
-            self._db().executemany("INSERT OR IGNORE INTO shapes VALUES (?, ?, ?)", data)
+            self._db().executemany("INSERT OR REPLACE INTO shapes VALUES (?, ?, ?)", data)
         if data:
             self._guard(put)
             self._weaker.clear()
