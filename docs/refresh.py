@@ -198,6 +198,8 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
         # layout, a local's name or a reading lowered to the same rules leaves it current.
         "proof_ir_sha256": proof_ir_digest(g, only if alone else None),
         **({"proof_invariants": sorted(only)} if alone else {}),
+        # What this run checked: a re-proof from the store checks only what an edit reached.
+        "paths": {"total": tally.paths, "reused": tally.reused, "checked": tally.checked},
         "params": dict(g.p.param_values),
         "results": [r.as_json() for r in res],
         **({"store_seed": seed} if seed and seeding.seed_paths(seed) else {})})
