@@ -203,7 +203,19 @@ def _parse(text: str) -> list:
 
 
 def _skeleton(e, h: _Canon) -> list:
+    """The skeleton of ``e``, folded as its digest is (`IRHasher`): a condition that
+    constants decide is an atom, a connective that a constant operand decides is the other
+    operand's skeleton, so that one digest has one shape."""
+    if isinstance(h.node(e)[1], bool):
+        return ["atom", _short(h, e)]
     match e:
+        case ir.Binary(op=("and" | "or"), left=a, right=b) \
+                if isinstance(h.node(a)[1], bool):
+            return _skeleton(b, h)          # `true and b`, `false or b`
+        case ir.Binary(op="and", left=a, right=b) if h.node(b)[1] is True:
+            return _skeleton(a, h)
+        case ir.Ite(cond=c, then=t, other=o) if isinstance(h.node(c)[1], bool):
+            return _skeleton(t if h.node(c)[1] else o, h)
         case ir.Binary(op=("and" | "or") as op, left=a, right=b):
             parts = []
             for x in (_skeleton(a, h), _skeleton(b, h)):

@@ -241,7 +241,7 @@ def plant(store: Store, seed: dict) -> tuple[int, str | None]:
     program: (the number of groups written, None) or (0, why the seed is not this run's)."""
     if not isinstance(seed, dict) or seed.get("format") != SEED_FORMAT:
         return 0, "a seed of another format"
-    if seed.get("context") != store.context:
+    if seed.get("context") not in store.contexts:
         return 0, "of another context (parameters, options, state or z3 version)"
     # The shapes of the seed's actions first: a version that one of this run's actions
     # strengthens is planted too, and stands for it (`Store.weaker`).

@@ -132,14 +132,18 @@ def _unusable(path: str) -> str | None:
         db.close()
 
 
-def context(game: Game, options: ProveOptions, digests: dict | None = None) -> str:
+def context(game: Game, options: ProveOptions, digests: dict | None = None,
+            legacy: bool = False) -> str:
     """The digest of what every step query of ``game`` under ``options`` reads besides its
-    own action and invariants."""
+    own action and invariants.  Not the readings: the program is lowered under them, so what
+    they change is in the digests of the parts it changes, and a new reading whose default
+    keeps the rules leaves every key as it was.  ``legacy``: the context as it was made
+    before (with the readings), which a seed of an older proof may carry (`seed.plant`)."""
     d = part_digests(game.p) if digests is None else digests
     return _sha(json.dumps({
         "format": FORMAT, "game": game.name, "state": d["state"], "actor": d["actor"],
         "terminal": d["terminal"], "params": sorted(game.p.param_values.items()),
-        "readings": sorted(game.symbols.reading_choices.items()),
+        **({"readings": sorted(game.symbols.reading_choices.items())} if legacy else {}),
         "exact_reals": options.exact_reals, "opaque_fix": options.opaque_fixpoints,
         "region_facts": options.region_facts, "split_on": list(options.split_on),
         "z3": z3.get_version_string()}, sort_keys=True, default=str))
@@ -159,6 +163,7 @@ class Store:
         self.say = say
         self._digests = part_digests(game.p)
         self._ctx = context(game, options, self._digests)
+        self._legacy = context(game, options, self._digests, legacy=True)
         self._split = options.split_lengths
         self._timeout = options.step_timeout_ms
         self._props = [i.name for i in game.p.invariants if i.transition]
@@ -281,6 +286,12 @@ class Store:
     def context(self) -> str:
         """The run's `context` digest, which every key holds."""
         return self._ctx
+
+    @property
+    def contexts(self) -> tuple[str, str]:
+        """The contexts a seed of this run may carry: this run's, and the same made as older
+        proofs made it (`context`'s ``legacy``)."""
+        return self._ctx, self._legacy
 
     def digest(self, part: str) -> str | None:
         """The IR digest of ``part`` (``action:NAME``, ``invariant:NAME``) in this run's
