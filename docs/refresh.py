@@ -174,8 +174,9 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
                 tally, stored_seeds(g.name))
     seed = None
     if options.store is not None:
-        seed = seeding.seed_of(Store(options.store, g, options, print), g, options,
-                               tally.inductive, tally.inductive, tally.transitions)
+        quiet = Store(options.store, g, options, lambda *a, **k: None)    # said above
+        seed = seeding.seed_of(quiet, g, options, tally.inductive, tally.inductive,
+                               tally.transitions)
     print(f"  .. {game}: paths: {tally.paths} in all, {tally.reused} reused from the store, "
           f"{tally.checked} checked", file=sys.stderr)
     step = f" --step-timeout {step_timeout_s:g}" if step_timeout_s != 5.0 else ""
