@@ -238,10 +238,13 @@ def seed_paths(seed: dict) -> int:
 def plant(store: Store, seed: dict) -> tuple[int, str | None]:
     """Write into ``store`` the group rows of ``seed`` and the held verdicts of their paths,
     where the store has no group row yet, for the actions whose digest is in this run's
-    program: (the number of groups written, None) or (0, why the seed is not this run's)."""
+    program: (the number of groups written, None) or (0, why the seed is not this run's).
+    A seed of this run under other abstractions of the step (`Store.other_tactic`) gives
+    one row a group, saying that every path held there (`Store.anywhere_keys`)."""
     if not isinstance(seed, dict) or seed.get("format") != SEED_FORMAT:
         return 0, "a seed of another format"
-    if seed.get("context") not in store.contexts:
+    anywhere = store.other_tactic(seed.get("context"))
+    if seed.get("context") not in store.contexts and not anywhere:
         return 0, "of another context (parameters, options, state or z3 version)"
     # The shapes of the seed's actions first: a version that one of this run's actions
     # strengthens is planted too, and stands for it (`Store.weaker`).
@@ -260,6 +263,11 @@ def plant(store: Store, seed: dict) -> tuple[int, str | None]:
                 continue
             for ci, c in enumerate(counts):
                 if not isinstance(c, int) or c < 0:
+                    continue
+                if anywhere:    # held under another abstraction: one row a group
+                    g = [(k, "anywhere")
+                         for k in store.anywhere_keys(kind, ci, a, cand, assumed, props)]
+                    want.append((g, c, []))
                     continue
                 if kind == "step":
                     g = [(store.group_key(ci, a, cand), "group")]

@@ -36,6 +36,7 @@ import json
 import os
 import sqlite3
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import z3
@@ -164,6 +165,15 @@ class Store:
         self._digests = part_digests(game.p)
         self._ctx = context(game, options, self._digests)
         self._legacy = context(game, options, self._digests, legacy=True)
+        # Every abstraction of the step is sound: an action whose every path held under one
+        # is held under any.  Such groups are also kept under the context with none
+        # (`held_anywhere`), tagged apart from a plain run's own group rows.
+        combos = [replace(options, exact_reals=e, opaque_fix=o, region_facts=r)
+                  for e in (False, True) for o in (False, True) for r in (False, True)]
+        self._any_ctx = "held:" + context(game, combos[0], self._digests)
+        self._under = [options.exact_reals, options.opaque_fixpoints, options.region_facts]
+        self._tactic_ctx = {context(game, c, self._digests, legacy=lg)
+                            for c in combos for lg in (False, True)}
         self._split = options.split_lengths
         self._timeout = options.step_timeout_ms
         self._props = [i.name for i in game.p.invariants if i.transition]
@@ -271,8 +281,8 @@ class Store:
 
     # ---- keys ------------------------------------------------------------------------------
 
-    def _key(self, *parts) -> str:
-        return _sha(json.dumps([self._ctx, *parts]))
+    def _key(self, *parts, ctx: str | None = None) -> str:
+        return _sha(json.dumps([self._ctx if ctx is None else ctx, *parts]))
 
     def _names(self, names) -> list[str]:
         return sorted(self._digests[f"invariant:{n}"] for n in names)
@@ -293,6 +303,16 @@ class Store:
         proofs made it (`context`'s ``legacy``)."""
         return self._ctx, self._legacy
 
+    def other_tactic(self, ctx: str) -> bool:
+        """Whether ``ctx`` is this run's context under other abstractions of the step: a
+        seed of it says which groups held anywhere (`plant`)."""
+        return ctx in self._tactic_ctx and ctx not in self.contexts
+
+    @property
+    def anywhere(self) -> str:
+        """The context of the rows of groups held under any abstraction (`_held_by`)."""
+        return self._any_ctx
+
     def digest(self, part: str) -> str | None:
         """The IR digest of ``part`` (``action:NAME``, ``invariant:NAME``) in this run's
         program, or None."""
@@ -306,6 +326,17 @@ class Store:
         """The key of path ``k`` of the action of digest ``action`` in ``case`` under the
         candidates of digests ``candidates`` (`names`)."""
         return self._key("step", case, action, k, candidates)
+
+    def anywhere_keys(self, kind: str, case: int, action: str, candidates: list[str],
+                      assumed: list[str], properties: list[str]) -> list[str]:
+        """The keys of the rows saying that every path of the action of digest ``action``
+        held in ``case`` under some abstraction (`anywhere`): for the step (``kind``
+        "step") under ``candidates``, else for each of ``properties`` from ``assumed``
+        (all digests)."""
+        if kind == "step":
+            return [self._key("group", case, action, candidates, ctx=self._any_ctx)]
+        return [self._key("transition-group", case, action, assumed, p, ctx=self._any_ctx)
+                for p in properties]
 
     def group_key(self, case: int, action: str, candidates: list[str]) -> str:
         return self._key("group", case, action, candidates)
@@ -441,7 +472,9 @@ class Store:
         """The actions of ``digest`` (action -> the digest its rows are keyed by) whose group
         rows (``group_keys(digest)``: one key per group row the action needs) all say how
         many paths it has in the case, and whose paths' rows (``path_key(digest, k)``: the
-        keys of path k) are all present and ``holds``: action -> its number of paths."""
+        keys of path k) are all present and ``holds``; or whose group rows under `anywhere`
+        (``group_keys(digest, ctx=...)``) say that every path held under another abstraction
+        of the step: action -> its number of paths (there)."""
         want = {a: group_keys(d) for a, d in digest.items()}
         rows = self._get(sorted({k for ks in want.values() for k in ks}))
         counts: dict[str, int] = {}
@@ -453,11 +486,22 @@ class Store:
         keys = {a: [k for i in range(n) for k in path_key(digest[a], i)]
                 for a, n in counts.items()}
         paths = self._get([k for ks in keys.values() for k in ks])
-        return {a: counts[a] for a, ks in keys.items()
-                if all(k in paths and holds(paths[k][0]) for k in ks)}
+        out = {a: counts[a] for a, ks in keys.items()
+               if all(k in paths and holds(paths[k][0]) for k in ks)}
+        # Not held here: held under another abstraction of the step (one row a group).
+        anyk = {a: group_keys(d, ctx=self._any_ctx) for a, d in digest.items() if a not in out}
+        rows = self._get(sorted({k for ks in anyk.values() for k in ks}))
+        for a, ks in anyk.items():
+            if any(k in rows and rows[k][0].get("under") == self._under for k in ks):
+                continue        # this run's own abstraction: its own rows rule
+            ns = {rows[k][0].get("paths") for k in ks if k in rows}
+            if len(ns) == 1 and all(k in rows for k in ks) \
+                    and isinstance(n := ns.pop(), int) and n >= 0:
+                out[a] = n
+        return out
 
     def _record_groups(self, kind: str, built: dict[str, int], group_keys, path_key,
-                       holds) -> int:
+                       holds, held) -> int:
         """A group row for each action of ``built`` (action -> its number of paths in the
         case, every one built) whose every path's row is stored and ``holds``; how many
         actions got theirs."""
@@ -468,8 +512,12 @@ class Store:
         for a, ks in keys.items():
             if all(k in rows and holds(rows[k][0]) for k in ks):
                 done += 1
-                for g in group_keys(self._digests[f"action:{a}"]):
+                d = self._digests[f"action:{a}"]
+                for g in group_keys(d):
                     self._put(g, kind, {"paths": built[a]})
+                if all(held(rows[k][0]) for k in ks):
+                    for g in group_keys(d, ctx=self._any_ctx):
+                        self._put(g, "anywhere", {"paths": built[a], "under": self._under})
         return done
 
     def decided_groups(self, case: int, actions: list[str], candidates) -> dict[str, list]:
@@ -497,9 +545,11 @@ class Store:
                 got.append((dict(fell), set(v.get("skipped") or ())))
             else:
                 out[a] = got
-        # An action a version of which it strengthens held every candidate: held too.
-        for a, n in self.held_groups(case, [a for a in actions if a not in out
-                                            and self.weaker(a)], candidates).items():
+        # An action a version of which it strengthens held every candidate, or whose every
+        # path held under another abstraction of the step: held too (over a fall here,
+        # which such an abstraction may have made up).
+        for a, n in self.held_groups(case, [a for a in actions if a not in out or any(
+                fell for fell, _ in out[a])], candidates).items():
             out[a] = [({}, set())] * n
         while True:     # drop the groups that left out a candidate falling in no other
             fallen = {n for got in out.values() for fell, _ in got for n in fell}
@@ -514,7 +564,7 @@ class Store:
         ``candidates`` in a previous run, none left out, each with its number of paths."""
         cand = self._names(candidates)
         return self._held("group", case, actions,
-                          lambda a: [self._key("group", case, a, cand)],
+                          lambda a, ctx=None: [self._key("group", case, a, cand, ctx=ctx)],
                           lambda a, k: [self._key("step", case, a, k, cand)], _step_held)
 
     def record_groups(self, case: int, built: dict[str, int], candidates) -> int:
@@ -523,9 +573,10 @@ class Store:
         is none); how many."""
         cand = self._names(candidates)
         return self._record_groups("group", built,
-                                   lambda a: [self._key("group", case, a, cand)],
+                                   lambda a, ctx=None: [self._key("group", case, a, cand,
+                                                                  ctx=ctx)],
                                    lambda a, k: [self._key("step", case, a, k, cand)],
-                                   lambda v: isinstance(v.get("fell", {}), dict))
+                                   lambda v: isinstance(v.get("fell", {}), dict), _step_held)
 
     def case_done(self, case: int, candidates) -> int | None:
         """The number of paths of ``case`` when every action's group held every one of
@@ -591,9 +642,9 @@ class Store:
                       {"verdict": why, "tactic": self._tactic(), **({"by": by} if by else {})})
 
     def _tgroups(self, case: int, assumed: list, properties):
-        def group_keys(a):
+        def group_keys(a, ctx=None):
             return [self._key("transition-group", case, a, assumed,
-                              self._digests[f"invariant:{p}"]) for p in properties]
+                              self._digests[f"invariant:{p}"], ctx=ctx) for p in properties]
 
         def path_key(a, k):
             return [self._tkey(case, a, k, assumed, p) for p in properties]
@@ -616,9 +667,10 @@ class Store:
         whose every path held each of ``properties``; how many."""
         if not properties:
             return 0
+        held = (lambda v: v.get("verdict") is None)
         return self._record_groups("transition-group", built,
                                    *self._tgroups(case, self._names(assumed), properties),
-                                   lambda v: v.get("verdict") is None)
+                                   held, held)
 
     def transition_case_done(self, case: int, assumed, properties) -> int | None:
         """The number of paths of ``case`` when a previous run found each of
