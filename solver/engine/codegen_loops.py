@@ -122,6 +122,10 @@ class LoopGen:
     def call(self, e: ir.Call, out: list) -> str:
         comp = self.comp
         kind, shared = comp._call_memo(e)
+        if kind == "remembered" and _straight(e.body):
+            # A few operations written out cost less than the key's tuple, its hash and the
+            # lookup (and a miss's call): `cell_at(s, r, at, i)` is three additions.
+            kind = "inline"
         # All arguments first: an argument may read a slot another one sets.
         xs = [self.atom(x, out) for x in self.seq(e.args, out)]
         slots = e.slots
@@ -447,6 +451,21 @@ class LoopGen:
             out.append(f"if {acc} is None:")
             out.append(f"    {acc} = {empty_extreme(e.type)}")
         return acc
+
+
+# A def body of at most this many IR nodes, with no call, loop or fixpoint, is written out at
+# each call site rather than remembered by its arguments (`fixinc.remembered`).
+STRAIGHT_NODES = 48
+
+
+def _straight(body: ir.Expr) -> bool:
+    """Whether ``body`` is a few operations in a row (see `STRAIGHT_NODES`)."""
+    n = 0
+    for x in nodes(body):
+        n += 1
+        if n > STRAIGHT_NODES or isinstance(x, (ir.Call, ir.Quant, ir.Fix, ir.RealExists)):
+            return False
+    return True
 
 
 def _large(t) -> bool:

@@ -367,3 +367,16 @@ def test_a_large_keyed_memo_pauses_while_it_misses(monkeypatch):
     for _ in range(40):         # the same one: every call but the first hits
         ask(occ)
     assert min(seen) >= 0                   # never paused
+
+
+def test_a_straight_def_is_written_out():
+    """A call of a def of a few operations and no call or loop (Towers' `cell_at`, three
+    additions) is written out where it is called; a longer one (`value`, a chain of sixteen
+    `if`s inside) is still remembered by its arguments."""
+    game = load_game("towers")
+    t = game.p.types
+    binds = {"s": t["Shape"], "r": t["Rot"], "at": t["Cell"], "i": t["Cube"]}
+    for text, remembered in (("cell_at(s, r, at, i)", False), ("value(s)", True)):
+        e, _, _ = _checked(game, text, binds)
+        src = codegen.source_of(Compiler(False, game.state_type).expr(e))
+        assert (".get(" in src) == remembered, src
