@@ -108,7 +108,8 @@ def test_book_examples_confirmed_or_contradicted_with_both_values():
                 "king_tie_highest", "king_tie_later", "king_tie_later_of_three",
                 "king_block_fixed", "king_block_movable"}
     stacks = {"left_over_on_stacks_first", "block_under_from_any_stack",
-              "block_under_uses_a_stack_up"}     # issue 64, points 11 and 13
+              "block_under_uses_a_stack_up",      # issue 64, points 11 and 13
+              "gate_card_lands_in_front_of_a_door", "relocate_one_castle_less"}  # 12, 14
     readings |= stacks
     assert set(res) == {"castle_height", "castle_score", "royal_bonus", "royal_bonus_low",
                         "king_bonus_level_three", "king_bonus_level_three_at_least"} | readings
@@ -398,26 +399,23 @@ def test_stored_4x4_region_facts_proof_proves_every_invariant():
     assert {n for n, s in status.items() if s != "inductive"} == set()
 
 
-@pytest.mark.parametrize("file, w, h, options", [
-    ("torres-4x4", 4, 4, {"--region-facts"}),
-    ("torres-8x8", 8, 8, {"--region-facts", "--symmetry"}),
-])
-def test_stored_region_facts_proofs_name_their_spec_board_and_options(file, w, h, options):
-    """The 4x4 and 8x8 proofs ran in sittings, each resumed from a local journal (a cache,
-    not kept in the repository): what the journal showed path by path (no path broke a
-    candidate, every invariant a candidate) the stored proof says as a whole.  It names the
-    digest of this very spec's checked rules and invariants (not merely a spec that differs
-    elsewhere),
-    the board, depth 1 and the options (the castles read as regions; on 8x8 the board's and
-    the players' symmetries too), and every invariant, the transition property among them, is
-    inductive."""
+@pytest.mark.parametrize("file, w, h", [("torres-4x4", 4, 4), ("torres-8x8", 8, 8)])
+def test_stored_large_board_proofs_name_their_spec_board_and_no_tactic(file, w, h):
+    """The 4x4 and 8x8 proofs were first made in sittings with --region-facts (and on 8x8
+    --symmetry); they are now stored as re-proved with no tactic flag, the prover picking its
+    own (prover/tactics.py) and reusing those sittings' verdicts from the store.  The stored
+    proof names the digest of this very spec's checked rules and invariants (not merely a spec
+    that differs elsewhere), the board, depth 1, a command with no tactic flag and every
+    invariant, the transition property among them, inductive."""
     from conftest import stored_proof
     from solver.lang.digest import proof_ir_digest
     g, status = stored_proof("torres", file)
     stored = json.loads((ROOT / "docs" / "proofs" / f"{file}.json").read_text("utf-8"))
     assert stored["proof_ir_sha256"] == proof_ir_digest(g)
     assert stored["depth"] == 1 and (stored["params"]["w"], stored["params"]["h"]) == (w, h)
-    assert options <= set(stored["command"].split())
+    flags = {x for x in stored["command"].split() if x.startswith("--")}
+    assert flags <= {"--param", "--depth", "--json"}
+    assert stored["paths"]["total"] >= stored["paths"]["reused"] >= 0 < stored["paths"]["total"]
     kinds = {r["invariant"]: r["kind"] for r in stored["results"]}
     assert {n for n, k in kinds.items() if k == "transition"} == {
         i.name for i in g.p.invariants if i.transition} == {"castles_never_merge"}
