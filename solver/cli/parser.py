@@ -305,7 +305,8 @@ def _expert_tactics(p: argparse.ArgumentParser) -> None:
         "inductive step with --step-timeout 20 --split-lengths --symmetry, then, only where "
         "z3 gave up, passes under the abstractions the rules call for (--region-facts where "
         "they read component/components, else --opaque-fix where they have a fix; "
-        "--exact-reals where they have an `exists real`), each keeping what the last proved "
+        "--exact-reals where they have an `exists real`), the last once more with 60 s a "
+        "query, each keeping what the last proved "
         "(docs/prover.md).  Any of these flags instead runs one pass, as told; none changes a "
         "verdict it gives, only what is in reach and the time it takes.")
     g.add_argument("--alone", action="store_true",

@@ -25,8 +25,9 @@ def _prove(db, heard=None, **kw):
 
 
 @pytest.mark.parametrize("game, rungs", [
-    ("torres", ["the plain step", "the facts of connected regions"]),
-    ("les-5-tours", ["the plain step"]),
+    ("torres", ["the plain step", "the facts of connected regions",
+                "the facts of connected regions, 60 s a query"]),
+    ("les-5-tours", ["the plain step", "the plain step, 60 s a query"]),
 ])
 def test_the_ladder_follows_the_rules_features(game, rungs):
     g = load_game(game)
@@ -35,14 +36,15 @@ def test_the_ladder_follows_the_rules_features(game, rungs):
     first = got[0][1]
     assert (first.split_lengths, first.symmetric, first.step_timeout_ms, first.auto,
             first.only) == (True, True, tactics.STEP_TIMEOUT_MS, False, ("x",))
-    assert all(o.region_facts for _, o in got[1:])
+    assert all(o.region_facts for _, o in got[1:]) == (game == "torres")
+    assert got[-1][1].step_timeout_ms == tactics.LONG_TIMEOUT_MS
 
 
 def test_towers_gets_exact_reals_last():
     f = tactics.features(load_game("towers").p)
     assert f.reals
     names = [n for n, _ in tactics.ladder(load_game("towers"), ProveOptions(auto=True))]
-    assert names[0] == "the plain step" and names[-1] == "exact reals"
+    assert names[0] == "the plain step" and names[-2] == "exact reals"
 
 
 def test_a_group_held_under_one_abstraction_is_held_under_another(tmp_path):
@@ -100,7 +102,7 @@ def test_the_command_picks_its_tactics_with_no_flag_and_not_with_one(tmp_path):
     db = tmp_path / "p.sqlite"
     r = run_cli("prove", str(SPEC), "--depth", "1", "--store", str(db), "--progress")
     assert r.returncode == 0, r.stderr
-    assert "tactics: pass 1 of at most 1: the plain step" in r.stderr
+    assert "tactics: pass 1 of at most 2: the plain step" in r.stderr
     r = run_cli("prove", str(SPEC), "--depth", "1", "--store", str(db), "--progress",
                 "--step-timeout", "5")
     assert r.returncode == 0 and "tactics:" not in r.stderr
