@@ -390,6 +390,7 @@ def _prove_with(args, engine) -> int:
                           "seconds": round(time.perf_counter() - t0, 2),
                           **({"stopped": stopped} if stopped else {}),
                           "paths": tally.paths_json(),
+                          **({"passes": list(tally.passes)} if tally.passes else {}),
                           "store": options.store if options.journal is None else None,
                           "results": [r.as_json() for r in res]}))
     else:
@@ -402,6 +403,8 @@ def _prove_with(args, engine) -> int:
         where = "the journal" if options.journal is not None else "the store"
         print(f"paths: {tally.paths} in all, {tally.reused} reused from {where}, "
               f"{tally.checked} checked" + (f", then stopped ({stopped})" if stopped else ""))
+        if tally.passes:
+            print(f"tactics: {'; then '.join(tally.passes)}")
         print(f"({time.perf_counter() - t0:.1f} s; {scope})")
     status = 1 if any(r.status == "refuted" for r in res) else 0
     if stopped and status == 0:

@@ -117,6 +117,7 @@ def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, he
         if rung:
             say(f"tactics: pass {k + 1} of at most {len(rungs)}: {rung} "
                 f"({tactics.describe(opts)})")
+            tally.passes += (rung,)
         # Each rung's store keys its verdicts under its own abstraction and tactic.
         log = Store(opts.store, game, opts, say) if rung and store is not None else store
         inductive, ctis, trans_ok = _step(game, opts, state_invs, trans, say, log, tally,

@@ -75,6 +75,8 @@ class Tally:
     # from them, what a stored proof's seed is made of (`seed.seed_of`).
     inductive: tuple = ()
     transitions: tuple = ()
+    # The passes of an automatic proof that ran (`tactics.ladder`), by name.
+    passes: tuple = ()
     # The paths checked in this round so far (`done`), and in the whole run (`checked`), in
     # memory shared with the forked workers (`pool.forked`): the paths a worker finished
     # count in the parent too, when the proof is stopped.

@@ -4,6 +4,8 @@ the actions the ones before left open; a group held under one abstraction of the
 under all (the store's rows `anywhere`)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import FIXTURES, run_cli
@@ -103,6 +105,9 @@ def test_the_command_picks_its_tactics_with_no_flag_and_not_with_one(tmp_path):
     r = run_cli("prove", str(SPEC), "--depth", "1", "--store", str(db), "--progress")
     assert r.returncode == 0, r.stderr
     assert "tactics: pass 1 of at most 2: the plain step" in r.stderr
+    assert "tactics: the plain step\n" in r.stdout
+    r = run_cli("prove", str(SPEC), "--depth", "1", "--store", str(db), "--json")
+    assert json.loads(r.stdout)["passes"] == ["the plain step"]
     r = run_cli("prove", str(SPEC), "--depth", "1", "--store", str(db), "--progress",
                 "--step-timeout", "5")
     assert r.returncode == 0 and "tactics:" not in r.stderr
