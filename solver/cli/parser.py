@@ -267,6 +267,17 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
     p.add_argument("--trace", action="store_true",
                    help="print every move of the first game (under --json: the document's "
                    "\"trace\", a list of moves)")
+    p.add_argument("--workers", type=count(1, "a number of processes"), default=1,
+                   metavar="N",
+                   help="play the games in N worker processes at once (a local Dask "
+                   "cluster, started once the games have taken 3 s: a short run starts "
+                   "none), in shares of consecutive games; the same games and the same "
+                   "output as one process, only the time changes; at most 64 (default: "
+                   "%(default)s, all in this process)")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="play the games on the workers of the Dask scheduler at ADDRESS "
+                   "(e.g. tcp://10.0.0.5:8786), which need this rulebook and the same spec "
+                   "files; instead of --workers (default: none)")
     p.add_argument("--compare", metavar="READING", default=None,
                    help="play the same games (the same seeds) under every option of this "
                    "reading and say how often the winner changes (default: no comparison; "
