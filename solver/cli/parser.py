@@ -270,7 +270,7 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
     p.add_argument("--workers", type=count(1, "a number of processes"), default=1,
                    metavar="N",
                    help="play the games in N worker processes at once (a local Dask "
-                   "cluster, started once the games have taken 3 s: a short run starts "
+                   "cluster, started once the games have taken 1 s: a short run starts "
                    "none), in shares of consecutive games; the same games and the same "
                    "output as one process, only the time changes; at most 64 (default: "
                    "%(default)s, all in this process)")

@@ -24,8 +24,11 @@ CONNECT_S = 3.0
 # At most this many local worker processes (each holds a game, and a prover's step).
 MAX_LOCAL = 64
 # Work is done in the caller's own process until it has taken this long (s); only then does a
-# local cluster start (in seconds) for the rest (`Pool.ahead`).
-LOCAL_S = 3.0
+# local cluster start (1-2 s on this machine) for the rest (`Pool.ahead`): a run of a moment
+# starts none.  (Started in a thread while the work went on here, it took 3-7 s on a loaded
+# machine, the work holding the interpreter's lock, and a run of a few seconds then waited
+# for a cluster it did not use.)
+LOCAL_S = 1.0
 
 
 @dataclass(frozen=True)
