@@ -10,8 +10,11 @@ order they were sent, as they finish: a run stopped part-way keeps a prefix of i
 Dask is imported only when a cluster is started or reached (it takes seconds)."""
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
+import signal
+import threading
 import time
 from dataclasses import dataclass
 
@@ -61,14 +64,32 @@ def start_local(workers: int) -> tuple:
     """A local cluster of ``workers`` processes (one thread each: z3 and the interpreter
     hold Python's lock) and its client: (cluster, client)."""
     from distributed import Client, LocalCluster
-    cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", memory_limit=0,
-                           silence_logs=logging.ERROR)
+    with _no_ctrl_c_in_children():
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", memory_limit=0,
+                               silence_logs=logging.ERROR)
     try:
         return cluster, Client(cluster)
     except BaseException:
         cluster.close()
         raise
+
+
+@contextlib.contextmanager
+def _no_ctrl_c_in_children():
+    """SIGINT ignored while the worker processes are started, which inherit that: a Ctrl-C
+    at the terminal reaches the whole process group, and this process, which keeps what came
+    back and closes the cluster, is the one to answer it (each worker dying of it printed
+    tracebacks).  A Ctrl-C during the start itself (a second or two) is not seen.  Only in
+    the main thread (elsewhere no handler can be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.default_int_handler if old is None else old)
 
 
 def client_at(address: str):

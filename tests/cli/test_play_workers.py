@@ -6,14 +6,18 @@ line, exit 2."""
 from __future__ import annotations
 
 import json
+import os
 import re
+import signal
 import socket
+import subprocess
+import sys
 import time
 
 import pytest
 from distributed import Client, LocalCluster
 
-from conftest import run_cli
+from conftest import ROOT, run_cli
 from solver.cli.main import main
 from solver.engine import workpool
 from solver.engine.game import load_game
@@ -123,3 +127,35 @@ def test_too_many_local_workers_is_one_line_and_exit_2():
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip() == ("rulebook: --workers 100: at most 64 local worker processes "
                                 "(a cluster of more machines: --cluster)")
+
+
+def test_ctrl_c_at_the_terminal_keeps_the_games_and_says_one_line(tmp_path):
+    # A terminal's Ctrl-C reaches the whole process group, the workers too: they ignore it
+    # (no traceback of theirs), and the command keeps the games that came back.
+    env = dict(os.environ, PYTHONPATH=str(ROOT), XDG_CACHE_HOME=str(tmp_path))
+    p = subprocess.Popen([sys.executable, "-m", "solver", "play", "les-5-tours", "--seed", "6",
+                          "--games", "100000", "--workers", "2", "--json", "--progress"],
+                         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, start_new_session=True)
+    try:
+        said = []
+        for line in p.stderr:
+            said.append(line)
+            if "sent to 2 Dask workers" in line:
+                break
+        assert said and "sent to 2 Dask workers" in said[-1], "".join(said)
+        time.sleep(1.0)
+        os.killpg(p.pid, signal.SIGINT)
+        out, err = p.communicate(timeout=60)
+    finally:
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+    assert p.returncode == 130
+    lines = [ln for ln in err.splitlines() if not ln.startswith("  .. ")]
+    assert lines == ["rulebook: stopped (interrupted); what was found so far follows"], err
+    got = json.loads(out)
+    n = len(got["games"])
+    assert got["stopped"] == "interrupted" and n > 0
+    pl = Player(load_game("les-5-tours"))
+    for k in sorted({0, n // 2, n - 1}):
+        assert got["games"][k] == pl.play(6, k).as_json()
