@@ -538,7 +538,9 @@ def _play_with(args, pool) -> int:
             try:
                 for _, played in outcomes([base] + [pl for _, pl, _ in others], args.seed,
                                           range(first, args.games), pool, tuple(recipes),
-                                          say if args.games > 1 else None, args.games):
+                                          say if args.games > 1 else None, args.games,
+                                          f"each under {len(others) + 1} options" if others
+                                          else ""):
                     _keep(games, under, others, played)
             except EvalError as e:
                 raise EvalError(f"{args.game}: {e.message}") from None

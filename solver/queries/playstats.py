@@ -73,23 +73,24 @@ class Player:
 
 
 def outcomes(players: list[Player], seed: int, ks: range, pool: Pool | None = None,
-             recipes: tuple = (), say=None, total: int | None = None):
+             recipes: tuple = (), say=None, total: int | None = None, note: str = ""):
     """Yield (k, the outcome of game ``k`` of ``seed`` under each of ``players``) for each
     ``k`` of ``ks`` in order; a game the rules leave without a move is an `EvalError` naming
     it.  With ``pool`` (and ``recipes``: how a worker loads each player's game), the games
     are played in this process until `Pool.ahead` says otherwise, the rest as Dask tasks of
-    consecutive games; ``say`` hears "games played" (done: the games yielded, of ``total``)."""
+    consecutive games; ``say`` hears "games played" (done: the games yielded, of ``total``;
+    ``note`` beside)."""
     began = time.monotonic()
     k = ks.start
     while k < ks.stop and (pool is None or pool.ahead(began)):
         if say is not None:
-            say("games played", done=k, total=total)
+            say("games played", done=k, total=total, note=note)
         yield k, _one(players, seed, k)
         k += 1
     if k >= ks.stop:
         return
     if not pool.start():        # no Dask installed: the rest here
-        yield from outcomes(players, seed, range(k, ks.stop), None, recipes, say, total)
+        yield from outcomes(players, seed, range(k, ks.stop), None, recipes, say, total, note)
         return
     n = max(1, len(pool.names()))
     size = max(1, min(SHARE_MAX, math.ceil((ks.stop - k) / (n * SHARES_PER_WORKER))))
@@ -102,7 +103,7 @@ def outcomes(players: list[Player], seed: int, ks: range, pool: Pool | None = No
                 raise EvalError(f"game {lo + j + 1} of seed {seed}: {played}")
             yield lo + j, played
         if say is not None:
-            say("games played", done=lo + len(got), total=total)
+            say("games played", done=lo + len(got), total=total, note=note)
 
 
 def _one(players: list[Player], seed: int, k: int) -> tuple:
