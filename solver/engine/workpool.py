@@ -32,6 +32,8 @@ MAX_LOCAL = 64
 # machine, the work holding the interpreter's lock, and a run of a few seconds then waited
 # for a cluster it did not use.)
 LOCAL_S = 1.0
+# At most this many tasks a worker in flight at once (`Pool.ordered`).
+AHEAD = 4
 
 
 @dataclass(frozen=True)
@@ -177,29 +179,46 @@ class Pool:
         return sorted(self.client.scheduler_info().get("workers", {}))
 
     def ordered(self, fn, jobs: list, *args):
-        """``fn(job, *args)`` for each of ``jobs`` on the workers, one task a job, sent at
-        once; the results yielded in the order of ``jobs`` as soon as each and every one
-        before it has come back.  A task that fails is a `RulebookError` (one line); leaving
-        early (an exception, Ctrl-C, the consumer stopping) cancels the tasks not done."""
+        """``fn(job, *args)`` for each of ``jobs`` on the workers, one task a job, at most
+        AHEAD tasks a worker in flight (the next sent as one comes back: a run of thousands
+        of tasks does not wait for them all to be sent, nor a Ctrl-C for them all to be
+        cancelled); the results yielded in the order of ``jobs`` as soon as each and every
+        one before it has come back.  A task that fails is a `RulebookError` (one line);
+        leaving early (an exception, Ctrl-C, the consumer stopping) cancels the tasks not
+        done."""
         from distributed import as_completed
-        futures = [self.client.submit(fn, job, *args, pure=False) for job in jobs]
-        place = {f.key: i for i, f in enumerate(futures)}
+        todo = iter(enumerate(jobs))
+        place: dict = {}            # the tasks in flight: future -> its job's index
+        # (a result is let go of once taken: the workers then forget it)
+
+        def send():
+            for i, job in todo:
+                f = self.client.submit(fn, job, *args, pure=False)
+                place[f] = i
+                return f
+            return None
+        first = [send() for _ in range(AHEAD * max(1, len(self.names())))]
         got: dict = {}
         nxt = 0
         try:
-            for f in as_completed(futures):
+            running = as_completed([f for f in first if f is not None])
+            del first
+            for f in running:
                 try:
-                    got[place[f.key]] = f.result()
+                    got[place.pop(f)] = f.result()
                 except (KeyboardInterrupt, RulebookError):
                     raise
                 except Exception as e:      # noqa: BLE001 - a worker's failure, one line
                     raise RulebookError(f"a Dask worker failed: {type(e).__name__}: "
                                         f"{e}") from None
+                more = send()
+                if more is not None:
+                    running.add(more)
                 while nxt in got:
                     yield got.pop(nxt)
                     nxt += 1
         finally:
-            left = [f for f in futures if not f.done()]
+            left = [f for f in place if not f.done()]
             if left and self.client is not None:
                 self.client.cancel(left)
 
