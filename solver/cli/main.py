@@ -437,6 +437,18 @@ def cmd_examples(args) -> int:
 
 
 def cmd_ambiguities(args) -> int:
+    # The Dask workers of --cluster or --workers N over 1, reached before any work.
+    from ..engine.workpool import pool
+    workers = pool(args.workers, args.cluster)
+    try:
+        return _ambiguities_with(args, workers)
+    finally:
+        if workers is not None:
+            workers.close()
+
+
+def _ambiguities_with(args, pool) -> int:
+    from ..engine.workpool import Recipe
     from ..lang.errors import TimeUp, stop_reason
     from ..queries.ascent import Climb, ambiguities, scope
     from ..queries.readings import reading_pairs
@@ -452,7 +464,8 @@ def cmd_ambiguities(args) -> int:
     try:
         with time_limit(args.time_limit):
             for r in ambiguities(g, args.reading, int(args.timeout * 1000), say,
-                                 args.invariants, pinned, deadline, where):
+                                 args.invariants, pinned, deadline, where, pool,
+                                 Recipe.of(args.game, tuple(args.variant), _params(args))):
                 found.append(r)
                 if d is not None and witness_svg(r):
                     d.mkdir(parents=True, exist_ok=True)

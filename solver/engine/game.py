@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import repeat
 
+import z3
+
 from . import domains as dz
 from . import draws, programcache
 from ..lang import ir
@@ -746,6 +748,17 @@ def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> 
         return Game(*check_program(files, dict(params), readings, const_value))
     texts, readings = found
     return Game(*programcache.checked(texts, readings, tuple(params)))
+
+
+def fresh_z3() -> None:
+    """Start z3 afresh for a search whose answer must not depend on what this process asked
+    z3 before: a model (a witness) follows the order in which terms were first made in the
+    context, so the same query after other work can answer with another, equally valid,
+    model.  A new main context, and `load_game`'s games forgotten (theirs hold terms of the
+    old one; a game already handed out keeps working in it).  After it, a search answers as
+    in a fresh process, whichever process runs it (`queries.ascent`: one pair of readings)."""
+    load_game.cache_clear()
+    z3.z3._main_ctx = None      # noqa: SLF001 - z3 makes the next main_ctx() on demand
 
 
 @lru_cache(maxsize=64)

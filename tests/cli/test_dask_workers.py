@@ -1,8 +1,8 @@
-"""`rulebook play --games N --workers K / --cluster ADDRESS`: the games played as Dask tasks
-(solver/engine/workpool.py, `playstats.outcomes`) give the output of one process, byte for
-byte but the timings; a run stopped part-way keeps a prefix of the games; a game the rules
-leave without a move is named as in one process; a scheduler that does not answer is one
-line, exit 2."""
+"""`rulebook play` and `rulebook ambiguities` with --workers K / --cluster ADDRESS: the games
+(`playstats.outcomes`) and the pairs of readings (`ascent.ambiguities`) done as Dask tasks
+(solver/engine/workpool.py) give the output of one process, byte for byte but play's timings;
+a run stopped part-way keeps a prefix of the games; a game the rules leave without a move is
+named as in one process; a scheduler that does not answer is one line, exit 2."""
 from __future__ import annotations
 
 import json
@@ -17,7 +17,7 @@ import time
 import pytest
 from distributed import Client, LocalCluster
 
-from conftest import ROOT, run_cli
+from conftest import FIXTURES, ROOT, run_cli
 from solver.cli.main import main
 from solver.engine import workpool
 from solver.engine.game import load_game
@@ -159,3 +159,53 @@ def test_ctrl_c_at_the_terminal_keeps_the_games_and_says_one_line(tmp_path):
     pl = Player(load_game("les-5-tours"))
     for k in sorted({0, n // 2, n - 1}):
         assert got["games"][k] == pl.play(6, k).as_json()
+
+
+def _ambiguities(capsys, *argv) -> tuple[str, str]:
+    """The stdout and stderr of `ambiguities ARGV`."""
+    assert main(["ambiguities", *argv]) == 0
+    got = capsys.readouterr()
+    return got.out, got.err
+
+
+def test_ambiguities_on_a_running_scheduler_print_what_one_process_prints(capsys, scheduler):
+    # Both pairs of readings of the ladder on the workers: the same witnesses, the same
+    # pictures in the text (drawn here from the witnesses' JSON), in the same order.
+    ladder = str(FIXTURES / "ladder.rules")
+    outs = {}
+    for fmt in (("--json",), ()):
+        one, _ = _ambiguities(capsys, ladder, *fmt)
+        two, err = _ambiguities(capsys, ladder, *fmt, "--cluster", scheduler, "--progress")
+        assert "reading pairs 1 to 2 sent to 2 Dask workers" in err
+        assert two == one
+        outs[fmt] = one
+    got = json.loads(outs[("--json",)])
+    assert [a["reading"] for a in got] == ["hop", "edge"] and got[0]["found"]
+    assert "hop" in outs[()]
+
+
+def test_ambiguities_on_two_local_workers_print_what_one_process_prints(capsys, monkeypatch,
+                                                                         tmp_path):
+    monkeypatch.setattr(workpool, "LOCAL_S", 0.0)
+    ladder = str(FIXTURES / "ladder.rules")
+    one, _ = _ambiguities(capsys, ladder, "--svg-dir", str(tmp_path / "one"))
+    two, err = _ambiguities(capsys, ladder, "--svg-dir", str(tmp_path / "two"), "--workers",
+                            "2", "--progress")
+    assert "sent to 2 Dask workers" in err
+    assert two == one
+    svgs = sorted(p.name for p in (tmp_path / "one").iterdir())
+    assert svgs and svgs == sorted(p.name for p in (tmp_path / "two").iterdir())
+    for name in svgs:
+        assert (tmp_path / "two" / name).read_text() == (tmp_path / "one" / name).read_text()
+
+
+def test_ambiguities_with_a_scheduler_that_does_not_answer_is_one_line_and_exit_2():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    r = run_cli("ambiguities", "les-5-tours", "--cluster", f"tcp://127.0.0.1:{port}",
+                timeout=60)
+    assert r.returncode == 2 and r.stdout == ""
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(
+        f"rulebook: --cluster tcp://127.0.0.1:{port}: no Dask scheduler answers there"), r.stderr
