@@ -2,6 +2,7 @@
 reference interpreter's operations (initial state, legal moves with reasons, apply, playouts)."""
 from __future__ import annotations
 
+import contextlib
 import random
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
@@ -737,11 +738,16 @@ def _bool_check(cc: Compiler, stmts):
     return check
 
 
+def load_game(name: str, *variants_params, **named) -> Game:
+    """Compile a game, by id (its `game` line: from spec/ or RULEBOOK_SPECS) or by the path of
+    its .rules file: ``load_game(name, variants=(), params=())``, cached per variants and
+    parameters as given, and per z3 context (`fresh_z3`)."""
+    return _load_game(z3.main_ctx(), name, *variants_params, **named)
+
+
 @lru_cache(maxsize=64)
 @gc_paused()
-def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
-    """Compile a game, by id (its `game` line: from spec/ or RULEBOOK_SPECS) or by the path of
-    its .rules file (cached per variants and parameters)."""
+def _load_game(ctx, name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
     found = spec_texts(name, tuple(variants))
     if found is None:                   # load_files says what is wrong
         files, readings = load_files(name, tuple(variants))
@@ -750,15 +756,24 @@ def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> 
     return Game(*programcache.checked(texts, readings, tuple(params)))
 
 
-def fresh_z3() -> None:
-    """Start z3 afresh for a search whose answer must not depend on what this process asked
-    z3 before: a model (a witness) follows the order in which terms were first made in the
-    context, so the same query after other work can answer with another, equally valid,
-    model.  A new main context, and `load_game`'s games forgotten (theirs hold terms of the
-    old one; a game already handed out keeps working in it).  After it, a search answers as
-    in a fresh process, whichever process runs it (`queries.ascent`: one pair of readings)."""
-    load_game.cache_clear()
-    z3.z3._main_ctx = None      # noqa: SLF001 - z3 makes the next main_ctx() on demand
+load_game.cache_clear = _load_game.cache_clear
+
+
+@contextlib.contextmanager
+def fresh_z3():
+    """Within it, z3 starts afresh, for a search whose answer must not depend on what this
+    process asked z3 before: a model (a witness) follows the order in which terms were first
+    made in the context, so the same query after other work can answer with another, equally
+    valid, model.  A new main context, in which `load_game` loads its games again (a game of
+    the old one keeps working in it); the old context is the main one again after.  A search
+    within it answers as in a fresh process, whichever process runs it (`queries.ascent`:
+    one pair of readings)."""
+    saved = z3.z3._main_ctx     # noqa: SLF001 - z3's own global, read by main_ctx()
+    z3.z3._main_ctx = z3.Context()
+    try:
+        yield
+    finally:
+        z3.z3._main_ctx = saved
 
 
 @lru_cache(maxsize=64)

@@ -160,7 +160,12 @@ def climb(game: Game, ladder: Ladder, r, a: str, b: str, timeout_ms: int, invari
     module's docstring); ``where`` follows it.  Searched in a fresh z3 (`fresh_z3`): the
     witness is the one a process that searched nothing else would find, so the same in one
     process as on any Dask worker, and the same whichever pairs were searched before."""
-    fresh_z3()
+    with fresh_z3():
+        return _climbed(game, ladder, r, a, b, timeout_ms, invariants, say, deadline, where)
+
+
+def _climbed(game: Game, ladder: Ladder, r, a: str, b: str, timeout_ms: int,
+             invariants: bool, say, deadline: float | None, where: Climb) -> Ambiguity:
     where.pair, where.tried = (r.name, a, b), []
     own = dict(game.p.param_values)
     step = 0

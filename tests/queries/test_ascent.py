@@ -76,3 +76,14 @@ def test_a_pairs_witness_does_not_depend_on_the_pairs_searched_before():
         return amb.as_json()
     assert after("market_choice", "demolition_order") == after("zero_bid", "demolition_order") \
         == after("demolition_order")
+
+
+def test_a_search_leaves_the_process_z3_context_and_games_as_they_were():
+    """The fresh z3 is the search's alone: after it, the main context and the games loaded
+    before are the ones in use (a game's terms never meet another context's)."""
+    import z3
+    g = load_game("ladder", (), (("w", 2),))
+    ctx = z3.main_ctx()
+    [hop] = list(ambiguities(g, "hop", pinned={"w"}))
+    assert hop.found is False
+    assert z3.main_ctx() is ctx and load_game("ladder", (), (("w", 2),)) is g
