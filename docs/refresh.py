@@ -149,14 +149,17 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
                    journal: str | None = None, opaque_fix: bool = False,
                    store_as: str | None = None, only: tuple[str, ...] = (),
                    alone: bool = False, region_facts: bool = False,
-                   symmetric: bool = False, store: str | None = "") -> None:
+                   symmetric: bool = False, store: str | None = "",
+                   auto: bool = False) -> None:
     """Store the proofs of the invariants, under ``params`` (a small board, say; by default
     the parameters of the stored proofs are reused): a proof holds for those parameters.
     ``store_as``: the file's name instead of the game's (a second proof of the game, under
     other parameters; the docs show the game's own).  ``only`` and ``alone``: `rulebook
     prove --invariant NAME --alone` (the others are then stored as not proved).  ``store``:
     the proof store ("": the user's, as `rulebook prove`; None: none), seeded first from the
-    stored proofs' seeds; the proof written carries its own (``store_seed``)."""
+    stored proofs' seeds; the proof written carries its own (``store_seed``).  ``auto``: the
+    prover picks its tactics (`rulebook prove` with no tactic flag; the tactic arguments are
+    then not used)."""
     path = HERE / "proofs" / f"{store_as or game}.json"
     params = params if params else _stored_params(path)
     g = load_game(game, (), tuple(sorted(params.items())))
@@ -167,15 +170,16 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
         bmc_depth=depth, timeout_ms=int(timeout_s * 1000), only=only or None,
         step_timeout_ms=int(step_timeout_s * 1000), split_lengths=split_lengths,
         split_on=split_on, jobs=jobs, journal=journal, opaque_fix=opaque_fix, alone=alone,
-        region_facts=region_facts, symmetric=symmetric,
+        region_facts=region_facts, symmetric=symmetric, auto=auto and journal is None,
         store=store if journal is None else None)
     tally = Tally()
     res = prove(g, options, lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True),
                 tally, stored_seeds(g.name))
     seed = None
     if options.store is not None:
-        seed = seeding.seed_of(Store(options.store, g, options, print), g, options,
-                               tally.inductive, tally.inductive, tally.transitions)
+        quiet = Store(options.store, g, options, lambda *a, **k: None)    # said above
+        seed = seeding.seed_of(quiet, g, options, tally.inductive, tally.inductive,
+                               tally.transitions)
     print(f"  .. {game}: paths: {tally.paths} in all, {tally.reused} reused from the store, "
           f"{tally.checked} checked", file=sys.stderr)
     step = f" --step-timeout {step_timeout_s:g}" if step_timeout_s != 5.0 else ""
@@ -184,6 +188,7 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
     step += " --opaque-fix" if opaque_fix else ""
     step += " --region-facts" if region_facts else ""
     step += " --symmetry" if symmetric else ""
+    step = "" if options.auto else step
     step += "".join(f" --invariant {n}" for n in only) + (" --alone" if alone else "")
     _write(path, {
         "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
@@ -198,6 +203,8 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
         # layout, a local's name or a reading lowered to the same rules leaves it current.
         "proof_ir_sha256": proof_ir_digest(g, only if alone else None),
         **({"proof_invariants": sorted(only)} if alone else {}),
+        # What this run checked: a re-proof from the store checks only what an edit reached.
+        "paths": {"total": tally.paths, "reused": tally.reused, "checked": tally.checked},
         "params": dict(g.p.param_values),
         "results": [r.as_json() for r in res],
         **({"store_seed": seed} if seed and seeding.seed_paths(seed) else {})})
@@ -220,9 +227,13 @@ def _stored_options(stored: dict, store: str) -> ProveOptions:
     """The options of a stored proof's run, read from its command."""
     from solver.cli.parser import build_parser
     args = build_parser().parse_args(stored["command"].split()[1:])
+    auto = args.step_timeout is None and not (
+        args.split_lengths or args.split_on or args.exact_reals or args.opaque_fix
+        or args.region_facts or args.symmetry)
     return ProveOptions(
         bmc_depth=args.depth, only=tuple(args.invariant) if args.invariant else None,
-        step_timeout_ms=int(args.step_timeout * 1000), split_lengths=args.split_lengths,
+        auto=auto, step_timeout_ms=int((args.step_timeout or 5.0) * 1000),
+        split_lengths=args.split_lengths,
         exact_reals=args.exact_reals, split_on=tuple(args.split_on),
         opaque_fix=args.opaque_fix, alone=args.alone, region_facts=args.region_facts,
         symmetric=args.symmetry, store=store)
@@ -247,7 +258,10 @@ def seed_stored(games: list[str], store: str) -> int:
             continue
         states = {i.name for i in g.p.invariants if not i.transition}
         ok = [r["invariant"] for r in stored["results"] if r["status"] == "inductive"]
-        seed = seeding.seed_of(Store(store, g, options, print), g, options,
+        held = Store(store, g, options, print)
+        if stored.get("store_seed"):       # what the proof carries counts as held too
+            seeding.plant(held, stored["store_seed"])
+        seed = seeding.seed_of(held, g, options,
                                [n for n in ok if n in states], [n for n in ok if n in states],
                                [n for n in ok if n not in states])
         n = seeding.seed_paths(seed)
@@ -302,8 +316,10 @@ def main(argv=None) -> int:
     ap.add_argument("--depth", type=int, default=2, help="bounded model checking depth")
     ap.add_argument("--timeout", type=float, default=300.0, help="z3 time limit per query, s")
     ap.add_argument("--reading", help="refresh the witnesses of this reading only")
-    ap.add_argument("--step-timeout", type=float, default=5.0,
-                    help="z3 time limit per query of the inductive step, s (5)")
+    ap.add_argument("--step-timeout", type=float, default=None,
+                    help="z3 time limit per query of the inductive step, s (5 with another "
+                    "tactic flag; with none, the prover picks its tactics, as rulebook "
+                    "prove does)")
     ap.add_argument("--split-lengths", action="store_true",
                     help="prove with rulebook prove --split-lengths")
     ap.add_argument("--split-on", action="append", default=[], metavar="FIELD",
@@ -364,11 +380,15 @@ def main(argv=None) -> int:
             refresh_witnesses(game, args.timeout, params, args.reading, present,
                               args.invariants)
         if args.only in (None, "proofs"):
-            refresh_proofs(game, args.depth, args.timeout, args.step_timeout,
+            auto = args.step_timeout is None and not (
+                args.split_lengths or args.split_on or args.opaque_fix or args.region_facts
+                or args.symmetry or args.journal)
+            refresh_proofs(game, args.depth, args.timeout,
+                           5.0 if args.step_timeout is None else args.step_timeout,
                            args.split_lengths, params, tuple(args.split_on), args.jobs,
                            args.journal, args.opaque_fix, args.store_as,
                            tuple(args.invariant), args.alone, args.region_facts,
-                           args.symmetry, store)
+                           args.symmetry, store, auto)
     return 0
 
 

@@ -353,9 +353,14 @@ def _prove_with(args, engine) -> int:
     g = _load(args)
     t0 = time.perf_counter()
     only = tuple(args.invariant) if args.invariant else None
+    # No tactic flag: the prover picks its tactics (`prover.tactics`).
+    auto = args.journal is None and args.step_timeout is None and not (
+        args.split_lengths or args.split_on or args.exact_reals or args.opaque_fix
+        or args.region_facts or args.symmetry)
+    step_timeout = 5.0 if args.step_timeout is None else args.step_timeout
     options = ProveOptions(
-        bmc_depth=args.depth, timeout_ms=int(args.timeout * 1000), only=only,
-        step_timeout_ms=int(args.step_timeout * 1000), split_lengths=args.split_lengths,
+        bmc_depth=args.depth, timeout_ms=int(args.timeout * 1000), only=only, auto=auto,
+        step_timeout_ms=int(step_timeout * 1000), split_lengths=args.split_lengths,
         exact_reals=args.exact_reals, split_on=tuple(args.split_on), jobs=1,
         journal=args.journal, store=seeding.store_path(args), opaque_fix=args.opaque_fix,
         alone=args.alone, region_facts=args.region_facts, symmetric=args.symmetry,

@@ -322,17 +322,21 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
 def _expert_tactics(p: argparse.ArgumentParser) -> None:
     """The prover's tactics for proofs out of the default's reach, under their own heading."""
     g = p.add_argument_group(
-        "expert tactics", "Ways to reach proofs the default misses (docs/prover.md tells which "
-        "proof needed which); none changes a verdict it gives, only what is in reach and the "
-        "time it takes.")
+        "expert tactics", "With none of these, the prover picks its tactics: a pass over the "
+        "inductive step with --step-timeout 20 --split-lengths --symmetry, then, only where "
+        "z3 gave up, passes under the abstractions the rules call for (--region-facts where "
+        "they read component/components, else --opaque-fix where they have a fix; "
+        "--exact-reals where they have an `exists real`), each keeping what the last proved "
+        "(docs/prover.md).  Any of these flags instead runs one pass, as told; none changes a "
+        "verdict it gives, only what is in reach and the time it takes.")
     g.add_argument("--alone", action="store_true",
                    help="with --invariant: assume none of the other invariants; the named "
                    "ones must be inductive together, and each step query checks only their "
                    "conjuncts (a proof of part of the set where the whole is out of reach)")
-    g.add_argument("--step-timeout", type=seconds, default=5.0, metavar="SECONDS",
+    g.add_argument("--step-timeout", type=seconds, default=None, metavar="SECONDS",
                    help="time limit of each Z3 query of the inductive step; a query over it "
-                   "leaves its invariant to the depth check, never 'proved' (default: "
-                   "%(default)s)")
+                   "leaves its invariant to the depth check, never 'proved' (default: 5 "
+                   "with another tactic flag, else 20)")
     g.add_argument("--split-lengths", action="store_true",
                    help="retry a step query Z3 gives up on (within 2 s) case by case over the "
                    "lengths of the sequences the step changes: slower, but it proves counts "

@@ -629,6 +629,15 @@ def _readings_section(g: Game, page: Page, path: Path) -> str:
     return "".join(out)
 
 
+def _reused(stored: dict) -> str:
+    """What a stored proof's run took from the proof store, when it says and took some."""
+    paths = stored.get("paths")
+    if not isinstance(paths, dict) or not paths.get("reused"):
+        return ""
+    return (f", {paths['reused']:,} of {paths.get('total', 0):,} path queries reused from "
+            f"the proof store")
+
+
 def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
     if not g.p.invariants:
         return ""
@@ -641,7 +650,8 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
                "so the docs build does not prove them: it shows the result stored ")
     if stored:
         out.append(f"on {stored.get('generated', '?')} by ``{stored.get('command', '')}`` "
-                   f"({stored.get('seconds', '?')} s; bounded model checking to depth "
+                   f"({stored.get('seconds', '?')} s{_reused(stored)}; bounded model "
+                   f"checking to depth "
                    f"{stored.get('depth', '?')}), in :file:`docs/proofs/{path.name}`. If the "
                    f"spec changed since, rerun ``python docs/refresh.py {g.name} --only "
                    f"proofs`` with that command's options: *inductive* means proved for every reachable state; *holds up to "
@@ -650,7 +660,8 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
         for p, more in also:
             out.append(f"Other invariants were proved inductive, under the same parameters, "
                        f"on {more.get('generated', '?')} by ``{more.get('command', '')}`` "
-                       f"({more.get('seconds', '?')} s), in :file:`docs/proofs/{p.name}`: "
+                       f"({more.get('seconds', '?')} s{_reused(more)}), in "
+                       f":file:`docs/proofs/{p.name}`: "
                        f"two sets each inductive are inductive together.\n\n")
         other = {k: v for k, v in (stored.get("params") or {}).items()
                  if g.p.param_values.get(k) != v}

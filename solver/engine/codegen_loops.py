@@ -7,7 +7,7 @@ from typing import assert_never
 
 from . import fixinc
 from .fixinc import cannot_fail
-from .memo import FAILS, MEMO_CALLS, PURE_MEMO_SIZE, DefMemo
+from .memo import FAILS, MEMO_CALLS, PURE_MEMO_SIZE, DefMemo, pure_rate, pure_window
 from ..lang import ir
 from ..lang.errors import EvalError
 from ..lang.irwalk import nodes
@@ -122,6 +122,10 @@ class LoopGen:
     def call(self, e: ir.Call, out: list) -> str:
         comp = self.comp
         kind, shared = comp._call_memo(e)
+        if kind == "remembered" and _straight(e.body):
+            # A few operations written out cost less than the key's tuple, its hash and the
+            # lookup (and a miss's call): `cell_at(s, r, at, i)` is three additions.
+            kind = "inline"
         # All arguments first: an argument may read a slot another one sets.
         xs = [self.atom(x, out) for x in self.seq(e.args, out)]
         slots = e.slots
@@ -137,10 +141,19 @@ class LoopGen:
             v = self.temp()
             key = self.temp()
             put = [f"env[{self.envix(s)}] = {x}" for s, x in zip(slots, xs)]
+            paused = None
             if kind == "remembered" and len(xs) == 1:
                 out.append(f"{key} = {xs[0]}")
             elif kind == "pure" and any(_large(x.type) for x in e.args):
-                # A large value (a tower) stands in the key as its number (memo.Idents).
+                # A large value (a tower) stands in the key as its number (memo.Idents);
+                # remembered only while it hits (memo.pure_rate).
+                rate, b = self.const(pure_rate(), "R"), self.temp()
+                out.append(f"{b} = {rate}[0]")
+                paused = [f"{rate}[0] = {b} + 1"] + put + \
+                    [f"{v} = {fb}(st, env)"]
+                self.nested(out, f"if {b} < 0:", paused)
+                out.append("else:")
+                outer, out = out, []
                 ident = self.const(comp.idents, "H")
                 parts = [f"{ident}({x})" if _large(a.type) else x for x, a in zip(xs, e.args)]
                 out.append(f"{key} = {tuple_source(parts)}")
@@ -165,9 +178,16 @@ class LoopGen:
                     m, size = self.temp(), MEMO_CALLS
                     out.append(f"{m} = {d}.memo if st is {d}.last else {d}.switch(st)")
                 out.append(f"{v} = {m}.get({key}, {m})")
+                count = [] if paused is None else \
+                    [f"if {b} > 1:", f"    {rate}[0] = {b} - 1",
+                     "else:", f"    {self.const(pure_window, 'H')}({rate})"]
                 self.nested(out, f"if {v} is {m}:", put + [
                     f"if len({m}) >= {size}:", f"    {m}.clear()",
-                    f"{v} = {m}[{key}] = {fb}(st, env)"])
+                    f"{v} = {m}[{key}] = {fb}(st, env)"] + count)
+                if paused is not None:
+                    out += ["else:", f"    {rate}[1] += 1"]
+                    outer.extend("    " + ln for ln in out)
+                    out = outer
         chk = e.check
         if chk is None:
             return v
@@ -431,6 +451,21 @@ class LoopGen:
             out.append(f"if {acc} is None:")
             out.append(f"    {acc} = {empty_extreme(e.type)}")
         return acc
+
+
+# A def body of at most this many IR nodes, with no call, loop or fixpoint, is written out at
+# each call site rather than remembered by its arguments (`fixinc.remembered`).
+STRAIGHT_NODES = 48
+
+
+def _straight(body: ir.Expr) -> bool:
+    """Whether ``body`` is a few operations in a row (see `STRAIGHT_NODES`)."""
+    n = 0
+    for x in nodes(body):
+        n += 1
+        if n > STRAIGHT_NODES or isinstance(x, (ir.Call, ir.Quant, ir.Fix, ir.RealExists)):
+            return False
+    return True
 
 
 def _large(t) -> bool:

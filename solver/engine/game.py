@@ -713,29 +713,33 @@ def _bool_check(cc: Compiler, stmts):
     """Compile requires/lets to ``f(st, env) -> bool`` (no exceptions on the hot path)."""
     if not stmts:
         return None
+    # The leading requires are one `and` of their conditions, compiled as one expression: one
+    # generated function asks them in their order, not a call per check.
+    k = 0
+    while k < len(stmts) and isinstance(stmts[k], ir.Requires):
+        k += 1
     steps = []
-    for s in stmts:
+    if k:
+        cond = stmts[0].cond
+        for s in stmts[1:k]:
+            cond = ir.Binary(cond.type, cond.span, "and", cond, s.cond)
+        steps.append((0, cc.expr(cond)))
+    for s in stmts[k:]:
         if isinstance(s, ir.Requires):
             steps.append((0, cc.expr(s.cond)))
         else:
             steps.append((s.slot + 1, cc.expr(s.value)))
-
-    if all(not slot for slot, _ in steps):
-        # Requires alone (the common guard): one `and` of them, no loop over the steps.
-        names = [f"f{j}" for j in range(len(steps))]
-        src = "lambda st, env, {}: bool({})".format(
-            ", ".join(f"{x}={x}" for x in names),
-            " and ".join(f"{x}(st, env)" for x in names))
-        return eval(src, {}, {x: f for x, (_, f) in zip(names, steps)})
-
-    def check(st, env):
-        for slot, f in steps:
-            if slot:
-                env[slot] = f(st, env)
-            elif not f(st, env):
-                return False
-        return True
-    return check
+    # Written out as one function: no loop over the steps.
+    lines, names = [], []
+    for j, (slot, _) in enumerate(steps):
+        names.append(f"f{j}")
+        lines.append(f"    env[{slot}] = f{j}(st, env)" if slot else
+                     f"    if not f{j}(st, env):\n        return False")
+    src = "def check(st, env, {}):\n{}\n    return True\n".format(
+        ", ".join(f"{x}={x}" for x in names), "\n".join(lines))
+    scope = {x: f for x, (_, f) in zip(names, steps)}
+    exec(src, {}, scope)
+    return scope["check"]
 
 
 def load_game(name: str, *variants_params, **named) -> Game:

@@ -26,15 +26,28 @@ def decide(rows) -> bool:
     refutes the system, decides it, or leaves a smaller system for HiGHS."""
     live = []
     seen = _ROWS
-    if len(seen) >= _ROWS_CAP:
+    if len(seen) >= _ROWS_CAP or len(_FORMS) >= _FORMS_CAP:
+        # The numbers name the forms in the remembered answers' keys: all go together.
         seen.clear()
+        _FORMS.clear()
+        _FORM_LIST.clear()
+        _DECIDED.clear()
     for row in rows:
         # A row's normal form by the row's identity: a remembered `let` hands the same rows
         # to every system its body is part of (the bodies below a new top one).  The row is
         # kept with it, so its id is not reused while the entry lives.
         hit = seen.get(id(row))
         if hit is None or hit[0] is not row:
-            hit = seen[id(row)] = (row, _normal(row))
+            n = _normal(row)
+            if n:
+                # A form is named by a number: a system's key is then a sorted tuple of
+                # numbers, sorted and hashed without walking every row's terms.
+                i = _FORMS.get(n)
+                if i is None:
+                    i = _FORMS[n] = len(_FORM_LIST)
+                    _FORM_LIST.append(n)
+                n = i
+            hit = seen[id(row)] = (row, n)
         n = hit[1]
         if n is None:
             continue
@@ -48,9 +61,11 @@ def decide(rows) -> bool:
     if hit is not None:
         STATS["cached"] += 1
         return hit
-    res = cone.reduce(key)
+    forms = _FORM_LIST
+    key_rows = tuple([forms[i] for i in key])
+    res = cone.reduce(key_rows)
     if res is None:
-        res = _decide_lp(key)
+        res = _decide_lp(key_rows)
     elif res is not True and res is not False:
         # What is left is often left again (the same lower bodies under another top one).
         left = res
@@ -69,6 +84,11 @@ def decide(rows) -> bool:
 # remembered by its identity: id(row) -> (row, `_normal(row)`).
 _ROWS: dict = {}
 _ROWS_CAP = 1 << 13     # bounded: each entry keeps its row alive (a few hundred systems)
+# Each normal form met has a number (`_FORMS`; `_FORM_LIST` the other way): `decide`'s keys
+# are tuples of them.  Numbers are dropped with every answer remembered by them.
+_FORMS: dict = {}
+_FORM_LIST: list = []
+_FORMS_CAP = 1 << 16
 
 
 def _normal(row):
@@ -92,6 +112,8 @@ def forget() -> None:
     """Drop every remembered answer."""
     _DECIDED.clear()
     _ROWS.clear()
+    _FORMS.clear()
+    _FORM_LIST.clear()
     cone.forget()
 
 

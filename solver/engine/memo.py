@@ -25,6 +25,32 @@ def reads_no_state(body: ir.Expr) -> bool:
 
 PURE_MEMO_SIZE = 1 << 16
 
+# A pure call keyed by a large value (a tower, an occupancy: memo.Idents) pays a number for
+# it, a lookup and an insert at every miss, and a random playout, whose towers change at
+# every move, misses nearly always.  Such a call site counts its hits over each window of
+# `PURE_WINDOW` misses; a window with fewer than one hit in `PURE_RARE` misses stops the
+# remembering for the next `PURE_PAUSE` calls (the body is called directly), then a new
+# window tries again.  The values are the same either way: only the cost changes.
+PURE_WINDOW = 1 << 10
+PURE_RARE = 16
+PURE_PAUSE = 1 << 14
+
+
+def pure_rate() -> list:
+    """The counters of one such call site: ``[n, hits]``, n > 0 the misses left in the
+    window (remembering), n < 0 the calls left in the pause, 0 the pause over."""
+    return [PURE_WINDOW, 0]
+
+
+def pure_window(rate: list) -> None:
+    """A miss at the end of a window (n = 1) or after a pause (n = 0): pause when the window
+    hit less than one in `PURE_RARE` misses, else open the next window."""
+    if rate[0] and rate[1] * PURE_RARE < PURE_WINDOW:
+        rate[0] = -PURE_PAUSE
+    else:
+        rate[0] = PURE_WINDOW
+    rate[1] = 0
+
 
 def memoised_pure(fb: Fn, fargs: list) -> Fn:
     """A stateless def call remembered across states, by argument values: a search meets the

@@ -101,13 +101,18 @@ class IRHasher:
     def _structural(self, n) -> str:
         cls = type(n)
         skip = _SKIP | _SKIP_OF.get(cls, frozenset())
-        parts = [f"{f.name}={self.encode(getattr(n, f.name))}"
+        parts = [f"{f.name}={self.field(n, f.name, getattr(n, f.name))}"
                  for f in dataclasses.fields(n) if f.name not in skip]
         if isinstance(n, _PLACED):
             sp = n.span
             where = (sp.file, sp.line, sp.col) if sp is not None else None
             parts.append(f"place={self._places.setdefault(where, len(self._places))}")
         return _sha(f"{cls.__name__}({';'.join(parts)})")
+
+    def field(self, n, name: str, v) -> str:
+        """The canonical text of field ``name`` of node ``n`` (a hook: `irshape` renames the
+        frame slots)."""
+        return self.encode(v)
 
     def _const(self, cls_type, v) -> tuple[str, object]:
         return _sha(f"Const(type={self.encode(cls_type)};value={self.value(v)})"), v

@@ -12,7 +12,7 @@ from ..engine.game import Game
 from ..engine.symbolic import Unknown, make_solver, substitution
 from ..lang import ir
 from . import nearby, orbits, pool, splits, terms, tiers
-from .options import PROGRESS_S, ProveOptions
+from .options import GAVE_UP, PROGRESS_S, ProveOptions
 
 # A path's guard is first checked against the candidates' conjuncts that read no more than
 # this many variables (a phase that no reachable state is in) ...
@@ -525,7 +525,7 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
             except Unknown:
                 (unsure if note is not None else dropped).add(n)
                 gave_up = True
-                ctis.setdefault(n, (at, f"z3 gave up on the inductive step (a path of "
+                ctis.setdefault(n, (at, f"{GAVE_UP} (a path of "
                                         f"{b.action}, {timeout_ms / 1000:g} s per query)"))
                 continue
             if verdict is not None:

@@ -6,6 +6,9 @@ from dataclasses import dataclass
 
 # Long work says how far it is at least this often (s), and every 100 paths.
 PROGRESS_S = 60.0
+# How a candidate or a property that z3 gave up on is said to have fallen: not refuted, and
+# a higher rung of an automatic proof may prove it (`tactics`).
+GAVE_UP = "z3 gave up on the inductive step"
 
 
 @dataclass(frozen=True)
@@ -72,6 +75,12 @@ class ProveOptions:
     """Seconds the whole proof may take: bounded model checking then comes first, a depth at
     a time, and past the limit `TimeUp` is raised (see `prove`).  It decides only how far
     the proof gets, never a verdict."""
+    auto: bool = False
+    """The prover picks its tactics (`tactics.ladder`): passes over the step under each of
+    its abstractions the rules call for, the next only where z3 gave up on the previous,
+    each reusing the actions the previous proved.  The command line's default when no
+    tactic flag is given; the tactic options above are then the ladder's, not the
+    caller's."""
     keep_partial: bool = False
     """A Ctrl-C or the time limit ends the proof with what it established, each result
     saying where it stopped, instead of propagating (the command line's choice; a script

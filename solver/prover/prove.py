@@ -15,9 +15,9 @@ import time
 from ..engine.game import Game
 from ..lang.errors import RulebookError, stop_reason
 from ..lang.progress import reporter
-from . import abstractions, bmc, induction, orbits, seed, transitions
+from . import abstractions, bmc, induction, orbits, seed, splits, tactics, transitions
 from .journal import Journal, run_key
-from .options import ProveOptions
+from .options import GAVE_UP, ProveOptions
 from .result import Result, Tally
 from .store import Store
 
@@ -109,27 +109,28 @@ def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, he
     # as an auxiliary): fewer conjuncts per query, and what they prove needs no other.
     state_invs = [i for i in (invs if alone else game.p.invariants)
                   if not i.transition and i.name not in results]
-    # The step reads each `exists real` as an uninterpreted predicate (abstractions.Opaque,
-    # which the game's symbolic evaluator carries for the step): what holds for every
-    # predicate holds for the true one, so "inductive" stays sound, and a step that needs no
-    # more than "equal inputs, equal answers" is proved without real arithmetic.  ``exact_reals`` encodes them exactly instead (primal or Farkas dual).
-    # ``region_facts``: the region builtins are unknowns with the facts of connected regions
-    # (solver/prover/regionfacts.py), the other fixpoints uninterpreted as with ``opaque_fix``.
-    opaque_fix = options.opaque_fixpoints
-    step = abstractions.for_step(options)
-    with game.symbolic.abstracted(step):
-        # The journal (an expert's log of one run) when asked for, else the store.
-        log = Journal(options.journal, run_key(game, options, state_invs), say) \
-            if options.journal is not None else store
-        mirror = orbits.Symmetric(game, say) if options.symmetric else None
-        inductive, ctis = induction.houdini(game, state_invs, options, say, log, mirror,
-                                            tally, engine)
-        trans = [i for i in invs if i.transition and i.name not in results]
-        tally.stage = "the transition properties' step"
-        trans_ok = transitions.check_transitions(game, trans, inductive, options, say, log,
-                                                 mirror, tally, engine) if trans else {}
-        tally.inductive = tuple(sorted(inductive))
-        tally.transitions = tuple(sorted(n for n, (ok, _) in trans_ok.items() if ok is True))
+    trans = [i for i in invs if i.transition and i.name not in results]
+    # ``auto``: the rungs of `tactics.ladder`, the next only where z3 gave up on the last.
+    rungs = tactics.ladder(game, options) if options.auto and options.journal is None \
+        else [("", options)]
+    for k, (rung, opts) in enumerate(rungs):
+        if rung:
+            say(f"tactics: pass {k + 1} of at most {len(rungs)}: {rung} "
+                f"({tactics.describe(opts)})")
+        # Each rung's store keys its verdicts under its own abstraction and tactic.
+        log = Store(opts.store, game, opts, say) if rung and store is not None else store
+        inductive, ctis, trans_ok = _step(game, opts, state_invs, trans, say, log, tally,
+                                          engine)
+        open_ = sorted(n for n, why in [*ctis.items(), *((n, w) for n, (ok, w)
+                                                       in trans_ok.items() if ok is not True)]
+                       if str(why).startswith(GAVE_UP))
+        if not open_ or k + 1 == len(rungs):
+            break
+        say(f"tactics: z3 gave up on {', '.join(open_)} under {rung}: the actions it proved "
+            f"are kept, the others tried under {rungs[k + 1][0]}")
+    opaque_fix = opts.opaque_fixpoints
+    tally.inductive = tuple(sorted(inductive))
+    tally.transitions = tuple(sorted(n for n, (ok, _) in trans_ok.items() if ok is True))
     elapsed = time.perf_counter() - t0
     for inv in invs:
         if inv.name in results:
@@ -160,6 +161,63 @@ def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, he
                     " (the step read each fixpoint as uninterpreted functions: that "
                     "state may be one the fixpoints rule out)" if opaque_fix else "")
         results[r.name] = r
+
+
+def _step(game: Game, options: ProveOptions, state_invs: list, trans: list, say, store,
+          tally: Tally, engine) -> tuple[set, dict, dict]:
+    """One pass over the inductive step under ``options``' abstraction: the invariants
+    proved inductive (Houdini), why each other fell, and each transition property's
+    verdict."""
+    held = _held_everywhere(game, options, state_invs, trans, store)
+    if held is not None:
+        # Nothing to build (on a large board, even the step's state takes minutes).
+        say(f"induction: every path of every case held in a previous run ({store.label}): "
+            f"nothing built")
+        tally.count(held, held)
+        return {i.name for i in state_invs}, {}, {t.name: (True, "") for t in trans}
+    # The step reads each `exists real` as an uninterpreted predicate (abstractions.Opaque,
+    # which the game's symbolic evaluator carries for the step): what holds for every
+    # predicate holds for the true one, so "inductive" stays sound, and a step that needs no
+    # more than "equal inputs, equal answers" is proved without real arithmetic.
+    # ``exact_reals`` encodes them exactly instead (primal or Farkas dual).
+    # ``region_facts``: the region builtins are unknowns with the facts of connected regions
+    # (solver/prover/regionfacts.py), the other fixpoints uninterpreted as with ``opaque_fix``.
+    with game.symbolic.abstracted(abstractions.for_step(options)):
+        # The journal (an expert's log of one run) when asked for, else the store.
+        log = Journal(options.journal, run_key(game, options, state_invs), say) \
+            if options.journal is not None else store
+        mirror = orbits.Symmetric(game, say) if options.symmetric else None
+        tally.stage = "the inductive step"
+        inductive, ctis = induction.houdini(game, state_invs, options, say, log, mirror,
+                                            tally, engine)
+        tally.stage = "the transition properties' step"
+        trans_ok = transitions.check_transitions(game, trans, inductive, options, say, log,
+                                                 mirror, tally, engine) if trans else {}
+    return inductive, ctis, trans_ok
+
+
+def _held_everywhere(game: Game, options: ProveOptions, state_invs: list, trans: list,
+                     store) -> int | None:
+    """The number of path queries of the step when ``store`` (a `store.Store`) holds, for
+    every case and every action, that its every path held every one of ``state_invs`` (so
+    that they are inductive together) and, from them, every one of ``trans``; else None."""
+    if not isinstance(store, Store) or not state_invs:
+        return None
+    names = [i.name for i in state_invs]
+    props = [t.name for t in trans]
+    actions = store.actions
+    total = 0
+    for ci in range(splits.case_count(game, options.split_on)):
+        held = store.held_groups(ci, actions, names)
+        if len(held) != len(actions):
+            return None
+        total += sum(held.values())
+        if props:
+            moved = store.transition_held_groups(ci, actions, names, props)
+            if len(moved) != len(actions):
+                return None
+            total += len(props) * sum(moved.values())
+    return total
 
 
 def _partial(invs: list, results: dict, held: dict, tally: Tally, why: str) -> list[Result]:

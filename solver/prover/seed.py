@@ -12,7 +12,9 @@ action's first path and count: that is the layout the import reads.
 A seed holds, for the final Houdini round (the candidates that survived) and the
 transition properties' pass, how many paths each action has in each case where every one
 held, keyed by the digests the store's keys are made of: the paths' rows follow (held,
-``"by": "seed"``), written only where the store has none."""
+``"by": "seed"``), written only where the store has none.  It also holds each action's
+shape (`irshape`): a clone whose rules ask more of an action than the proved version did
+finds that version's groups planted, and reuses them (`Store.weaker`)."""
 from __future__ import annotations
 
 import json
@@ -220,6 +222,7 @@ def seed_of(store: Store, game: Game, options: ProveOptions, candidates, assumed
     return {"format": SEED_FORMAT, "context": store.context, "cases": n,
             "candidates": store.names(candidates),
             "groups": groups if candidates else {},
+            "shapes": store.shapes(),
             **({"transitions": {"assumed": store.names(assumed),
                                 "properties": store.names(properties)},
                 "transition_groups": tgroups} if properties else {})}
@@ -235,12 +238,20 @@ def seed_paths(seed: dict) -> int:
 def plant(store: Store, seed: dict) -> tuple[int, str | None]:
     """Write into ``store`` the group rows of ``seed`` and the held verdicts of their paths,
     where the store has no group row yet, for the actions whose digest is in this run's
-    program: (the number of groups written, None) or (0, why the seed is not this run's)."""
+    program: (the number of groups written, None) or (0, why the seed is not this run's).
+    A seed of this run under other abstractions of the step (`Store.other_tactic`) gives
+    one row a group, saying that every path held there (`Store.anywhere_keys`)."""
     if not isinstance(seed, dict) or seed.get("format") != SEED_FORMAT:
         return 0, "a seed of another format"
-    if seed.get("context") != store.context:
+    anywhere = store.other_tactic(seed.get("context"))
+    if seed.get("context") not in store.contexts and not anywhere:
         return 0, "of another context (parameters, options, state or z3 version)"
-    ours = {store.digest(f"action:{a}") for a in store.actions}
+    # The shapes of the seed's actions first: a version that one of this run's actions
+    # strengthens is planted too, and stands for it (`Store.weaker`).
+    shapes = seed.get("shapes")
+    store.put_shapes(shapes if isinstance(shapes, dict) else {})
+    ours = {store.digest(f"action:{a}") for a in store.actions} | \
+        {d for a in store.actions for d in store.weaker(a)}
     cand = list(seed.get("candidates") or [])
     tr = seed.get("transitions") or {}
     assumed, props = list(tr.get("assumed") or []), list(tr.get("properties") or [])
@@ -252,6 +263,11 @@ def plant(store: Store, seed: dict) -> tuple[int, str | None]:
                 continue
             for ci, c in enumerate(counts):
                 if not isinstance(c, int) or c < 0:
+                    continue
+                if anywhere:    # held under another abstraction: one row a group
+                    g = [(k, "anywhere")
+                         for k in store.anywhere_keys(kind, ci, a, cand, assumed, props)]
+                    want.append((g, c, []))
                     continue
                 if kind == "step":
                     g = [(store.group_key(ci, a, cand), "group")]

@@ -36,6 +36,7 @@ import json
 import os
 import sqlite3
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import z3
@@ -43,6 +44,7 @@ import z3
 from ..engine.game import Game
 from ..lang.errors import RulebookError
 from ..lang.irdigest import part_digests
+from ..lang.irshape import shape, strengthens
 from ..lang.resources import cache_home
 from .options import ProveOptions
 
@@ -131,14 +133,18 @@ def _unusable(path: str) -> str | None:
         db.close()
 
 
-def context(game: Game, options: ProveOptions, digests: dict | None = None) -> str:
+def context(game: Game, options: ProveOptions, digests: dict | None = None,
+            legacy: bool = False) -> str:
     """The digest of what every step query of ``game`` under ``options`` reads besides its
-    own action and invariants."""
+    own action and invariants.  Not the readings: the program is lowered under them, so what
+    they change is in the digests of the parts it changes, and a new reading whose default
+    keeps the rules leaves every key as it was.  ``legacy``: the context as it was made
+    before (with the readings), which a seed of an older proof may carry (`seed.plant`)."""
     d = part_digests(game.p) if digests is None else digests
     return _sha(json.dumps({
         "format": FORMAT, "game": game.name, "state": d["state"], "actor": d["actor"],
         "terminal": d["terminal"], "params": sorted(game.p.param_values.items()),
-        "readings": sorted(game.symbols.reading_choices.items()),
+        **({"readings": sorted(game.symbols.reading_choices.items())} if legacy else {}),
         "exact_reals": options.exact_reals, "opaque_fix": options.opaque_fixpoints,
         "region_facts": options.region_facts, "split_on": list(options.split_on),
         "z3": z3.get_version_string()}, sort_keys=True, default=str))
@@ -158,13 +164,27 @@ class Store:
         self.say = say
         self._digests = part_digests(game.p)
         self._ctx = context(game, options, self._digests)
+        self._legacy = context(game, options, self._digests, legacy=True)
+        # Every abstraction of the step is sound: an action whose every path held under one
+        # is held under any.  Such groups are also kept under the context with none
+        # (`held_anywhere`), tagged apart from a plain run's own group rows.
+        combos = [replace(options, exact_reals=e, opaque_fix=o, region_facts=r)
+                  for e in (False, True) for o in (False, True) for r in (False, True)]
+        self._any_ctx = "held:" + context(game, combos[0], self._digests)
+        self._under = [options.exact_reals, options.opaque_fixpoints, options.region_facts]
+        self._tactic_ctx = {context(game, c, self._digests, legacy=lg)
+                            for c in combos for lg in (False, True)}
         self._split = options.split_lengths
         self._timeout = options.step_timeout_ms
         self._props = [i.name for i in game.p.invariants if i.transition]
         self._actions = [a.name for a in game.p.actions]
         self._ids: dict[tuple, list] = {}   # (kind, case) -> each path's (action digest, k)
         self._conns: dict[int, sqlite3.Connection] = {}     # one per process (forks)
+        self._shapes = {a.name: shape(a) for a in game.p.actions}
+        self._weaker: dict[str, list[str]] = {}     # action -> digests it strengthens
+        self._said: set[str] = set()
         self._guard(self._init)
+        self.put_shapes(self.shapes())
 
     # ---- the database ----------------------------------------------------------------------
 
@@ -200,6 +220,9 @@ class Store:
             db.execute("CREATE TABLE IF NOT EXISTS verdicts (key TEXT PRIMARY KEY, "
                        "kind TEXT NOT NULL, value TEXT NOT NULL, seconds REAL, "
                        "stored REAL NOT NULL)")
+            db.execute("CREATE TABLE IF NOT EXISTS shapes (relaxed TEXT NOT NULL, "
+                       "digest TEXT NOT NULL, requires TEXT NOT NULL, "
+                       "PRIMARY KEY (relaxed, digest))")
             db.execute("INSERT OR IGNORE INTO meta VALUES ('format', ?)", (FORMAT,))
             db.execute("COMMIT")
         except BaseException:
@@ -258,8 +281,8 @@ class Store:
 
     # ---- keys ------------------------------------------------------------------------------
 
-    def _key(self, *parts) -> str:
-        return _sha(json.dumps([self._ctx, *parts]))
+    def _key(self, *parts, ctx: str | None = None) -> str:
+        return _sha(json.dumps([self._ctx if ctx is None else ctx, *parts]))
 
     def _names(self, names) -> list[str]:
         return sorted(self._digests[f"invariant:{n}"] for n in names)
@@ -274,6 +297,22 @@ class Store:
         """The run's `context` digest, which every key holds."""
         return self._ctx
 
+    @property
+    def contexts(self) -> tuple[str, str]:
+        """The contexts a seed of this run may carry: this run's, and the same made as older
+        proofs made it (`context`'s ``legacy``)."""
+        return self._ctx, self._legacy
+
+    def other_tactic(self, ctx: str) -> bool:
+        """Whether ``ctx`` is this run's context under other abstractions of the step: a
+        seed of it says which groups held anywhere (`plant`)."""
+        return ctx in self._tactic_ctx and ctx not in self.contexts
+
+    @property
+    def anywhere(self) -> str:
+        """The context of the rows of groups held under any abstraction (`_held_by`)."""
+        return self._any_ctx
+
     def digest(self, part: str) -> str | None:
         """The IR digest of ``part`` (``action:NAME``, ``invariant:NAME``) in this run's
         program, or None."""
@@ -287,6 +326,17 @@ class Store:
         """The key of path ``k`` of the action of digest ``action`` in ``case`` under the
         candidates of digests ``candidates`` (`names`)."""
         return self._key("step", case, action, k, candidates)
+
+    def anywhere_keys(self, kind: str, case: int, action: str, candidates: list[str],
+                      assumed: list[str], properties: list[str]) -> list[str]:
+        """The keys of the rows saying that every path of the action of digest ``action``
+        held in ``case`` under some abstraction (`anywhere`): for the step (``kind``
+        "step") under ``candidates``, else for each of ``properties`` from ``assumed``
+        (all digests)."""
+        if kind == "step":
+            return [self._key("group", case, action, candidates, ctx=self._any_ctx)]
+        return [self._key("transition-group", case, action, assumed, p, ctx=self._any_ctx)
+                for p in properties]
 
     def group_key(self, case: int, action: str, candidates: list[str]) -> str:
         return self._key("group", case, action, candidates)
@@ -363,11 +413,69 @@ class Store:
 
     def _held(self, kind: str, case: int, actions: list[str], group_keys, path_key,
               holds) -> dict[str, int]:
-        """The actions of ``actions`` whose group rows (``group_keys(digest)``: one key per
-        group row the action needs) all say how many paths it has in ``case``, and whose
-        paths' rows (``path_key(digest, k)``: the keys of path k) are all present and
-        ``holds``: action -> its number of paths."""
-        want = {a: group_keys(self._digests[f"action:{a}"]) for a in actions}
+        """As `_held_by` under the actions' own digests; an action not held so is held when
+        a version of it that it strengthens (`weaker`) is."""
+        out = self._held_by({a: self._digests[f"action:{a}"] for a in actions},
+                            group_keys, path_key, holds)
+        rest = {a: w for a in actions if a not in out and (w := self.weaker(a))}
+        for i in range(max(map(len, rest.values()), default=0)):
+            tried = {a: w[i] for a, w in rest.items() if a not in out and i < len(w)}
+            got = self._held_by(tried, group_keys, path_key, holds)
+            for a, n in got.items():
+                if a not in self._said:
+                    self._said.add(a)
+                    self.say(f"store: {a} only asks more than a proved version of it "
+                             f"({tried[a]}: its requires imply that version's), whose "
+                             f"{n} paths held: not checked again")
+            out.update(got)
+        return out
+
+    def weaker(self, action: str) -> list[str]:
+        """The digests of the other versions of ``action`` the store knows (by their
+        shapes, `irshape`) that it strengthens: every move it allows, they allowed."""
+        if action not in self._weaker:
+            sh = self._shapes[action]
+            mine = self._digests[f"action:{action}"]
+
+            def rows():
+                return self._db().execute("SELECT digest, requires FROM shapes WHERE "
+                                          "relaxed = ?", (sh["relaxed"],)).fetchall()
+            out = []
+            for d, value in self._guard(rows):
+                try:
+                    old = {"relaxed": sh["relaxed"], "requires": json.loads(value)}
+                except ValueError:
+                    continue
+                if d != mine and strengthens(sh, old):
+                    out.append(d)
+            self._weaker[action] = sorted(out)
+        return self._weaker[action]
+
+    def put_shapes(self, shapes: dict) -> None:
+        """Keep ``shapes`` (action digest -> `irshape.shape`), for `weaker` (over a row of
+        the same digest: a shape is a function of it, and a row of an older form is mended)."""
+        data = [(sh["relaxed"], d, json.dumps(sh.get("requires"))) for d, sh in shapes.items()
+                if isinstance(sh, dict) and isinstance(sh.get("relaxed"), str)]
+
+        def put():
+            self._db().executemany("INSERT OR REPLACE INTO shapes VALUES (?, ?, ?)", data)
+        if data:
+            self._guard(put)
+            self._weaker.clear()
+
+    def shapes(self) -> dict[str, dict]:
+        """Each action's shape (`irshape.shape`) by its digest, for a seed."""
+        return {self._digests[f"action:{a}"]: sh for a, sh in self._shapes.items()}
+
+    def _held_by(self, digest: dict[str, str], group_keys, path_key,
+                 holds) -> dict[str, int]:
+        """The actions of ``digest`` (action -> the digest its rows are keyed by) whose group
+        rows (``group_keys(digest)``: one key per group row the action needs) all say how
+        many paths it has in the case, and whose paths' rows (``path_key(digest, k)``: the
+        keys of path k) are all present and ``holds``; or whose group rows under `anywhere`
+        (``group_keys(digest, ctx=...)``) say that every path held under another abstraction
+        of the step: action -> its number of paths (there)."""
+        want = {a: group_keys(d) for a, d in digest.items()}
         rows = self._get(sorted({k for ks in want.values() for k in ks}))
         counts: dict[str, int] = {}
         for a, ks in want.items():
@@ -375,14 +483,25 @@ class Store:
             if len(ns) == 1 and all(k in rows for k in ks) \
                     and isinstance(n := ns.pop(), int) and n >= 0:
                 counts[a] = n
-        keys = {a: [k for i in range(n) for k in path_key(self._digests[f"action:{a}"], i)]
+        keys = {a: [k for i in range(n) for k in path_key(digest[a], i)]
                 for a, n in counts.items()}
         paths = self._get([k for ks in keys.values() for k in ks])
-        return {a: counts[a] for a, ks in keys.items()
-                if all(k in paths and holds(paths[k][0]) for k in ks)}
+        out = {a: counts[a] for a, ks in keys.items()
+               if all(k in paths and holds(paths[k][0]) for k in ks)}
+        # Not held here: held under another abstraction of the step (one row a group).
+        anyk = {a: group_keys(d, ctx=self._any_ctx) for a, d in digest.items() if a not in out}
+        rows = self._get(sorted({k for ks in anyk.values() for k in ks}))
+        for a, ks in anyk.items():
+            if any(k in rows and rows[k][0].get("under") == self._under for k in ks):
+                continue        # this run's own abstraction: its own rows rule
+            ns = {rows[k][0].get("paths") for k in ks if k in rows}
+            if len(ns) == 1 and all(k in rows for k in ks) \
+                    and isinstance(n := ns.pop(), int) and n >= 0:
+                out[a] = n
+        return out
 
     def _record_groups(self, kind: str, built: dict[str, int], group_keys, path_key,
-                       holds) -> int:
+                       holds, held) -> int:
         """A group row for each action of ``built`` (action -> its number of paths in the
         case, every one built) whose every path's row is stored and ``holds``; how many
         actions got theirs."""
@@ -393,8 +512,12 @@ class Store:
         for a, ks in keys.items():
             if all(k in rows and holds(rows[k][0]) for k in ks):
                 done += 1
-                for g in group_keys(self._digests[f"action:{a}"]):
+                d = self._digests[f"action:{a}"]
+                for g in group_keys(d):
                     self._put(g, kind, {"paths": built[a]})
+                if all(held(rows[k][0]) for k in ks):
+                    for g in group_keys(d, ctx=self._any_ctx):
+                        self._put(g, "anywhere", {"paths": built[a], "under": self._under})
         return done
 
     def decided_groups(self, case: int, actions: list[str], candidates) -> dict[str, list]:
@@ -422,6 +545,12 @@ class Store:
                 got.append((dict(fell), set(v.get("skipped") or ())))
             else:
                 out[a] = got
+        # An action a version of which it strengthens held every candidate, or whose every
+        # path held under another abstraction of the step: held too (over a fall here,
+        # which such an abstraction may have made up).
+        for a, n in self.held_groups(case, [a for a in actions if a not in out or any(
+                fell for fell, _ in out[a])], candidates).items():
+            out[a] = [({}, set())] * n
         while True:     # drop the groups that left out a candidate falling in no other
             fallen = {n for got in out.values() for fell, _ in got for n in fell}
             keep = {a: got for a, got in out.items()
@@ -435,7 +564,7 @@ class Store:
         ``candidates`` in a previous run, none left out, each with its number of paths."""
         cand = self._names(candidates)
         return self._held("group", case, actions,
-                          lambda a: [self._key("group", case, a, cand)],
+                          lambda a, ctx=None: [self._key("group", case, a, cand, ctx=ctx)],
                           lambda a, k: [self._key("step", case, a, k, cand)], _step_held)
 
     def record_groups(self, case: int, built: dict[str, int], candidates) -> int:
@@ -444,9 +573,10 @@ class Store:
         is none); how many."""
         cand = self._names(candidates)
         return self._record_groups("group", built,
-                                   lambda a: [self._key("group", case, a, cand)],
+                                   lambda a, ctx=None: [self._key("group", case, a, cand,
+                                                                  ctx=ctx)],
                                    lambda a, k: [self._key("step", case, a, k, cand)],
-                                   lambda v: isinstance(v.get("fell", {}), dict))
+                                   lambda v: isinstance(v.get("fell", {}), dict), _step_held)
 
     def case_done(self, case: int, candidates) -> int | None:
         """The number of paths of ``case`` when every action's group held every one of
@@ -512,9 +642,9 @@ class Store:
                       {"verdict": why, "tactic": self._tactic(), **({"by": by} if by else {})})
 
     def _tgroups(self, case: int, assumed: list, properties):
-        def group_keys(a):
+        def group_keys(a, ctx=None):
             return [self._key("transition-group", case, a, assumed,
-                              self._digests[f"invariant:{p}"]) for p in properties]
+                              self._digests[f"invariant:{p}"], ctx=ctx) for p in properties]
 
         def path_key(a, k):
             return [self._tkey(case, a, k, assumed, p) for p in properties]
@@ -537,9 +667,10 @@ class Store:
         whose every path held each of ``properties``; how many."""
         if not properties:
             return 0
+        held = (lambda v: v.get("verdict") is None)
         return self._record_groups("transition-group", built,
                                    *self._tgroups(case, self._names(assumed), properties),
-                                   lambda v: v.get("verdict") is None)
+                                   held, held)
 
     def transition_case_done(self, case: int, assumed, properties) -> int | None:
         """The number of paths of ``case`` when a previous run found each of

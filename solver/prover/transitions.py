@@ -10,7 +10,7 @@ from ..engine.game import Game
 from ..engine.symbolic import Unknown, leaves, make_solver, run_check, substitution
 from ..lang import ir
 from . import induction, nearby, orbits, pool, splits, terms, tiers
-from .options import ProveOptions
+from .options import GAVE_UP, ProveOptions
 from .result import Tally
 
 
@@ -417,7 +417,7 @@ class Pass:
                     except Unknown:
                         # A time-out depends on the machine's load: not journalled.
                         del decided[tr.name]
-                        why = (at, f"z3 gave up on the inductive step (a path of "
+                        why = (at, f"{GAVE_UP} (a path of "
                                    f"{b.action}, {timeout_ms / 1000:g} s per query)")
                         if record is None:
                             failed[tr.name] = why

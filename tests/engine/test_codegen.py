@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, walk
-from solver.engine import codegen, codegen_loops
+from solver.engine import codegen, codegen_loops, memo
 from solver.lang import ir
 from solver.lang.check import check_expression
 from solver.lang.resources import spec_dir
@@ -333,3 +333,50 @@ def test_a_first_extreme_stops_at_its_first_value(errors_game, text, safe, pile,
         fc = Compiler(False, g.state_type, codegen=False).expr(e)
         assert _outcome(fg, (pile, n), list(env)) == _outcome(fc, (pile, n), list(env))
         assert ("break" in codegen.source_of(fg)) == safe
+
+
+def test_a_large_keyed_memo_pauses_while_it_misses(monkeypatch):
+    """A pure call keyed by a large value (Towers' occupancy) stops remembering after a window
+    of misses that hit too rarely, and remembers again after its pause (memo.pure_rate);
+    its values are the closures' throughout."""
+    monkeypatch.setattr(memo, "PURE_WINDOW", 8)
+    monkeypatch.setattr(memo, "PURE_PAUSE", 5)
+    game = load_game("towers")
+    t = game.p.types
+    e, idx, size = _checked(game, "free(o, s, r, at)",
+                            {"o": t["Occ"], "s": t["Shape"], "r": t["Rot"], "at": t["Cell"]})
+    fg = Compiler(False, game.state_type, codegen=True).expr(e)
+    fc = Compiler(False, game.state_type, codegen=False).expr(e)
+    codegen.source_of(fg)
+    rate = next(d for d in fg.__defaults__ if type(d) is list and len(d) == 2)
+    rng = random.Random(3)
+    occ = _random(t["Occ"], rng)
+    seen = []
+
+    def ask(o):
+        env = [None] * (size + 1)
+        for i, v in zip(idx, (o, 1, 0, (0, 0, 1))):
+            env[i] = v
+        assert _outcome(fg, None, list(env)) == _outcome(fc, None, list(env))
+        seen.append(rate[0])
+    for _ in range(40):         # a new occupancy each time: every call misses
+        ask(_random(t["Occ"], rng))
+    paused = seen.index(-1)
+    assert max(seen[paused:]) > 0           # paused, then remembering again
+    seen.clear()
+    for _ in range(40):         # the same one: every call but the first hits
+        ask(occ)
+    assert min(seen) >= 0                   # never paused
+
+
+def test_a_straight_def_is_written_out():
+    """A call of a def of a few operations and no call or loop (Towers' `cell_at`, three
+    additions) is written out where it is called; a longer one (`value`, a chain of sixteen
+    `if`s inside) is still remembered by its arguments."""
+    game = load_game("towers")
+    t = game.p.types
+    binds = {"s": t["Shape"], "r": t["Rot"], "at": t["Cell"], "i": t["Cube"]}
+    for text, remembered in (("cell_at(s, r, at, i)", False), ("value(s)", True)):
+        e, _, _ = _checked(game, text, binds)
+        src = codegen.source_of(Compiler(False, game.state_type).expr(e))
+        assert (".get(" in src) == remembered, src

@@ -264,5 +264,11 @@ def test_refresh_seeds_its_store_and_writes_the_seed(tmp_path, monkeypatch, caps
                     encoding="utf-8")
     assert refresh.main(["--seed-only", "--store", str(tmp_path / "a.sqlite")]) == 0
     assert json.loads(path.read_text(encoding="utf-8")) == stored
+    # A proof's own seed counts as held: an empty store gives it back, with the shapes.
+    assert refresh.main(["--seed-only", "--store", str(tmp_path / "empty.sqlite")]) == 0
+    assert json.loads(path.read_text(encoding="utf-8")) == stored
+    assert len(stored["store_seed"]["shapes"]) == 3
+    path.write_text(json.dumps({k: v for k, v in stored.items() if k != "store_seed"}),
+                    encoding="utf-8")
     assert refresh.main(["--seed-only", "--store", str(tmp_path / "none.sqlite")]) == 1
     assert "the store holds none of its paths: no seed" in capsys.readouterr().err

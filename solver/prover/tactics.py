@@ -1,0 +1,78 @@
+"""The tactics `rulebook prove` picks when it is given none (`ProveOptions.auto`).
+
+A proof is a ladder of passes over the inductive step, each under one abstraction of the step
+(`ladder`): first the plain step (fixpoints unrolled, each `exists real` an uninterpreted
+predicate); then, only if z3 gave up on some path (a time-out, never a counterexample), the
+abstraction the spec's features call for: the facts of connected regions where the rules read
+`component`/`components`, fixpoints read as uninterpreted functions where they have other
+`fix`es, and `exists real` decided exactly where they have some.  Every abstraction is sound, so
+an action whose every path held under one is held under all: the proof store keeps such groups
+for every rung (`Store.anywhere_keys`), and a later rung builds and checks only the actions the
+earlier ones left open.  Within every rung a path gets `STEP_TIMEOUT_MS` per query, a query z3
+gives up on is tried again case by case over the lengths of the sequences the step changes
+(`split_lengths`), and a path that is the mirror image of a proved one under the board's
+symmetries follows from it (`symmetric`; "none used" where the board has none).
+
+Left to the expert flags: case splits over a state field (``--split-on``) and proving a part
+of the invariants alone (``--alone``)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+from ..engine.game import Game
+from ..lang import ir
+from ..lang.irwalk import nodes
+from .options import ProveOptions
+
+# A step query's time limit in every rung (the Torres proofs needed 20 s on 8 x 8).
+STEP_TIMEOUT_MS = 20_000
+REGION_BUILTINS = frozenset({"component", "components"})
+
+
+@dataclass(frozen=True)
+class Features:
+    """What in the rules an abstraction of the step is for."""
+
+    regions: bool       # the region builtins
+    fixpoints: bool     # a `fix` (a flood)
+    reals: bool         # an `exists real`
+
+
+def features(p: ir.Program) -> Features:
+    """The features of the rules the step reads: the actions and the invariants."""
+    regions = fixpoints = reals = False
+    for part in (*p.actions, *p.invariants):
+        for n in nodes(part):
+            if isinstance(n, ir.Builtin) and n.name in REGION_BUILTINS:
+                regions = True
+            elif isinstance(n, ir.Fix):
+                fixpoints = True
+            elif isinstance(n, ir.RealExists):
+                reals = True
+    return Features(regions, fixpoints, reals)
+
+
+def ladder(game: Game, options: ProveOptions) -> list[tuple[str, ProveOptions]]:
+    """The passes of an automatic proof of ``game`` (see the module's doc), each named, from
+    ``options`` (whose scope, depth, store and limits they keep)."""
+    f = features(game.p)
+    base = replace(options, auto=False, split_lengths=True, symmetric=True,
+                   step_timeout_ms=STEP_TIMEOUT_MS, exact_reals=False, opaque_fix=False,
+                   region_facts=False)
+    rungs = [("the plain step", base)]
+    if f.regions:
+        rungs.append(("the facts of connected regions", replace(base, region_facts=True)))
+    elif f.fixpoints:
+        rungs.append(("fixpoints as uninterpreted functions", replace(base, opaque_fix=True)))
+    if f.reals:
+        rungs.append(("exact reals", replace(base, exact_reals=True)))
+    return rungs
+
+
+def describe(options: ProveOptions) -> str:
+    """The flags that run one rung by hand."""
+    flags = [f"--step-timeout {options.step_timeout_ms / 1000:g}"]
+    flags += ["--split-lengths"] * options.split_lengths + ["--symmetry"] * options.symmetric
+    flags += ["--region-facts"] * options.region_facts + ["--exact-reals"] * options.exact_reals
+    flags += ["--opaque-fix"] * (options.opaque_fix and not options.region_facts)
+    return " ".join(flags)

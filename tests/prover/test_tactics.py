@@ -1,0 +1,106 @@
+"""The tactics the prover picks when given none (solver/prover/tactics.py): the passes the
+rules call for, the next only where z3 gave up on the last, each building and checking only
+the actions the ones before left open; a group held under one abstraction of the step is held
+under all (the store's rows `anywhere`)."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import FIXTURES, run_cli
+from solver.engine.game import load_game, load_path
+from solver.prover import tactics, tiers
+from solver.prover.options import ProveOptions
+from solver.prover.prove import prove
+from solver.prover.result import Tally
+from solver.engine.symbolic import Unknown
+
+SPEC = FIXTURES / "stored.rules"
+
+
+def _prove(db, heard=None, **kw):
+    tally = Tally()
+    res = prove(load_path(SPEC), ProveOptions(bmc_depth=1, store=str(db), **kw),
+                None if heard is None else heard.append, tally=tally)
+    return {r.name: r.status for r in res}, tally
+
+
+@pytest.mark.parametrize("game, rungs", [
+    ("torres", ["the plain step", "the facts of connected regions"]),
+    ("les-5-tours", ["the plain step"]),
+])
+def test_the_ladder_follows_the_rules_features(game, rungs):
+    g = load_game(game)
+    got = tactics.ladder(g, ProveOptions(auto=True, only=("x",)))
+    assert [name for name, _ in got] == rungs
+    first = got[0][1]
+    assert (first.split_lengths, first.symmetric, first.step_timeout_ms, first.auto,
+            first.only) == (True, True, tactics.STEP_TIMEOUT_MS, False, ("x",))
+    assert all(o.region_facts for _, o in got[1:])
+
+
+def test_towers_gets_exact_reals_last():
+    f = tactics.features(load_game("towers").p)
+    assert f.reals
+    names = [n for n, _ in tactics.ladder(load_game("towers"), ProveOptions(auto=True))]
+    assert names[0] == "the plain step" and names[-1] == "exact reals"
+
+
+def test_a_group_held_under_one_abstraction_is_held_under_another(tmp_path):
+    db = tmp_path / "p.sqlite"
+    first, t1 = _prove(db, opaque_fix=True)
+    assert set(first.values()) == {"inductive"} and t1.checked > 0
+    again, t = _prove(db)                   # the plain step: other keys, the same proof
+    assert again == first and (t.paths, t.reused, t.checked, t.built) == \
+        (t1.paths, t1.paths, 0, 0)
+    # and back: the plain run's own groups (a fresh store) serve the abstraction
+    fresh = tmp_path / "q.sqlite"
+    _prove(fresh)
+    _, t = _prove(fresh, exact_reals=True)
+    assert t.checked == 0 and t.reused == t1.paths
+
+
+def test_a_second_pass_takes_only_what_the_first_left_open(tmp_path, monkeypatch):
+    # z3 "gives up" on every path of `up` in the plain step (patched); the ladder's second
+    # pass (here: fixpoints as uninterpreted functions) builds and checks `up` alone.
+    g = load_path(SPEC)
+    base = tactics.ladder(g, ProveOptions(auto=True))[0][1]
+    monkeypatch.setattr(tactics, "ladder", lambda game, options: [
+        ("first", tactics.replace(base, store=options.store)),
+        ("second", tactics.replace(base, store=options.store, opaque_fix=True))])
+    real = tiers.step_each
+    state = {"pass": None}
+
+    def step_each(*a, **k):
+        if state["pass"] == "first" and a[9][4][0] == "up":
+            raise Unknown("patched")
+        return real(*a, **k)
+    monkeypatch.setattr(tiers, "step_each", step_each)
+    heard: list = []
+
+    def hear(m, *a, **k):
+        heard.append(m)
+        if m.startswith("tactics: pass"):
+            state["pass"] = m.split(": ")[2].split(" (")[0]
+    hear.takes_counts = True
+    db = tmp_path / "p.sqlite"
+    tally = Tally()
+    res = prove(g, ProveOptions(bmc_depth=1, store=str(db), auto=True), hear, tally=tally)
+    assert {r.status for r in res} == {"inductive"}
+    gave = [h for h in heard if h.startswith("tactics: z3 gave up")]
+    assert len(gave) == 1 and "a_even" in gave[0] and "under first" in gave[0]
+    second = heard[heard.index(gave[0]):]
+    assert any("1 action paths of 1 of 3 actions" in h for h in second), second
+    # Run again: every group held now, under one pass or the other: nothing built.
+    t2 = Tally()
+    prove(load_path(SPEC), ProveOptions(bmc_depth=1, store=str(db), auto=True), tally=t2)
+    assert (t2.checked, t2.built) == (0, 0)
+
+
+def test_the_command_picks_its_tactics_with_no_flag_and_not_with_one(tmp_path):
+    db = tmp_path / "p.sqlite"
+    r = run_cli("prove", str(SPEC), "--depth", "1", "--store", str(db), "--progress")
+    assert r.returncode == 0, r.stderr
+    assert "tactics: pass 1 of at most 1: the plain step" in r.stderr
+    r = run_cli("prove", str(SPEC), "--depth", "1", "--store", str(db), "--progress",
+                "--step-timeout", "5")
+    assert r.returncode == 0 and "tactics:" not in r.stderr
