@@ -64,12 +64,15 @@ def check_local(workers: int) -> None:
 
 def start_local(workers: int) -> tuple:
     """A local cluster of ``workers`` processes (one thread each: z3 and the interpreter
-    hold Python's lock) and its client: (cluster, client)."""
+    hold Python's lock) and its client: (cluster, client).  Dask's own logs are silenced but
+    for the critical: a task's failure comes back with its result, and a loaded machine's
+    shutdown race (a worker's heartbeat to a scheduler already closed) printed a page of
+    tracebacks under the command's answer."""
     from distributed import Client, LocalCluster
     with _no_ctrl_c_in_children():
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=":0", memory_limit=0,
-                               silence_logs=logging.ERROR)
+                               silence_logs=logging.CRITICAL)
     try:
         return cluster, Client(cluster)
     except BaseException:
