@@ -445,6 +445,18 @@ def cmd_examples(args) -> int:
 
 
 def cmd_ambiguities(args) -> int:
+    # The Dask workers of --cluster or --workers N over 1, reached before any work.
+    from ..engine.workpool import pool
+    workers = pool(args.workers, args.cluster)
+    try:
+        return _ambiguities_with(args, workers)
+    finally:
+        if workers is not None:
+            workers.close()
+
+
+def _ambiguities_with(args, pool) -> int:
+    from ..engine.workpool import Recipe
     from ..lang.errors import TimeUp, stop_reason
     from ..queries.ascent import Climb, ambiguities, scope
     from ..queries.readings import reading_pairs
@@ -460,7 +472,8 @@ def cmd_ambiguities(args) -> int:
     try:
         with time_limit(args.time_limit):
             for r in ambiguities(g, args.reading, int(args.timeout * 1000), say,
-                                 args.invariants, pinned, deadline, where):
+                                 args.invariants, pinned, deadline, where, pool,
+                                 Recipe.of(args.game, tuple(args.variant), _params(args))):
                 found.append(r)
                 if d is not None and witness_svg(r):
                     d.mkdir(parents=True, exist_ok=True)
@@ -499,54 +512,79 @@ def cmd_ambiguities(args) -> int:
 
 
 def cmd_play(args) -> int:
+    # The Dask workers of --cluster or --workers N over 1 (else every game in this process);
+    # a scheduler that does not answer is said before any work.
+    from ..engine.workpool import pool
+    workers = pool(args.workers, args.cluster)
+    try:
+        return _play_with(args, workers)
+    finally:
+        if workers is not None:
+            workers.close()
+
+
+def _play_with(args, pool) -> int:
+    from ..engine.workpool import Recipe
     from ..lang.errors import EvalError
-    from ..queries.playstats import Player, game_rng
+    from ..queries.playstats import Player, game_rng, outcomes
+    from .playreport import report
     from .progress import time_limit
     g = _load(args)
     base = Player(g)
     # Under --compare, every other option of the reading plays the same seeds.
     others = _compared(args, g)
+    recipes = [Recipe.of(args.game, tuple(args.variant), _params(args))] + \
+        [Recipe.of(args.game, variants, _params(args)) for _, _, variants in others]
     games: list = []
     trace = None
-    under: dict = {opt: [] for opt, _ in others}
+    under: dict = {opt: [] for opt, _, _ in others}
     t0 = time.perf_counter()
     say = _reporter(args)
     stop = None
     try:
         with time_limit(args.time_limit):
-            for i in range(args.games):
-                if say is not None and args.games > 1:
-                    say("games played", done=i, total=args.games,
-                        note=f"each under {len(others) + 1} options" if others else "")
+            first = 0
+            if args.trace:
                 try:
-                    if args.trace and i == 0:
-                        st, n, trace = traced_playout(g, game_rng(args.seed, 0))
-                        if not args.json:    # under --json the moves are in the document
-                            for k, m in enumerate(trace, 1):
-                                print(f"{k:5d}  {json.dumps(m)}")
-                        played = base.outcome(st, n)
-                    else:
-                        played = base.play(args.seed, i)
-                    more = [(opt, pl.play(args.seed, i)) for opt, pl in others]
+                    st, n, trace = traced_playout(g, game_rng(args.seed, 0))
+                    more = [pl.play(args.seed, 0) for _, pl, _ in others]
                 except EvalError as e:      # a dead end of the rules: say which game
-                    raise EvalError(f"{args.game}: game {i + 1} of seed {args.seed}: "
+                    raise EvalError(f"{args.game}: game 1 of seed {args.seed}: "
                                     f"{e.message}") from None
-                games.append(played)
-                for opt, p in more:
-                    under[opt].append(p)
+                if not args.json:    # under --json the moves are in the document
+                    for k, m in enumerate(trace, 1):
+                        print(f"{k:5d}  {json.dumps(m)}")
+                _keep(games, under, others, (base.outcome(st, n), *more))
+                first = 1
+            try:
+                for _, played in outcomes([base] + [pl for _, pl, _ in others], args.seed,
+                                          range(first, args.games), pool, tuple(recipes),
+                                          say if args.games > 1 else None, args.games,
+                                          f"each under {len(others) + 1} options" if others
+                                          else ""):
+                    _keep(games, under, others, played)
+            except EvalError as e:
+                raise EvalError(f"{args.game}: {e.message}") from None
     except KeyboardInterrupt as e:
         stop = e
         _say_stopped(say, e)
     if say is not None:
         say.clear()
     dt = max(time.perf_counter() - t0, 1e-9)
-    _play_report(args, g, base, games, under, dt, stop, trace)
+    report(args, g, base, games, under, dt, stop, trace)
     return _stopped_status(stop)
 
 
+def _keep(games: list, under: dict, others: list, played: tuple) -> None:
+    """One game's outcomes (the game's own, then under each compared option) kept."""
+    games.append(played[0])
+    for (opt, _, _), p in zip(others, played[1:]):
+        under[opt].append(p)
+
+
 def _compared(args, g) -> list:
-    """(option, `Player`) for each option of the reading ``--compare`` names other than the
-    one played (its default); [] without --compare."""
+    """(option, `Player`, the variants it is loaded with) for each option of the reading
+    ``--compare`` names other than the one played (its default); [] without --compare."""
     from ..engine.game import load_game
     from ..queries.playstats import Player
     if args.compare is None:
@@ -558,91 +596,12 @@ def _compared(args, g) -> list:
     if any(v.startswith(f"{r.name}:") for v in args.variant):
         raise InputError(f"--compare {r.name} plays every option of {r.name}: give it "
                          f"without --variant {r.name}:...")
-    return [(opt, Player(load_game(args.game, (*args.variant, f"{r.name}:{opt}"),
-                                   _params(args))))
-            for opt, _ in r.options if opt != r.chosen]
-
-
-def _play_report(args, g, base, games: list, under: dict, dt: float, stop,
-                 trace: list | None = None) -> None:
-    """What `play` prints: the games (at most ten listed in text), the summary, and the
-    comparison of a reading's options; under --json, the first game's moves (--trace)."""
-    from ..queries.playstats import summary, winner_changed
-    players = len(base.players)
-    chosen = next((r.chosen for r in g.p.readings if r.name == args.compare), None)
-    out = {"game": g.name, "players": players, "seed": args.seed,
-           "games": [p.as_json() for p in games],
-           "summary": summary(games, players) if games else None,
-           "seconds": round(dt, 3), "games_per_second": round(len(games) / dt, 1),
-           **({"stopped": _reason(stop), "asked": args.games} if stop else {}),
-           **({"trace": trace} if trace is not None else {})}
-    if under:
-        out["compare"] = {"reading": args.compare, "base": chosen, "options": {
-            opt: {"summary": summary(ps, players) if ps else None,
-                  "winner_changed": winner_changed(games, ps),
-                  "games": [p.as_json() for p in ps]} for opt, ps in under.items()}}
-    if args.json:
-        print(json.dumps(out))
-        return
-    if stop is not None:
-        print(f"stopped ({_reason(stop)}) after {len(games)} of {args.games} games; "
-              f"the figures below are of those {len(games)}")
-    if not games:
-        return
-    if len(games) <= 10:
-        for i, gm in enumerate(games):
-            parts = [f"{gm.moves} moves"]
-            if base.score:
-                parts.append(f"scores {list(gm.scores)}")
-            if base.win:
-                parts.append(f"winner(s) {list(gm.winners)}")
-            print(f"game {i + 1}: {'; '.join(parts)}")
-    if len(games) > 1:
-        print("\n".join(_summary_lines(g.name, args.seed, out["summary"], players)))
-    if under:
-        print(f"\nreading {args.compare}, the same {len(games)} games (seeds) under each "
-              f"option; 'winner changed' counts the games whose winners differ from "
-              f"{chosen}'s:")
-        rows = [(f"{chosen} (played above)", out["summary"], None)] + \
-            [(opt, o["summary"], o["winner_changed"]) for opt, o in out["compare"]["options"].items()]
-        width = max(len(r[0]) for r in rows)
-        for name, sm, ch in rows:
-            parts = [f"mean length {sm['length']['mean']:g}"]
-            if "win_rate" in sm:
-                parts.append("win rate " + " ".join(f"{100 * w:.0f}%" for w in sm["win_rate"]))
-            if "score_mean" in sm:
-                parts.append("mean score " + " ".join(f"{m:g}" for m in sm["score_mean"]))
-            if ch is not None and base.win:
-                parts.append(f"winner changed in {ch} of {len(games)} "
-                             f"({100 * ch / len(games):.0f}%)")
-            print(f"  {name:<{width}}  " + "; ".join(parts))
-    if not base.win:
-        print(f"({g.name} declares no `def winner`: no winners to show)")
-    print(f"({len(games)} game(s) in {dt:.2f} s, {len(games) / dt:.1f} games/s)")
-
-
-def _summary_lines(name: str, seed: int, sm: dict, players: int) -> list[str]:
-    """The summary of many games as a table by seat, then the game length."""
-    lines = [f"{name}: {sm['games']} games of seed {seed}"]
-    cols = ["player"] + (["wins", "win rate"] if "wins" in sm else []) + \
-        (["mean score", "sd"] if "score_mean" in sm else [])
-    if len(cols) > 1:
-        lines.append("  " + "  ".join(f"{c:>10}" for c in cols))
-        for p in range(players):
-            row = [str(p)]
-            if "wins" in sm:
-                row += [str(sm["wins"][p]), f"{100 * sm['win_rate'][p]:.1f}%"]
-            if "score_mean" in sm:
-                row += [f"{sm['score_mean'][p]:g}", f"{sm['score_sd'][p]:g}"]
-            lines.append("  " + "  ".join(f"{c:>10}" for c in row))
-        if "wins" in sm:
-            lines.append("  (a game with several winners counts as a win for each"
-                         + (f"; {sm['no_winner']} game(s) without a winner" if sm["no_winner"]
-                            else "") + ")")
-    ln = sm["length"]
-    lines.append(f"  length: mean {ln['mean']:g} moves, sd {ln['sd']:g}, least {ln['min']}, "
-                 f"most {ln['max']}")
-    return lines
+    out = []
+    for opt, _ in r.options:
+        if opt != r.chosen:
+            variants = (*args.variant, f"{r.name}:{opt}")
+            out.append((opt, Player(load_game(args.game, variants, _params(args))), variants))
+    return out
 
 
 def traced_playout(g, rng, max_steps: int = 100000):

@@ -249,6 +249,16 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                    help="search only positions where every invariant of the spec holds (no "
                    "piece missing from the box, none the rules forbid): a witness the rules "
                    "can reach; without it a smallest position may leave pieces out")
+    p.add_argument("--workers", type=count(1, "a number of processes"), default=1,
+                   metavar="N",
+                   help="search the pairs of readings in N worker processes at once (a local "
+                   "Dask cluster, started once the search has taken 3 s), one task a pair; "
+                   "the same witnesses, printed in the same order; at most 64 (default: "
+                   "%(default)s, all in this process)")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="search the pairs of readings on the workers of the Dask scheduler at "
+                   "ADDRESS (e.g. tcp://10.0.0.5:8786), which need this rulebook and the same "
+                   "spec files; instead of --workers (default: none)")
     _long_args(p)
 
     p = sub.add_parser("play", help="seeded random playouts and statistics",
@@ -267,6 +277,17 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
     p.add_argument("--trace", action="store_true",
                    help="print every move of the first game (under --json: the document's "
                    "\"trace\", a list of moves)")
+    p.add_argument("--workers", type=count(1, "a number of processes"), default=1,
+                   metavar="N",
+                   help="play the games in N worker processes at once (a local Dask "
+                   "cluster, started once the games have taken 1 s: a short run starts "
+                   "none), in shares of consecutive games; the same games and the same "
+                   "output as one process, only the time changes; at most 64 (default: "
+                   "%(default)s, all in this process)")
+    p.add_argument("--cluster", metavar="ADDRESS",
+                   help="play the games on the workers of the Dask scheduler at ADDRESS "
+                   "(e.g. tcp://10.0.0.5:8786), which need this rulebook and the same spec "
+                   "files; instead of --workers (default: none)")
     p.add_argument("--compare", metavar="READING", default=None,
                    help="play the same games (the same seeds) under every option of this "
                    "reading and say how often the winner changes (default: no comparison; "

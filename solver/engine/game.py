@@ -2,10 +2,13 @@
 reference interpreter's operations (initial state, legal moves with reasons, apply, playouts)."""
 from __future__ import annotations
 
+import contextlib
 import random
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from itertools import repeat
+
+import z3
 
 from . import domains as dz
 from . import draws, programcache
@@ -739,17 +742,42 @@ def _bool_check(cc: Compiler, stmts):
     return scope["check"]
 
 
+def load_game(name: str, *variants_params, **named) -> Game:
+    """Compile a game, by id (its `game` line: from spec/ or RULEBOOK_SPECS) or by the path of
+    its .rules file: ``load_game(name, variants=(), params=())``, cached per variants and
+    parameters as given, and per z3 context (`fresh_z3`)."""
+    return _load_game(z3.main_ctx(), name, *variants_params, **named)
+
+
 @lru_cache(maxsize=64)
 @gc_paused()
-def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
-    """Compile a game, by id (its `game` line: from spec/ or RULEBOOK_SPECS) or by the path of
-    its .rules file (cached per variants and parameters)."""
+def _load_game(ctx, name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
     found = spec_texts(name, tuple(variants))
     if found is None:                   # load_files says what is wrong
         files, readings = load_files(name, tuple(variants))
         return Game(*check_program(files, dict(params), readings, const_value))
     texts, readings = found
     return Game(*programcache.checked(texts, readings, tuple(params)))
+
+
+load_game.cache_clear = _load_game.cache_clear
+
+
+@contextlib.contextmanager
+def fresh_z3():
+    """Within it, z3 starts afresh, for a search whose answer must not depend on what this
+    process asked z3 before: a model (a witness) follows the order in which terms were first
+    made in the context, so the same query after other work can answer with another, equally
+    valid, model.  A new main context, in which `load_game` loads its games again (a game of
+    the old one keeps working in it); the old context is the main one again after.  A search
+    within it answers as in a fresh process, whichever process runs it (`queries.ascent`:
+    one pair of readings)."""
+    saved = z3.z3._main_ctx     # noqa: SLF001 - z3's own global, read by main_ctx()
+    z3.z3._main_ctx = z3.Context()
+    try:
+        yield
+    finally:
+        z3.z3._main_ctx = saved
 
 
 @lru_cache(maxsize=64)

@@ -11,57 +11,34 @@ worker, not in a module) and keeps them for the run's next tasks.  A task's verd
 as it finishes (`as_completed`); the parent alone writes them into the journal or the store,
 so a Ctrl-C keeps every verdict that came back.  A worker that dies mid-task: the scheduler
 runs its tasks again on another (``distributed.scheduler.allowed-failures``, 3 by default); a
-task is a pure function of its arguments, so the verdicts are the same.  Dask is imported
-only when a cluster is started or reached (it takes seconds)."""
+task is a pure function of its arguments, so the verdicts are the same.  Starting a local
+cluster, reaching a scheduler and `Recipe` are `engine.workpool`'s, which `play` uses too.
+Dask is imported only when a cluster is started or reached (it takes seconds)."""
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import math
-import os
 import time
 from dataclasses import dataclass, field
 
-from ..engine.game import Game, load_game
+from ..engine import workpool
+from ..engine.game import Game
+from ..engine.workpool import Recipe
 from ..lang.errors import RulebookError
-from ..lang.sources import is_path
 from .options import ProveOptions
 
-# How long `connect` waits for a scheduler to answer (s).
-CONNECT_S = 3.0
 # The step's paths are checked in the proof's own process until it has spent this long (s)
 # on them; only then does a local cluster start (in seconds) for the rest (`Engine.ahead`).
 LOCAL_S = 3.0
 # At most this many paths a task, and about this many tasks a worker a batch: a worker dealt
 # slow paths does not run alone while the others wait, and few verdicts are in flight.
 CHUNK_MAX = 8
-# At most this many local worker processes (each holds a game and its step).
-MAX_LOCAL = 64
 TASKS_PER_WORKER = 4
 # An action's paths are built on the workers in at most this many shares a worker (ranges of
 # its instances): an action of many paths (a card that moves a block from any square to any
 # other) is most of a case's building, and built whole it kept one worker busy alone.
 PARTS_PER_WORKER = 2
-
-
-@dataclass(frozen=True)
-class Recipe:
-    """How a worker loads the game again: its id or the absolute path of its .rules file
-    (the same spec files must be there), the variants and the parameters."""
-
-    game: str
-    variants: tuple = ()
-    params: tuple = ()
-
-    @staticmethod
-    def of(name: str, variants=(), params=()) -> Recipe:
-        """The recipe of ``load_game(name, variants, params)``: a path made absolute."""
-        return Recipe(os.path.abspath(name) if is_path(name) else name, tuple(variants),
-                      tuple(params))
-
-    def load(self) -> Game:
-        return load_game(self.game, self.variants, self.params)
 
 
 @dataclass(frozen=True)
@@ -212,11 +189,7 @@ class Engine:
         return out
 
     def _start(self) -> None:
-        from distributed import Client, LocalCluster
-        self._cluster = LocalCluster(n_workers=self.workers, threads_per_worker=1,
-                                     processes=True, dashboard_address=":0",
-                                     memory_limit=0, silence_logs=logging.ERROR)
-        self.client = Client(self._cluster)
+        self._cluster, self.client = workpool.start_local(self.workers)
         from . import workers
         workers.register(self.client)
 
@@ -355,29 +328,12 @@ def engine(recipe: Recipe, workers: int, address: str | None = None) -> Engine:
     """An engine on the Dask scheduler at ``address`` (`connect`), else one that checks in
     this process first and starts a local cluster of ``workers`` processes once that has
     taken LOCAL_S (`Engine.ahead`)."""
-    if address is None and workers > MAX_LOCAL:
-        raise RulebookError(f"--workers {workers}: at most {MAX_LOCAL} local worker processes "
-                            f"(a cluster of more machines: --cluster)")
+    if address is None:
+        workpool.check_local(workers)
     return connect(address, recipe) if address is not None else Engine(recipe, workers)
 
 
 def connect(address: str, recipe: Recipe) -> Engine:
     """An engine on the Dask scheduler at ``address``; one that does not answer within
-    CONNECT_S is a `RulebookError`, before any work."""
-    try:
-        from distributed import Client
-    except ImportError:
-        raise RulebookError("--cluster: needs Dask distributed (pip install "
-                            "'distributed>=2024.1')") from None
-    logger = logging.getLogger("distributed")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)
-    try:
-        client = Client(address, timeout=CONNECT_S)
-    except Exception as e:      # noqa: BLE001 - an address that does not answer, one line
-        why = str(e).splitlines()[0] if str(e) else type(e).__name__
-        raise RulebookError(f"--cluster {address}: no Dask scheduler answers there "
-                            f"({why})") from None
-    finally:
-        logger.setLevel(level)
-    return Engine(recipe, client=client, address=address)
+    `workpool.CONNECT_S` is a `RulebookError`, before any work."""
+    return Engine(recipe, client=workpool.client_at(address), address=address)

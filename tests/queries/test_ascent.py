@@ -61,3 +61,29 @@ def test_pinned_too_small_a_row_has_no_witness_for_hop():
     g = load_game("ladder", (), (("w", 2),))
     [hop] = list(ambiguities(g, "hop", pinned={"w"}))
     assert hop.found is False and hop.params == {"players": 3, "w": 2, "bonus": 1}
+
+
+def test_a_pairs_witness_does_not_depend_on_the_pairs_searched_before():
+    """z3's model follows the order terms were first made in its context: searched after
+    another pair in the same process, Les 5 Tours' demolition_order gave another witness
+    each time (scary 13, sand 1, sand 12).  Each pair starts a fresh z3 (`fresh_z3`), so its
+    witness is the same in one process and on any Dask worker."""
+    g = load_game("les-5-tours")
+
+    def after(*readings):
+        for r in readings:
+            [amb] = list(ambiguities(g, r))
+        return amb.as_json()
+    assert after("market_choice", "demolition_order") == after("zero_bid", "demolition_order") \
+        == after("demolition_order")
+
+
+def test_a_search_leaves_the_process_z3_context_and_games_as_they_were():
+    """The fresh z3 is the search's alone: after it, the main context and the games loaded
+    before are the ones in use (a game's terms never meet another context's)."""
+    import z3
+    g = load_game("ladder", (), (("w", 2),))
+    ctx = z3.main_ctx()
+    [hop] = list(ambiguities(g, "hop", pinned={"w"}))
+    assert hop.found is False
+    assert z3.main_ctx() is ctx and load_game("ladder", (), (("w", 2),)) is g
