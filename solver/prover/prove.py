@@ -111,7 +111,8 @@ def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, he
                   if not i.transition and i.name not in results]
     trans = [i for i in invs if i.transition and i.name not in results]
     # ``auto``: the rungs of `tactics.ladder`, the next only where z3 gave up on the last.
-    rungs = tactics.ladder(game, options) if options.auto and options.journal is None \
+    rungs = tactics.ladder(game, options, remote=engine is not None) \
+        if options.auto and options.journal is None \
         else [("", options)]
     for k, (rung, opts) in enumerate(rungs):
         if rung:

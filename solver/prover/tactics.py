@@ -54,11 +54,14 @@ def features(p: ir.Program) -> Features:
     return Features(regions, fixpoints, reals)
 
 
-def ladder(game: Game, options: ProveOptions) -> list[tuple[str, ProveOptions]]:
+def ladder(game: Game, options: ProveOptions,
+           remote: bool = False) -> list[tuple[str, ProveOptions]]:
     """The passes of an automatic proof of ``game`` (see the module's doc), each named, from
-    ``options`` (whose scope, depth, store and limits they keep)."""
+    ``options`` (whose scope, depth, store and limits they keep).  ``remote``: the paths go
+    to Dask workers, which build them only without the symmetry (its orbits are found where
+    the paths are built, so the parent would build every case): then no symmetry."""
     f = features(game.p)
-    base = replace(options, auto=False, split_lengths=True, symmetric=True,
+    base = replace(options, auto=False, split_lengths=True, symmetric=not remote,
                    step_timeout_ms=STEP_TIMEOUT_MS, exact_reals=False, opaque_fix=False,
                    region_facts=False)
     rungs = [("the plain step", base)]

@@ -40,6 +40,8 @@ def test_the_ladder_follows_the_rules_features(game, rungs):
             first.only) == (True, True, tactics.STEP_TIMEOUT_MS, False, ("x",))
     assert all(o.region_facts for _, o in got[1:]) == (game == "torres")
     assert got[-1][1].step_timeout_ms == tactics.LONG_TIMEOUT_MS
+    assert not any(o.symmetric for _, o in tactics.ladder(g, ProveOptions(auto=True),
+                                                          remote=True))
 
 
 def test_towers_gets_exact_reals_last():
@@ -68,7 +70,7 @@ def test_a_second_pass_takes_only_what_the_first_left_open(tmp_path, monkeypatch
     # pass (here: fixpoints as uninterpreted functions) builds and checks `up` alone.
     g = load_path(SPEC)
     base = tactics.ladder(g, ProveOptions(auto=True))[0][1]
-    monkeypatch.setattr(tactics, "ladder", lambda game, options: [
+    monkeypatch.setattr(tactics, "ladder", lambda game, options, remote=False: [
         ("first", tactics.replace(base, store=options.store)),
         ("second", tactics.replace(base, store=options.store, opaque_fix=True))])
     real = tiers.step_each
