@@ -137,6 +137,16 @@ def test_backend_matches_golden(name, backend):
         _assert_witness(puzzle, got)
 
 
+def test_pairs_count_cards_by_default():
+    """« chaque paire de cartes »: two 5s in each tower are two pairs under the default, as under
+    pair_count:cards; pair_count:values counts the 5 once."""
+    cards, exp_cards = GOLDEN["pairs_doubled_values"]
+    values, exp_values = GOLDEN["pairs_doubled_values_by_value"]
+    default = {**cards, "variants": [EXT]}
+    assert solve(default)["best_score"] == exp_cards["best_score"] == 18
+    assert exp_values["best_score"] == 15
+
+
 def test_the_expansion_changes_the_answers():
     """Without the expansion the same puzzles have the base game's answers."""
     for name in ("scrap_book_rebuild", "sand_book_bottom", "pairs_candy_scary"):
