@@ -51,6 +51,7 @@ from solver.prover import seed as seeding  # noqa: E402
 from solver.prover.store import Store, default_path  # noqa: E402
 from solver.queries.readings import find_ambiguities  # noqa: E402
 from solver.lang.resources import spec_dir  # noqa: E402
+from solver.cli.parser import picks_tactics  # noqa: E402
 
 
 def spec_games() -> list[str]:
@@ -227,9 +228,7 @@ def _stored_options(stored: dict, store: str) -> ProveOptions:
     """The options of a stored proof's run, read from its command."""
     from solver.cli.parser import build_parser
     args = build_parser().parse_args(stored["command"].split()[1:])
-    auto = args.step_timeout is None and not (
-        args.split_lengths or args.split_on or args.exact_reals or args.opaque_fix
-        or args.region_facts or args.symmetry)
+    auto = picks_tactics(args)
     return ProveOptions(
         bmc_depth=args.depth, only=tuple(args.invariant) if args.invariant else None,
         auto=auto, step_timeout_ms=int((args.step_timeout or 5.0) * 1000),
@@ -380,9 +379,7 @@ def main(argv=None) -> int:
             refresh_witnesses(game, args.timeout, params, args.reading, present,
                               args.invariants)
         if args.only in (None, "proofs"):
-            auto = args.step_timeout is None and not (
-                args.split_lengths or args.split_on or args.opaque_fix or args.region_facts
-                or args.symmetry or args.journal)
+            auto = picks_tactics(args)
             refresh_proofs(game, args.depth, args.timeout,
                            5.0 if args.step_timeout is None else args.step_timeout,
                            args.split_lengths, params, tuple(args.split_on), args.jobs,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..lang.errors import InputError, RulebookError
 from . import parser
-from .parser import printable
+from .parser import picks_tactics, printable
 
 EXIT_BAD_INPUT = 2
 EXIT_CONTRADICTED = 1
@@ -354,9 +354,7 @@ def _prove_with(args, engine) -> int:
     t0 = time.perf_counter()
     only = tuple(args.invariant) if args.invariant else None
     # No tactic flag: the prover picks its tactics (`prover.tactics`).
-    auto = args.journal is None and args.step_timeout is None and not (
-        args.split_lengths or args.split_on or args.exact_reals or args.opaque_fix
-        or args.region_facts or args.symmetry)
+    auto = picks_tactics(args)
     step_timeout = 5.0 if args.step_timeout is None else args.step_timeout
     options = ProveOptions(
         bmc_depth=args.depth, timeout_ms=int(args.timeout * 1000), only=only, auto=auto,

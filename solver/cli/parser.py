@@ -319,6 +319,14 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
     return ap
 
 
+def picks_tactics(args) -> bool:
+    """Whether ``args`` (of `prove`, or of a script with some of its flags) give no tactic
+    flag, so that the prover picks its tactics (`ProveOptions.auto`)."""
+    return getattr(args, "step_timeout", None) is None and getattr(args, "journal", None) is None \
+        and not any(getattr(args, f, None) for f in (
+            "split_lengths", "split_on", "exact_reals", "opaque_fix", "region_facts", "symmetry"))
+
+
 def _expert_tactics(p: argparse.ArgumentParser) -> None:
     """The prover's tactics for proofs out of the default's reach, under their own heading."""
     g = p.add_argument_group(

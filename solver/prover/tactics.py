@@ -24,8 +24,8 @@ from ..lang import ir
 from ..lang.irwalk import nodes
 from .options import ProveOptions
 
-# A step query's time limit in every rung (the Torres proofs needed 20 s on 8 x 8), and in
-# the last rung tried again with the longer one (Towers' proofs needed 60 s).
+# A step query's time limit in every rung (the stored proofs of a large board needed 20 s),
+# and in the last rung tried again with the longer one (some stored proofs needed 60 s).
 STEP_TIMEOUT_MS = 20_000
 LONG_TIMEOUT_MS = 60_000
 REGION_BUILTINS = frozenset({"component", "components"})
