@@ -10,8 +10,9 @@ an action whose every path held under one is held under all: the proof store kee
 for every rung (`Store.anywhere_keys`), and a later rung builds and checks only the actions the
 earlier ones left open.  Within every rung a path gets `STEP_TIMEOUT_MS` per query, a query z3
 gives up on is tried again case by case over the lengths of the sequences the step changes
-(`split_lengths`); the last rung is tried once more with `LONG_TIMEOUT_MS`; and a path that is the mirror image of a proved one under the board's
-symmetries follows from it (`symmetric`; "none used" where the board has none).
+(`split_lengths`); the last rung is tried once more with `LONG_TIMEOUT_MS`; and a path that
+is the mirror image of a proved one under the board's symmetries follows from it
+(`symmetric`; "none used" where the board has none).
 
 Left to the expert flags: case splits over a state field (``--split-on``) and proving a part
 of the invariants alone (``--alone``)."""
