@@ -17,8 +17,15 @@ MID_MS = 2_000
 # With length splitting on, a step query first gets this long as one query (ms).
 QUICK_MS = 2_000
 # `sameterms.same_terms` is skipped at first on the paths of an action where it found nothing
-# on this many paths, unless the check without it gave up this many times (see `step`).
+# on this many paths, unless the check without it gave up this many times among its latest
+# SAME_TERM_WINDOW, more than half of them (see `step`).  Only the latest count: on Tours de
+# pouvoir's `build`, the first path's 79 conjuncts were proved as they are, each in
+# milliseconds, and the next paths' were not, each costing its three tiers at QUICK_MS before
+# the reduction proved it at once: 93 s a path, while a majority of all the action's checks
+# was awaited; with the window, 26 s on the path where they stop being proved, 1 to 7 s on
+# the next ones.
 SAME_TERM_MISSES = 3
+SAME_TERM_WINDOW = 4
 # `_congruent` asks of this many arguments at once whether one differs, then, if z3 gives up,
 # of each; each query gets this long (ms).
 CONGRUENCE_GROUP = 24
@@ -61,8 +68,9 @@ def step(local, guard, goal, conj, name, items, readers, candidates, memo, split
     Once that has found nothing on SAME_TERM_MISSES paths of an action, the conjunct is first
     checked as it is within QUICK_MS, and reduced only when z3 gives up on that (the
     reduction is only worth its cost, a second a conjunct on a path that rewrites a whole
-    sequence, where it finds identities; the verdicts stay those with it).  An action where z3 gave up on more
-    than half of such checks, SAME_TERM_MISSES at least, is reduced first again."""
+    sequence, where it finds identities; the verdicts stay those with it).  An action where z3
+    gave up on more than half of its latest such checks (SAME_TERM_WINDOW), SAME_TERM_MISSES at
+    least, is reduced first again."""
     reduced = False
     if len(items) == 1 and items[0][0] < len(conj[name]):
         k, c2 = items[0]
@@ -75,18 +83,23 @@ def step(local, guard, goal, conj, name, items, readers, candidates, memo, split
             hit = None
         # Paths of this action where the reduction found something, found nothing, and
         # where the conjunct as it is was tried first, and not proved so.
-        tally = memo.setdefault(("same-tally", split[4] if split else name), [0, 0, 0, 0])
+        # the latest checks as it is (True: z3 gave up), at most SAME_TERM_WINDOW.
+        tally = memo.setdefault(("same-tally", split[4] if split else name), [0, 0, []])
+        recent = tally[2]
         if hit is None and tally[1] >= SAME_TERM_MISSES and not (
-                tally[3] >= SAME_TERM_MISSES and 2 * tally[3] > tally[2]):
-            tally[2] += 1
+                sum(recent) >= SAME_TERM_MISSES and 2 * sum(recent) > len(recent)):
             try:
                 # None (proved), or a counterexample to the conjunct: one to its reduction
                 # too (the same formula, some terms written otherwise).
                 with terms.time_limit(local, min(QUICK_MS, timeout_ms), timeout_ms):
-                    return tiers(local, guard, goal, conj, name, items, readers, candidates,
-                                  memo, None, min(QUICK_MS, timeout_ms))
+                    verdict = tiers(local, guard, goal, conj, name, items, readers,
+                                    candidates, memo, None, min(QUICK_MS, timeout_ms))
+                recent.append(False)
+                del recent[:-SAME_TERM_WINDOW]
+                return verdict
             except Unknown:
-                tally[3] += 1
+                recent.append(True)
+                del recent[:-SAME_TERM_WINDOW]
         if hit is None:
             hit = memo[("same", c1.get_id(), c2.get_id())] = (c1, c2, sameterms.same_terms(c1, c2))
             tally[0 if not hit[2].eq(c2) else 1] += 1

@@ -1296,3 +1296,50 @@ def test_a_merged_leaf_is_the_conditional_z3_builds_and_equal_leaves_need_none()
     assert leaf_ite(c, i, i + 0).eq(z3.If(c, i, i + 0))       # not the same term: kept
     assert leaf_ite(c, 3, z3.IntVal(3)).eq(z3.IntVal(3))      # the same value: no conditional
     assert leaf_ite(c, i, i) is i and leaf_ite(True, i, j) is i and leaf_ite(False, i, j) is j
+
+
+def test_checks_as_they_are_stop_once_z3_gives_up_on_the_latest(monkeypatch):
+    """The checks as they are stop after a few give-ups in a row, however many checks of the
+    action were proved before (Tours de pouvoir's `build`: 79 proved on the first path, then
+    each conjunct of the next paths given up on, and reduced first only after 40 of them)."""
+    import z3
+
+    from solver.engine.symbolic import Unknown, make_solver
+    n, h = z3.Ints("n h")
+    s = [z3.Int(f"s{i}") for i in range(6)]
+
+    def law(length, slots):
+        return z3.Sum([z3.If(z3.And(i < length, slots[i] == 3), 1, 0)
+                       for i in range(6)] + [h]) == 5
+    conj = {"inv": [law(n, s)]}
+    readers = _readers(conj)
+    asked: list = []
+    fails: list = []
+    real_tiers = tiers.tiers
+
+    def tiered(local, guard, goal, *rest):
+        asked.append(goal)
+        if any(z3.Not(x).eq(goal) for x in fails):
+            raise Unknown("simulated")
+        return real_tiers(local, guard, goal, *rest)
+    monkeypatch.setattr(tiers, "tiers", tiered)
+    memo: dict = {}
+
+    def step(c2):
+        return tiers.step(make_solver(5_000), z3.BoolVal(True), z3.Not(c2), conj, "inv",
+                          [(0, c2)], readers, ["inv"], memo,
+                          (None, set(), {}, set(), ("act", "inv")), 5_000)
+    renamed = [law(n, [z3.If(n == m, s[m], s[i]) if i == m else s[i] for i in range(6)])
+               for m in range(5)]
+    for c2 in renamed * 4:          # found nothing three times, then 17 checks as they are
+        assert step(c2) is None
+    assert len(asked) == 4 * len(renamed)
+    tries = []
+    for v in range(7, 17):
+        c2 = law(n + 1, [z3.If(n == i, v, s[i]) for i in range(6)])
+        fails.append(c2)
+        asked.clear()
+        assert step(c2) is None             # the reduction proves each
+        tries.append(len(asked))
+    # Checked as they are until z3 gave up on the latest three (of four), then reduced first.
+    assert tries == [1, 1, 1] + [0] * 7
