@@ -30,7 +30,9 @@ def test_the_texts_cases_are_confirmed():
     names = {r.name for r in res}
     assert {"off_the_base", "overhang", "whole_cubes_only", "ring_of_blocks", "open_corners",
             "ring_of_two", "ring_of_two_cells", "fewest_blocks_fall", "no_five_left",
-            "down_to_a_one", "four_before_one", "no_block_loses_the_turn"} <= names
+            "down_to_a_one", "four_before_one", "no_block_loses_the_turn",
+            "levels_out_of_reach", "levels_out_of_reach_long", "tallest_column",
+            "overhang_of_three"} <= names
     bad = [(r.name, [o.text for o in r.outcomes if not o.ok]) for r in res if not r.confirmed]
     assert not bad
 
