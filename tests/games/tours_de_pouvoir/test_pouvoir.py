@@ -147,6 +147,24 @@ def test_pairs_count_cards_by_default():
     assert exp_values["best_score"] == 15
 
 
+@pytest.mark.parametrize("backend", ["search", "z3"])
+def test_first_sand_card_goes_on_top_on_both_backends(backend):
+    """An empty sand tower has no bottom card to slide a card under: both backends place its
+    first card on top (the z3 backend used to answer ["bottom", "sand", 6] here)."""
+    puzzle, _ = GOLDEN["sand_first_on_top"]
+    got = solve(puzzle, backend=backend, timeout_ms=60_000)
+    assert [s for s in got["steps"] if s[1] == "sand"] == [["top", "sand", 6]]
+
+
+def test_bottom_move_needs_a_bottom_card():
+    g = load_game(GAME, (EXT,))
+    puzzle, _ = GOLDEN["sand_first_on_top"]
+    st = _start(g, puzzle)
+    sand6 = from_json(g.p.types["Card"], ["sand", 6], "card")
+    assert _why(g, st, Move("build_bottom", (sand6,))) == "under_a_card"
+    assert _why(g, st, Move("build", (sand6,))) == "legal"
+
+
 def test_the_expansion_changes_the_answers():
     """Without the expansion the same puzzles have the base game's answers."""
     for name in ("scrap_book_rebuild", "sand_book_bottom", "pairs_candy_scary"):
