@@ -230,7 +230,8 @@ def test_the_book_examples_are_there(results):
 
 @pytest.mark.parametrize("name", [n for n in BOOK if n != "candy_scary_pairs"] + BASE_EXAMPLES
                          + ["scrap_chain", "sand_top_first", "sand_first_commits",
-                            "sand_first_free"])
+                            "sand_first_free", "five_leaves_a_tree_owner_to_speak",
+                            "five_ends_the_bidding", "five_ends_the_bidding_without_trees"])
 def test_example_is_confirmed(results, name):
     r = results[name]
     assert r.outcomes
@@ -267,6 +268,20 @@ def test_example_with_a_reading_runs_under_it(results):
     assert ex.readings == (("first_sand", "free"),)
     from solver.queries.examples import run_example
     assert not run_example(g, ex).confirmed
+
+
+@pytest.mark.parametrize("name,other", [("five_leaves_a_tree_owner_to_speak", "whole_market"),
+                                        ("five_ends_the_bidding", "unbeatable")])
+def test_bid_close_examples_fail_under_the_other_option(name, other):
+    """A bid of 5 with a tree owner still to speak: each option's example is contradicted under
+    the other option of bid_close."""
+    from solver.queries.examples import run_example
+    g = load_game(GAME, (EXT, f"bid_close:{other}"))
+    ex = next(e for e in g.p.examples if e.name == name)
+    assert not run_example(g, ex).confirmed
+    # With no tree owner to speak, a 5 ends the bidding under both options.
+    ex = next(e for e in g.p.examples if e.name == "five_ends_the_bidding_without_trees")
+    assert run_example(g, ex).confirmed
 
 
 # ---- the powers, move by move -----------------------------------------------------------------
