@@ -231,7 +231,8 @@ def test_the_book_examples_are_there(results):
 @pytest.mark.parametrize("name", [n for n in BOOK if n != "candy_scary_pairs"] + BASE_EXAMPLES
                          + ["scrap_chain", "sand_top_first", "sand_first_commits",
                             "sand_first_free", "five_leaves_a_tree_owner_to_speak",
-                            "five_ends_the_bidding", "five_ends_the_bidding_without_trees"])
+                            "five_ends_the_bidding", "five_ends_the_bidding_without_trees",
+                            "bid_capped_by_the_tree", "bid_uncapped"])
 def test_example_is_confirmed(results, name):
     r = results[name]
     assert r.outcomes
@@ -268,6 +269,39 @@ def test_example_with_a_reading_runs_under_it(results):
     assert ex.readings == (("first_sand", "free"),)
     from solver.queries.examples import run_example
     assert not run_example(g, ex).confirmed
+
+
+@pytest.mark.parametrize("name,other", [("bid_capped_by_the_tree", "bid_cap:none"),
+                                        ("bid_uncapped", "bid_cap:payable")])
+def test_bid_cap_examples_fail_under_the_other_option(name, other):
+    from solver.queries.examples import run_example
+    g = load_game(GAME, (EXT, other))
+    ex = next(e for e in g.p.examples if e.name == name)
+    assert not run_example(g, ex).confirmed
+
+
+def test_a_bid_that_can_be_settled_is_not_renounced():
+    """Under bid_cap:none a bid of 6 with 4 non-tree market cards and a tree tower of 2 can be
+    settled: renounce is refused; a bid of 7 cannot, and renounce is the way out."""
+    g = load_game(GAME, (EXT, "bid_cap:none"))
+    fi = g.field_index
+    ft = {f.name: f.type for f in g.p.state}
+    st = list(g.initial())
+    st[fi["phase"]] = ft["phase"].members.index("bidding")
+    st[fi["market"]] = from_json(ft["market"], [["candy", 10], ["scary", 6], ["sand", 3],
+                                                ["scrap", 12], ["tree", 2]], "market")
+    ts = list(st[fi["towers"]])
+    ts[0] = from_json(ft["towers"].val, {"tree": [9, 4]}, "towers")
+    st[fi["towers"]] = tuple(ts)
+    st = tuple(st)
+    six, _ = g.apply(st, Move("bid", (6,)))
+    assert _why(g, six, Move("renounce", ())) == "unsettleable"
+    seven, _ = g.apply(st, Move("bid", (7,)))
+    back, _ = g.apply(seven, Move("renounce", ()))
+    assert back[fi["market"]] == st[fi["market"]] and _why(g, back, Move("bid", (6,))) == "legal"
+    # Under the default the 7 is refused when bid.
+    d = load_game(GAME, (EXT,))
+    assert _why(d, tuple(st[fi[f.name]] for f in d.p.state), Move("bid", (7,))) == "market_size"
 
 
 @pytest.mark.parametrize("name,other", [("five_leaves_a_tree_owner_to_speak", "whole_market"),
