@@ -88,7 +88,7 @@ def _repo_path(path: str) -> str:
 
 def _current(game: Game, stored: dict) -> bool:
     """Whether stored results are current, judged under the parameters they were made with: a
-    proof made at smaller bounds than the game's own (Clock Towers' tower_cards=10) is current
+    proof made at smaller bounds than the game's own (a capacity parameter set lower) is current
     while the spec under those bounds is the program it proved."""
     if current(game, stored):
         return True
