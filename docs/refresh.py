@@ -175,7 +175,7 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
         store=store if journal is None else None)
     tally = Tally()
     res = prove(g, options, lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True),
-                tally, stored_seeds(g.name))
+                tally, stored_seeds(game))
     seed = None
     if options.store is not None:
         quiet = Store(options.store, g, options, lambda *a, **k: None)    # said above

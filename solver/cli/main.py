@@ -377,7 +377,9 @@ def _prove_with(args, engine) -> int:
         return seeding.import_journal(args, g, options, say)
     tally = Tally()
     with time_limit(args.time_limit):
-        res = prove(g, options, say, tally, seeding.seeds(g.name), engine)
+        # The stored proofs name the game as the command does (an expansion by its own name,
+        # while the game loaded is its base's).
+        res = prove(g, options, say, tally, seeding.seeds(args.game), engine)
     if say is not None:
         say.clear()
     stopped = next((r.stopped for r in res if r.stopped), "")

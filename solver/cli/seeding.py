@@ -61,7 +61,7 @@ def import_journal(args, game, options, say) -> int:
     store = Store(options.store, game, options,
                   lambda m: print(f"rulebook: {m}", file=sys.stderr))
     try:
-        got = run(args.import_journal, game, options, store, stored_proofs(game.name),
+        got = run(args.import_journal, game, options, store, stored_proofs(args.game),
                   lambda m: print(f"rulebook: {args.import_journal}: {m}", file=sys.stderr))
     except JournalRefused as e:
         raise InputError(f"{args.import_journal}: not imported: {e}") from None

@@ -86,8 +86,20 @@ def _repo_path(path: str) -> str:
     return path
 
 
+def _current(game: Game, stored: dict) -> bool:
+    """Whether stored results are current, judged under the parameters they were made with: a
+    proof made at smaller bounds than the game's own (a capacity parameter set lower) is current
+    while the spec under those bounds is the program it proved."""
+    if current(game, stored):
+        return True
+    params = stored.get("params") or {}
+    if all(game.p.param_values.get(k) == v for k, v in params.items()):
+        return False
+    return current(load_game(game.name, (), tuple(sorted(params.items()))), stored)
+
+
 def _staleness(game: Game, stored: dict | None, what: str) -> str:
-    if not stored or "spec_sha256" not in stored or current(game, stored):
+    if not stored or "spec_sha256" not in stored or _current(game, stored):
         return ""
     return (f".. note::\n\n   The spec has changed since these {what} were stored "
             f"({stored.get('generated', '?')}): they are shown as stored, for the spec as it "

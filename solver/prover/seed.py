@@ -46,8 +46,9 @@ def state_invariants(game: Game, options: ProveOptions) -> list:
 
 def current_journal(head: dict, game: Game, options: ProveOptions, proofs) -> str:
     """Why the journal whose first line is ``head`` is of this run (``game`` under
-    ``options``): one line to say.  ``proofs``: (name, stored proof) pairs of
-    ``docs/proofs/``, for a journal of another spec text.  `JournalRefused`, saying why,
+    ``options``): one line to say.  ``proofs``: (name, stored proof) pairs of this game's
+    stored proofs in ``docs/proofs/`` (named as the command names the game: an expansion by
+    its own name), for a journal of another spec text.  `JournalRefused`, saying why,
     when it is not."""
     mine = json.loads(json.dumps(run_key(game, options, state_invariants(game, options))))
     if not isinstance(head, dict):
@@ -62,7 +63,9 @@ def current_journal(head: dict, game: Game, options: ProveOptions, proofs) -> st
         return "its run key is this run's"
     ir = proof_ir_digest(game)
     for name, stored in proofs:
-        if stored.get("game") == game.name and stored.get("proof_sha256") == head["spec"] \
+        # A journal's run key names the text by its proof digest; one written before the run
+        # key did, by the whole spec's (the stored proof's ``spec_sha256`` of that text).
+        if head["spec"] in (stored.get("proof_sha256"), stored.get("spec_sha256")) \
                 and dict(stored.get("params") or {}) == game.p.param_values \
                 and not stored.get("proof_invariants") and stored.get("proof_ir_sha256") == ir:
             return (f"its spec text ({head['spec']}) is that of the stored proof {name}, "

@@ -18,12 +18,12 @@ MID_MS = 2_000
 QUICK_MS = 2_000
 # `sameterms.same_terms` is skipped at first on the paths of an action where it found nothing
 # on this many paths, unless the check without it gave up this many times among its latest
-# SAME_TERM_WINDOW, more than half of them (see `step`).  Only the latest count: on Tours de
-# pouvoir's `build`, the first path's 79 conjuncts were proved as they are, each in
-# milliseconds, and the next paths' were not, each costing its three tiers at QUICK_MS before
-# the reduction proved it at once: 93 s a path, while a majority of all the action's checks
-# was awaited; with the window, 26 s on the path where they stop being proved, 1 to 7 s on
-# the next ones.
+# SAME_TERM_WINDOW, more than half of them (see `step`).  Only the latest count: on a path
+# that moves one item of a conserved count from one sequence to another, the first path's
+# other conjuncts were proved as they are, each in milliseconds, and the next paths' were not,
+# each costing its three tiers at QUICK_MS before the reduction proved it at once: 93 s a path,
+# while a majority of all the action's checks was awaited; with the window, 26 s on the path
+# where they stop being proved, 1 to 7 s on the next ones.
 SAME_TERM_MISSES = 3
 SAME_TERM_WINDOW = 4
 # `_congruent` asks of this many arguments at once whether one differs, then, if z3 gives up,

@@ -216,6 +216,30 @@ def test_game_page_replays_stored_witnesses(tmp_path, tutorial_witness, monkeypa
     assert any("stale witness for equal_ok" in w for w in page.warnings)
 
 
+def test_a_proof_under_other_parameters_is_judged_under_them(tmp_path, monkeypatch):
+    """A stored proof made at other parameters than the game's own (Clock Towers' proof at the
+    bounds before issue 64) is current while the spec under those parameters is the program it
+    proved: the page does not call it stale, and does when that program changed."""
+    from solver.lang.digest import proof_ir_digest
+    specs, wdir, pdir = tmp_path / "s", tmp_path / "w", tmp_path / "p"
+    for d in (specs, wdir, pdir):
+        d.mkdir()
+    text = (TUTORIAL / "pile-up.rules").read_text(encoding="utf-8")
+    assert "param players: 2..2 = 2;" in text
+    (specs / "pile-up.rules").write_text(text.replace("param players: 2..2 = 2;",
+                                                      "param players: 2..5 = 2;"))
+    monkeypatch.setenv("RULEBOOK_SPECS", str(specs))
+    g5 = load_game("pile-up", (), (("players", 5),))
+    assert proof_ir_digest(g5) != proof_ir_digest(load_game("pile-up"))
+    stored = {"generated": "today", "depth": 1, "command": "c", "params": {"players": 5},
+              "spec_sha256": "0" * 16, "proof_ir_sha256": proof_ir_digest(g5), "results": []}
+    (pdir / "pile-up.json").write_text(json.dumps(stored))
+    stale = "The spec has changed since these proof results"
+    assert stale not in game_page("pile-up", wdir, pdir).text
+    (pdir / "pile-up.json").write_text(json.dumps({**stored, "proof_ir_sha256": "0" * 16}))
+    assert stale in game_page("pile-up", wdir, pdir).text
+
+
 def test_game_page_counts_invariants_another_stored_proof_proves_inductive(tmp_path,
                                                                             monkeypatch):
     """A second proof of the game under the same parameters (docs/proofs/<game>-*.json, part of

@@ -651,6 +651,20 @@ def test_terms_of_a_sum_that_equal_their_old_versions_whatever_the_values_are_pu
     assert sameterms.same_terms(old, pushed(3)).eq(pushed(3))
 
 
+def _count_of_threes():
+    """A conservation law over a sequence of six slots and its length: the 3s among the first
+    ``length`` slots plus ``h`` make 5; its unknowns and the law as a function of length and
+    slots."""
+    import z3
+    n, h = z3.Ints("n h")
+    s = [z3.Int(f"s{i}") for i in range(6)]
+
+    def law(length, slots):
+        return z3.Sum([z3.If(z3.And(i < length, slots[i] == 3), 1, 0)
+                       for i in range(6)] + [h]) == 5
+    return n, h, s, law
+
+
 def test_a_reduction_that_found_nothing_on_an_action_is_tried_only_when_the_step_needs_it(
         monkeypatch):
     """Once `sameterms.same_terms` found nothing on SAME_TERM_MISSES paths of an action, a later
@@ -661,12 +675,7 @@ def test_a_reduction_that_found_nothing_on_an_action_is_tried_only_when_the_step
     import z3
 
     from solver.engine.symbolic import Unknown, make_solver
-    n, h = z3.Ints("n h")
-    s = [z3.Int(f"s{i}") for i in range(6)]
-
-    def law(length, slots):
-        return z3.Sum([z3.If(z3.And(i < length, slots[i] == 3), 1, 0)
-                       for i in range(6)] + [h]) == 5
+    n, h, s, law = _count_of_threes()
     old = law(n, s)
     conj = {"inv": [old]}
     readers = _readers(conj)
@@ -1305,12 +1314,7 @@ def test_checks_as_they_are_stop_once_z3_gives_up_on_the_latest(monkeypatch):
     import z3
 
     from solver.engine.symbolic import Unknown, make_solver
-    n, h = z3.Ints("n h")
-    s = [z3.Int(f"s{i}") for i in range(6)]
-
-    def law(length, slots):
-        return z3.Sum([z3.If(z3.And(i < length, slots[i] == 3), 1, 0)
-                       for i in range(6)] + [h]) == 5
+    n, h, s, law = _count_of_threes()
     conj = {"inv": [law(n, s)]}
     readers = _readers(conj)
     asked: list = []

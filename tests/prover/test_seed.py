@@ -122,6 +122,11 @@ def test_a_journal_of_an_older_text_counts_when_a_stored_proof_vouches_for_it(tm
         _import(tmp_path, journal, db, edited, [("docs/proofs/stale.json", stale)])
     got = _import(tmp_path, journal, db, edited, [("docs/proofs/stored.json", stored)])
     assert "stored proof docs/proofs/stored.json" in got["why"]
+    # A journal written before run keys named the text by its proof digest named it by the
+    # whole spec's digest: the stored proof's spec_sha256 of that text.
+    older = {**stored, "proof_sha256": "f" * 16, "spec_sha256": proof_digest(old)}
+    got = _import(tmp_path, journal, db, edited, [("docs/proofs/older.json", older)])
+    assert "stored proof docs/proofs/older.json" in got["why"]
     again, t = _prove(tmp_path, edited, store=str(db))
     assert again == first and (t.checked, t.built) == (0, 0)
 
@@ -272,3 +277,22 @@ def test_refresh_seeds_its_store_and_writes_the_seed(tmp_path, monkeypatch, caps
                     encoding="utf-8")
     assert refresh.main(["--seed-only", "--store", str(tmp_path / "none.sqlite")]) == 1
     assert "the store holds none of its paths: no seed" in capsys.readouterr().err
+
+
+def test_an_expansion_finds_its_own_stored_proofs(tmp_path, monkeypatch, capsys):
+    """`rulebook prove tours-de-pouvoir` loads the base game (named les-5-tours) with the
+    expansion; its stored proofs are named tours-de-pouvoir, and those are the ones asked for
+    (before, the base's: an expansion's seed was never planted)."""
+    from solver.cli import main as cli, seeding
+    asked: list = []
+
+    def stored(name):
+        asked.append(name)
+        return []
+    monkeypatch.setattr(seeding, "stored_proofs", stored)
+    journal = tmp_path / "j.jsonl"
+    journal.write_text(json.dumps({"journal": {"game": "les-5-tours", "spec": "0" * 16}}) + "\n")
+    code = cli.main(["prove", "tours-de-pouvoir", "--store", str(tmp_path / "p.sqlite"),
+                     "--import-journal", str(journal)])
+    assert code == 2 and asked == ["tours-de-pouvoir"]
+    assert "not imported" in capsys.readouterr().err

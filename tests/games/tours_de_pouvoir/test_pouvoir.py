@@ -147,6 +147,24 @@ def test_pairs_count_cards_by_default():
     assert exp_values["best_score"] == 15
 
 
+@pytest.mark.parametrize("backend", ["search", "z3"])
+def test_first_sand_card_goes_on_top_on_both_backends(backend):
+    """An empty sand tower has no bottom card to slide a card under: both backends place its
+    first card on top (the z3 backend used to answer ["bottom", "sand", 6] here)."""
+    puzzle, _ = GOLDEN["sand_first_on_top"]
+    got = solve(puzzle, backend=backend, timeout_ms=60_000)
+    assert [s for s in got["steps"] if s[1] == "sand"] == [["top", "sand", 6]]
+
+
+def test_bottom_move_needs_a_bottom_card():
+    g = load_game(GAME, (EXT,))
+    puzzle, _ = GOLDEN["sand_first_on_top"]
+    st = _start(g, puzzle)
+    sand6 = from_json(g.p.types["Card"], ["sand", 6], "card")
+    assert _why(g, st, Move("build_bottom", (sand6,))) == "under_a_card"
+    assert _why(g, st, Move("build", (sand6,))) == "legal"
+
+
 def test_the_expansion_changes_the_answers():
     """Without the expansion the same puzzles have the base game's answers."""
     for name in ("scrap_book_rebuild", "sand_book_bottom", "pairs_candy_scary"):
@@ -212,7 +230,9 @@ def test_the_book_examples_are_there(results):
 
 @pytest.mark.parametrize("name", [n for n in BOOK if n != "candy_scary_pairs"] + BASE_EXAMPLES
                          + ["scrap_chain", "sand_top_first", "sand_first_commits",
-                            "sand_first_free"])
+                            "sand_first_free", "five_leaves_a_tree_owner_to_speak",
+                            "five_ends_the_bidding", "five_ends_the_bidding_without_trees",
+                            "bid_capped_by_the_tree", "bid_uncapped"])
 def test_example_is_confirmed(results, name):
     r = results[name]
     assert r.outcomes
@@ -249,6 +269,53 @@ def test_example_with_a_reading_runs_under_it(results):
     assert ex.readings == (("first_sand", "free"),)
     from solver.queries.examples import run_example
     assert not run_example(g, ex).confirmed
+
+
+@pytest.mark.parametrize("name,other", [("bid_capped_by_the_tree", "bid_cap:none"),
+                                        ("bid_uncapped", "bid_cap:payable")])
+def test_bid_cap_examples_fail_under_the_other_option(name, other):
+    from solver.queries.examples import run_example
+    g = load_game(GAME, (EXT, other))
+    ex = next(e for e in g.p.examples if e.name == name)
+    assert not run_example(g, ex).confirmed
+
+
+def test_a_bid_that_can_be_settled_is_not_renounced():
+    """Under bid_cap:none a bid of 6 with 4 non-tree market cards and a tree tower of 2 can be
+    settled: renounce is refused; a bid of 7 cannot, and renounce is the way out."""
+    g = load_game(GAME, (EXT, "bid_cap:none"))
+    fi = g.field_index
+    ft = {f.name: f.type for f in g.p.state}
+    st = list(g.initial())
+    st[fi["phase"]] = ft["phase"].members.index("bidding")
+    st[fi["market"]] = from_json(ft["market"], [["candy", 10], ["scary", 6], ["sand", 3],
+                                                ["scrap", 12], ["tree", 2]], "market")
+    ts = list(st[fi["towers"]])
+    ts[0] = from_json(ft["towers"].val, {"tree": [9, 4]}, "towers")
+    st[fi["towers"]] = tuple(ts)
+    st = tuple(st)
+    six, _ = g.apply(st, Move("bid", (6,)))
+    assert _why(g, six, Move("renounce", ())) == "unsettleable"
+    seven, _ = g.apply(st, Move("bid", (7,)))
+    back, _ = g.apply(seven, Move("renounce", ()))
+    assert back[fi["market"]] == st[fi["market"]] and _why(g, back, Move("bid", (6,))) == "legal"
+    # Under the default the 7 is refused when bid.
+    d = load_game(GAME, (EXT,))
+    assert _why(d, tuple(st[fi[f.name]] for f in d.p.state), Move("bid", (7,))) == "market_size"
+
+
+@pytest.mark.parametrize("name,other", [("five_leaves_a_tree_owner_to_speak", "whole_market"),
+                                        ("five_ends_the_bidding", "unbeatable")])
+def test_bid_close_examples_fail_under_the_other_option(name, other):
+    """A bid of 5 with a tree owner still to speak: each option's example is contradicted under
+    the other option of bid_close."""
+    from solver.queries.examples import run_example
+    g = load_game(GAME, (EXT, f"bid_close:{other}"))
+    ex = next(e for e in g.p.examples if e.name == name)
+    assert not run_example(g, ex).confirmed
+    # With no tree owner to speak, a 5 ends the bidding under both options.
+    ex = next(e for e in g.p.examples if e.name == "five_ends_the_bidding_without_trees")
+    assert run_example(g, ex).confirmed
 
 
 # ---- the powers, move by move -----------------------------------------------------------------
