@@ -45,7 +45,7 @@ MAX_INLINE = 400
 
 # Node kinds never written out: `exists real` is lowered by linear.py, `f[k]` only inside it;
 # `largest` sorts its items in the closure (its values and counts are generated code).
-_EXTERNAL = (ir.RealExists, ir.RealVar, ir.Largest)
+_EXTERNAL = (ir.RealExists, ir.RealVar, ir.Largest, ir.Reachable)
 
 # Write each function's source at its first call (False: when it is compiled, for a test that
 # changes how the Compiler decides, around the compilation only).
@@ -402,7 +402,7 @@ class _Gen(LoopGen):
                 if fixinc.applies(e):
                     return self.fix_incremental(e, out)
                 return self.fix_plain(e, out)
-            case ir.RealExists() | ir.RealVar() | ir.Largest():
+            case ir.RealExists() | ir.RealVar() | ir.Largest() | ir.Reachable():
                 return self.external(self.comp._closure(e), e, out)
             case _:
                 assert_never(e)

@@ -20,6 +20,7 @@ from .evaluate import Compiler, Refused, ShowLog, SymCtx, const_value
 from .instances import fixed_instances, instances_fn, weights_fn
 from .instances import locals_used as _locals_used
 from .pins import matches, pins_of
+from .reach import Searches
 from ..lang.irwalk import nodes
 from ..lang.sources import gc_paused, is_path, load_files, spec_texts
 from ..lang.types import SeqT, Type, default
@@ -327,6 +328,7 @@ class Game:
         self.state_type = program.state_type
         self.concrete = Compiler(False, self.state_type)
         self.symbolic = Compiler(True, self.state_type)
+        self.concrete.searches = self.symbolic.searches = Searches(self)
         self.actions = [CompiledAction(a, self) for a in program.actions]
         self._by_name = {a.name: a for a in self.actions}
         self._init_run = self.concrete.stmts(program.init) if program.init else None

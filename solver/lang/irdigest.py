@@ -23,6 +23,7 @@ import hashlib
 import json
 
 from . import ir
+from .irwalk import nodes
 from .types import BoolT, EnumT, IntT
 
 # Fields left out of every node, and of some kinds of node.
@@ -193,10 +194,25 @@ def proof_parts(p: ir.Program, invariants=None) -> list[tuple[str, object]]:
     return rules_parts(p) + [("invariants", invs)]
 
 
+def _searched(action: ir.Action, by_name: dict) -> list[str]:
+    """The actions a `reachable` in ``action`` searches, and those theirs search, by name in
+    order: what the action's moves depend on besides its own IR."""
+    seen: list[str] = []
+    todo = [action]
+    while todo:
+        for n in nodes(todo.pop()):
+            if isinstance(n, ir.Reachable):
+                for name in n.actions:
+                    if name not in seen:
+                        seen.append(name)
+                        todo.append(by_name[name])
+    return sorted(seen)
+
+
 def part_digests(p: ir.Program) -> dict[str, str]:
     """The digest of each part of a program a proof's query may read, by part: ``state``,
     ``init``, ``actor``, ``terminal``, ``action:NAME`` (with the defs it reaches) and
-    ``invariant:NAME``.  Each part is hashed alone (its places numbered within it), so an edit
+    ``invariant:NAME``; an action that searches others (`reachable`) with theirs.  Each part is hashed alone (its places numbered within it), so an edit
     changes the digests of the parts it reaches and no other: the first piece of a key per
     action path."""
     out = {"state": ir_digest([("state", tuple((f.name, f.type) for f in p.state)),
@@ -204,8 +220,12 @@ def part_digests(p: ir.Program) -> dict[str, str]:
            "init": ir_digest([("init", (p.init_frame, p.init))]),
            "actor": ir_digest([("actor", p.actor)]),
            "terminal": ir_digest([("terminal", p.terminal)])}
+    by_name = {a.name: a for a in p.actions}
     for a in p.actions:
-        out[f"action:{a.name}"] = ir_digest([("action", a)])
+        searched = _searched(a, by_name)
+        out[f"action:{a.name}"] = ir_digest(
+            [("action", a)] + ([("searches", tuple(by_name[n] for n in searched))]
+                               if searched else []))
     for i in p.invariants:
         out[f"invariant:{i.name}"] = ir_digest([("invariant", i)])
     return out

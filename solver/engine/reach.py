@@ -1,0 +1,147 @@
+"""`reachable using a, b within N: goal`: a bounded search from the current state, in the
+interpreter; and what the symbolic evaluator makes of it.
+
+Concretely the answer is exact: a depth-first search over the legal moves of the named actions
+(`Game.legal`, so every `requires` of a move is asked as in play), at most N moves deep, each
+state met remembered with the most moves it was searched with.  A `reachable` inside the moves
+it searches (a move legal only if something stays reachable after it) is searched in turn,
+and its answers are kept per game by the node, the state and the bound, so that a state's
+answer is computed once; a search that nests deeper than `MAX_NESTING` is an error, not an
+endless loop.
+
+Symbolically, over a state whose values are all known the concrete search decides it; over a
+state with unknowns it is an unknown boolean (`Searches.unknown`), a new z3 constant for each
+evaluation.  That over-approximates: a proof of an invariant from it holds whatever the
+searches answer (a step that holds for every value of an unknown holds for the true one), and
+any move z3 finds through it is replayed in the interpreter before it is shown."""
+from __future__ import annotations
+
+import itertools
+
+import z3
+
+from ..lang import ir
+from ..lang.errors import EvalError
+from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type
+from . import domains as dz
+
+MAX_NESTING = 64
+_OPAQUE = itertools.count()
+
+
+class Searches:
+    """One game's `reachable` searches: the answers found so far (by node, state and bound)
+    and how deeply searches are nested now."""
+
+    def __init__(self, game):
+        self.game = game
+        self.known: dict = {}
+        self.depth = 0
+        self.unknowns = 0       # searches z3 read as unknown booleans (`unknown`)
+        # A list, for a caller that decides the unknowns later over known states (a
+        # differential test): each unknown with the search, state and frame it stands for.
+        self.record: list | None = None
+        self._compiled: dict = {}
+
+    def unknown(self, e: ir.Reachable, st, env):
+        """A new unknown boolean for search ``e`` over ``st`` (a state with unknowns)."""
+        self.unknowns += 1
+        b = z3.Bool(f"reachable!{next(_OPAQUE)}")
+        if self.record is not None:
+            self.record.append((b, e, st, list(env)))
+        return b
+
+    def concrete(self, e: ir.Reachable):
+        """The interpreter's closures of ``e``'s bound and goal."""
+        hit = self._compiled.get(id(e))
+        if hit is None or hit[0] is not e:
+            cc = self.game.concrete
+            hit = self._compiled[id(e)] = (e, cc.expr(e.within), cc.expr(e.goal))
+        return hit[1], hit[2]
+
+    def search(self, e: ir.Reachable, goal, n: int, st, env) -> bool:
+        key = (id(e), e, st, n)
+        hit = self.known.get(key)
+        if hit is not None:
+            return hit
+        if self.depth >= MAX_NESTING:
+            raise EvalError(f"`reachable` searches nest more than {MAX_NESTING} deep (a move "
+                            f"it searches asks for another search, and so on)", e.span)
+        self.depth += 1
+        try:
+            found = self._dfs(e, goal, n, st, env)
+        finally:
+            self.depth -= 1
+        if len(self.known) > 1 << 16:
+            self.known.clear()
+        self.known[key] = found
+        return found
+
+    def _dfs(self, e: ir.Reachable, goal, n: int, st, env) -> bool:
+        names = set(e.actions)
+        legal = self.game.legal
+        searched: dict = {}
+
+        def rec(s, k: int) -> bool:
+            if goal(s, env):
+                return True
+            if k <= 0 or searched.get(s, -1) >= k:
+                return False
+            searched[s] = k
+            for _, s2, _ in legal(s, names, shown=False):
+                if rec(s2, k - 1):
+                    return True
+            return False
+        return rec(st, n)
+
+
+def concrete_state(t: Type, v):
+    """``v`` (a symbolic value of type ``t``: z3 terms at some leaves) as a plain value, as
+    `domains.concretize` reads one back; LookupError when a leaf is not a known constant."""
+    match t:
+        case BoolT():
+            if isinstance(v, bool):
+                return v
+            s = z3.simplify(v)
+            if z3.is_true(s) or z3.is_false(s):
+                return z3.is_true(s)
+        case IntT() | EnumT():
+            if isinstance(v, int) and not isinstance(v, bool):
+                return v
+            s = z3.simplify(dz.lift(v))
+            if z3.is_int_value(s):
+                return s.as_long()
+        case TextT():
+            return v
+        case RecordT(fields=fields):
+            return tuple(concrete_state(ft, x) for (_, ft), x in zip(fields, v))
+        case MapT(val=vt):
+            return tuple(concrete_state(vt, x) for x in v)
+        case BagT():
+            return tuple(concrete_state(IntT(0, 0), x) for x in v)
+        case SetT():
+            return tuple(concrete_state(BoolT(), x) for x in v)
+        case SeqT(elem=et):
+            if isinstance(v, tuple):
+                return tuple(concrete_state(et, x) for x in v)
+            n = concrete_state(IntT(0, 0), v.length)
+            return tuple(concrete_state(et, x) for x in v.slots[:n])
+    raise LookupError
+
+
+def concrete_env(env: list) -> list:
+    """The frame ``env`` with every known z3 constant read as a plain value; LookupError when
+    a value holds an unknown (or is a symbolic sequence)."""
+    def plain(v):
+        if v is None or isinstance(v, (bool, int, str)):
+            return v
+        if isinstance(v, tuple):
+            return tuple(plain(x) for x in v)
+        if isinstance(v, z3.ExprRef):
+            s = z3.simplify(v)
+            if z3.is_true(s) or z3.is_false(s):
+                return z3.is_true(s)
+            if z3.is_int_value(s):
+                return s.as_long()
+        raise LookupError
+    return [plain(v) for v in env]
