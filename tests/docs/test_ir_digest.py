@@ -87,7 +87,8 @@ LOCALS = [  # a def's parameter, a quantifier's binder, an action's parameter, a
      "v < top(t);",
      "def decreasing(tower: Tower, value: Value): bool = len(tower) == 0 or top(tower) == 8 "
      "or value == 9 or value < top(tower);"),
-    ("(forall c in hand: not placeable(c))", "(forall card in hand: not placeable(card))"),
+    ("forall i in 1..(len(t) - 1): pair_ok(t[i - 1], t[i])",
+     "forall k in 1..(len(t) - 1): pair_ok(t[k - 1], t[k])"),
     ("action demolish(s in Style) {", "action demolish(style in Style) {"),
     ('requires once "at most one card is demolished per build"',
      'requires once "one demolition per build, no more"'),
@@ -105,9 +106,10 @@ READING = [
      '  stuck "Undo only when no card of the hand fits now (default).";\n'
      '  early "Undo at any time during the build.";\n'
      "}\n\n# ---- the state ---"),
-    ('requires stuck "a build is undone only when no card of the hand can be placed": ',
-     'requires stuck "a build is undone only when no card of the hand can be placed": '
-     "undo_when == early or "),
+    ('requires stuck "a build is undone only when the rest of the hand cannot be placed, in any '
+     'order, even with the demolition if it is still unused": ',
+     'requires stuck "a build is undone only when the rest of the hand cannot be placed, in any '
+     'order, even with the demolition if it is still unused": undo_when == early or '),
     ("  if undo_bidding == reopen { spoken = (turn - first + players) % players; } "
      "else { spoken -= 1; }\n}",
      "  if undo_when == early { spoken = 0; } else {\n"
@@ -163,7 +165,7 @@ STALE = {
                         "holds\": n <= bid_limit();",
                         "requires market_size \"no one may bid more cards than the market "
                         "holds\": n < bid_limit();"),
-    # in a def an action reaches (build -> stacking -> decreasing; undo -> placeable)
+    # in a def an action reaches (build -> stacking -> decreasing; undo searches build)
     "def-operator": ("or v == 9 or v < top(t);", "or v == 9 or v <= top(t);"),
     "def-constant": ("top(t) == 8 or v == 9", "top(t) == 7 or v == 9"),
     # in an invariant, and in a def only the invariants reach
