@@ -75,10 +75,12 @@ class CompiledAction:
             if got is None:
                 got = seen[id(e)] = _locals_used(e)
             return got
+        # A condition that searches (`reachable`) is asked per candidate, not per state: a
+        # playout asks it only of a drawn move.
         hoist = []
         for st_ in prefix:
             if isinstance(st_, ir.Requires) and not (locals_used(st_.cond) & param_slots) \
-                    and not locals_used(st_.cond):
+                    and not locals_used(st_.cond) and not _searches(st_.cond):
                 hoist.append(st_)
             else:
                 break
@@ -141,7 +143,7 @@ class CompiledAction:
         # before its parameters are enumerated, as they do for the base's.
         late = tuple(cc.expr(r.cond) for r in prefix[len(hoist):]
                      if isinstance(r, ir.Requires) and not locals_used(r.cond)
-                     and _gate(r.cond) is None)
+                     and _gate(r.cond) is None and not _searches(r.cond))
         if late:
             first = self.residual
 
@@ -659,6 +661,10 @@ class _Opener:
                 if residual is None or residual(st, [None] * a.frame):
                     out.append(a)
         return out
+
+
+def _searches(e) -> bool:
+    return any(isinstance(n, ir.Reachable) for n in nodes(e))
 
 
 def _gate(e):

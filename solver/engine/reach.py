@@ -2,11 +2,11 @@
 interpreter; and what the symbolic evaluator makes of it.
 
 Concretely the answer is exact: a depth-first search over the legal moves of the named actions
-(`Game.legal`, so every `requires` of a move is asked as in play), at most N moves deep, each
-state met remembered with the most moves it was searched with.  A `reachable` inside the moves
+(`Game.legal`, so every `requires` of a move is asked as in play), at most N moves deep, the
+answer for each state met kept per game with its bound (and the values of the locals around the
+search that its goal reads), so that a playout's next state, usually among them, is a lookup.  A `reachable` inside the moves
 it searches (a move legal only if something stays reachable after it) is searched in turn,
-and its answers are kept per game by the node, the state and the bound, so that a state's
-answer is computed once; a search that nests deeper than `MAX_NESTING` is an error, not an
+its answers kept the same way; a search that nests deeper than `MAX_NESTING` is an error, not an
 endless loop.
 
 Symbolically, over a state whose values are all known the concrete search decides it; over a
@@ -24,6 +24,7 @@ from ..lang import ir
 from ..lang.errors import EvalError
 from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type
 from . import domains as dz
+from . import fixinc
 
 MAX_NESTING = 64
 _OPAQUE = itertools.count()
@@ -42,6 +43,8 @@ class Searches:
         # differential test): each unknown with the search, state and frame it stands for.
         self.record: list | None = None
         self._compiled: dict = {}
+        self._outer: dict = {}
+        self._summaries: dict = {}
 
     def unknown(self, e: ir.Reachable, st, env):
         """A new unknown boolean for search ``e`` over ``st`` (a state with unknowns)."""
@@ -60,38 +63,47 @@ class Searches:
         return hit[1], hit[2]
 
     def search(self, e: ir.Reachable, goal, n: int, st, env) -> bool:
-        key = (id(e), e, st, n)
-        hit = self.known.get(key)
+        """Whether ``goal`` holds within ``n`` moves of ``e``'s actions from ``st``.  Every
+        state the search settles is kept with its bound (a playout's next state, one move on,
+        is usually among them)."""
+        tag = (id(e), self._outer_values(e, env))
+        hit = self.known.get((tag, st, n))
         if hit is not None:
             return hit
         if self.depth >= MAX_NESTING:
             raise EvalError(f"`reachable` searches nest more than {MAX_NESTING} deep (a move "
                             f"it searches asks for another search, and so on)", e.span)
+        if len(self.known) > 1 << 17:
+            self.known.clear()
         self.depth += 1
         try:
-            found = self._dfs(e, goal, n, st, env)
+            return self._dfs(e, tag, goal, n, st, env)
         finally:
             self.depth -= 1
-        if len(self.known) > 1 << 16:
-            self.known.clear()
-        self.known[key] = found
-        return found
 
-    def _dfs(self, e: ir.Reachable, goal, n: int, st, env) -> bool:
+    def _outer_values(self, e: ir.Reachable, env) -> tuple:
+        """The values of the locals around ``e`` that its goal reads (part of an answer's key)."""
+        hit = self._outer.get(id(e))
+        if hit is None or hit[0] is not e:
+            reads, bound = fixinc.summary(e.goal, self._summaries)[:2]
+            hit = self._outer[id(e)] = (e, tuple(sorted(reads - bound)))
+        return tuple(env[s + 1] for s in hit[1])
+
+    def _dfs(self, e: ir.Reachable, tag, goal, n: int, st, env) -> bool:
         names = set(e.actions)
         legal = self.game.legal
-        searched: dict = {}
+        known = self.known
 
         def rec(s, k: int) -> bool:
-            if goal(s, env):
-                return True
-            if k <= 0 or searched.get(s, -1) >= k:
-                return False
-            searched[s] = k
-            for _, s2, _ in legal(s, names, shown=False):
-                if rec(s2, k - 1):
-                    return True
-            return False
+            key = (tag, s, k)
+            hit = known.get(key)
+            if hit is not None:
+                return hit
+            found = bool(goal(s, env))
+            if not found and k > 0:
+                found = any(rec(s2, k - 1) for _, s2, _ in legal(s, names, shown=False))
+            known[key] = found
+            return found
         return rec(st, n)
 
 
