@@ -313,22 +313,36 @@ class Compiler(Operators, Loops):
                 assert_never(e)
 
     def _reachable(self, e: ir.Reachable) -> Fn:
-        """A bounded search (reach.py): the game's `Searches`, in both domains; over a state
-        with unknowns, or a goal that reads the locals around it, an unknown boolean."""
+        """A bounded search (reach.py): the game's `Searches`, in both domains (from the state
+        its set-up makes, if it has one); over a state with unknowns, an unknown boolean."""
         if not self.symbolic:
             fw, fg = self.expr(e.within), self.expr(e.goal)
-            return lambda st, env: self.searches.search(e, fg, fw(st, env), st, env)
+            fs = self.stmts(e.setup) if e.setup else None
+
+            def reachable(st, env):
+                if fs is not None:
+                    try:
+                        st = fs(st, env, [])
+                    except Refused:     # no such state to search from
+                        return False
+                return self.searches.search(e, fg, fw(st, env), st, env)
+            return reachable
+
         def sym_reachable(st, env):
             searches = self.searches
-            fw, fg = searches.concrete(e)
+            fw, fg, fs = searches.concrete(e)
             try:
                 cst = reach.concrete_state(self.state_type, st)
                 cenv = reach.concrete_env(env)
             except LookupError:
                 return searches.unknown(e, st, env)
+            if fs is not None:
+                try:
+                    cst = fs(cst, cenv, [])
+                except Refused:
+                    return False
             return searches.search(e, fg, fw(cst, cenv), cst, cenv)
         return sym_reachable
-
 
     # ---- statements -------------------------------------------------------------------
 

@@ -55,12 +55,13 @@ class Searches:
         return b
 
     def concrete(self, e: ir.Reachable):
-        """The interpreter's closures of ``e``'s bound and goal."""
+        """The interpreter's closures of ``e``'s bound, goal and set-up (None without one)."""
         hit = self._compiled.get(id(e))
         if hit is None or hit[0] is not e:
             cc = self.game.concrete
-            hit = self._compiled[id(e)] = (e, cc.expr(e.within), cc.expr(e.goal))
-        return hit[1], hit[2]
+            hit = self._compiled[id(e)] = (e, cc.expr(e.within), cc.expr(e.goal),
+                                           cc.stmts(e.setup) if e.setup else None)
+        return hit[1:]
 
     def search(self, e: ir.Reachable, goal, n: int, st, env) -> bool:
         """Whether ``goal`` holds within ``n`` moves of ``e``'s actions from ``st``.  Every

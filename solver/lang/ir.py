@@ -171,11 +171,11 @@ class Quant:
 
 @dataclass(frozen=True)
 class Reachable:
-    """``reachable using a, b within N: goal``: some sequence of at most N moves of actions
-    ``a``, ``b`` (each legal where it is made, from the current state; none at all too) reaches
-    a state where ``goal`` holds.  ``within`` is evaluated in the current state; ``state`` is
-    the current state, read whole by the search (so that the analyses of what an expression
-    reads see it)."""
+    """``reachable [from { setup }] using a, b within N: goal``: some sequence of at most N
+    moves of actions ``a``, ``b`` (each legal where it is made; none at all too) leads from the
+    current state, or the state ``setup`` makes of it, to a state where ``goal`` holds.
+    ``within`` is evaluated in that first state; ``state`` is the current state, read whole by
+    the search (so that the analyses of what an expression reads see it)."""
 
     type: Type
     span: Span
@@ -183,6 +183,7 @@ class Reachable:
     within: "Expr"
     goal: "Expr"
     state: StateRef
+    setup: tuple["Stmt", ...] = ()
 
 
 @dataclass(frozen=True)

@@ -78,3 +78,15 @@ def test_z3_reads_a_search_over_unknowns_as_an_unknown_boolean(game):
         s.add(x == 0, v == want)
         assert s.check() == z3.sat
     assert not (f((x, 0), 1) is v)
+
+
+def test_a_search_from_a_state_its_set_up_makes(game):
+    """`from { x = 3; }`: one step of 2 reaches 5 whatever x was; a set-up whose own rule
+    fails leaves no state to search from (false), in both domains."""
+    three = game.expr("five_from_three()", {})[0]
+    assert three(_at(game, 0)) is True and three(_at(game, 5)) is True
+    low = game.expr("from_four_if_low()", {})[0]
+    assert low(_at(game, 1)) is True
+    assert low(_at(game, 2)) is False
+    sym = game.expr("from_four_if_low()", {}, symbolic=True)[0]
+    assert sym((1, 0)) is True and sym((z3.IntVal(3), 0)) is False

@@ -16,7 +16,8 @@ BOOK_EXAMPLES = ["scoring", "lou_bids", "lou_builds", "lou_undoes", "building_ru
 READING_EXAMPLES = ["first_passes", "first_must_bid", "first_passes_after_undo", "zero_stands",
                     "zero_stands_same", "passed_speaks_again", "passed_stays_out",
                     "undo_waits_for_the_demolition", "bad_order_undone", "bad_order_refused",
-                    "refused_undoes_at_once"]
+                    "refused_undoes_at_once", "rebid_lower", "rebid_buildable",
+                    "lou_rebids_buildable"]
 
 
 @pytest.fixture(scope="module")

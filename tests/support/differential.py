@@ -138,10 +138,15 @@ class Sym:
         searches = self.game.symbolic.searches
         for b, e, st, env in self.searches:
             assert st is self.Z, f"{e.span}: a search over a state other than Z"
-            fw, fg = searches.concrete(e)
+            fw, fg, fs = searches.concrete(e)
             cenv = [v if not dz.is_sym(v) else _known(z3.simplify(z3.substitute(v, *pairs)))
                     for v in env]
-            out.append((b, z3.BoolVal(searches.search(e, fg, fw(S, cenv), S, cenv))))
+            try:
+                start = fs(S, cenv, []) if fs is not None else S
+                found = searches.search(e, fg, fw(start, cenv), start, cenv)
+            except Refused:
+                found = False
+            out.append((b, z3.BoolVal(found)))
         return out
 
     def concrete(self, t, v, val):
