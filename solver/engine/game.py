@@ -20,7 +20,7 @@ from .evaluate import Compiler, Refused, ShowLog, SymCtx, const_value
 from .instances import fixed_instances, instances_fn, weights_fn
 from .instances import locals_used as _locals_used
 from .pins import matches, pins_of
-from .reach import Searches
+from .reach import Searches, searches_in
 from ..lang.irwalk import nodes
 from ..lang.sources import gc_paused, is_path, load_files, spec_texts
 from ..lang.types import SeqT, Type, default
@@ -80,7 +80,7 @@ class CompiledAction:
         hoist = []
         for st_ in prefix:
             if isinstance(st_, ir.Requires) and not (locals_used(st_.cond) & param_slots) \
-                    and not locals_used(st_.cond) and not _searches(st_.cond):
+                    and not locals_used(st_.cond) and not searches_in(st_.cond):
                 hoist.append(st_)
             else:
                 break
@@ -143,7 +143,7 @@ class CompiledAction:
         # before its parameters are enumerated, as they do for the base's.
         late = tuple(cc.expr(r.cond) for r in prefix[len(hoist):]
                      if isinstance(r, ir.Requires) and not locals_used(r.cond)
-                     and _gate(r.cond) is None and not _searches(r.cond))
+                     and _gate(r.cond) is None and not searches_in(r.cond))
         if late:
             first = self.residual
 
@@ -661,10 +661,6 @@ class _Opener:
                 if residual is None or residual(st, [None] * a.frame):
                     out.append(a)
         return out
-
-
-def _searches(e) -> bool:
-    return any(isinstance(n, ir.Reachable) for n in nodes(e))
 
 
 def _gate(e):

@@ -22,6 +22,7 @@ import z3
 
 from ..lang import ir
 from ..lang.errors import EvalError
+from ..lang.irwalk import nodes
 from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type
 from . import domains as dz
 from . import fixinc
@@ -106,6 +107,11 @@ class Searches:
             known[key] = found
             return found
         return rec(st, n)
+
+
+def searches_in(e) -> bool:
+    """Whether expression ``e`` holds a `reachable`."""
+    return any(isinstance(n, ir.Reachable) for n in nodes(e))
 
 
 def concrete_state(t: Type, v):
