@@ -299,7 +299,7 @@ class English:
                 return (f"there are {'no ' if neg else ''}real numbers {n}[{k}], one for each "
                         f"{over}, such that {self.clause(b)}")
             case ir.Reachable(actions=acts, within=w, goal=g, setup=setup):
-                start = "the state its `from` block sets up" if setup else "here"
+                start = "the state its from block sets up" if setup else "here"
                 return (f"{'no' if neg else 'some'} sequence of legal moves "
                         f"({_or(words(a) for a in acts)}), {self.noun(w)} at most, leads from "
                         f"{start} to a state where {self.clause(g)}")

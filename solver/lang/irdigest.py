@@ -23,7 +23,6 @@ import hashlib
 import json
 
 from . import ir
-from .irwalk import nodes
 from .types import BoolT, EnumT, IntT
 
 # Fields left out of every node, and of some kinds of node.
@@ -53,6 +52,7 @@ class IRHasher:
     def __init__(self) -> None:
         self._memo: dict[int, tuple[object, str, object]] = {}
         self._places: dict[tuple, int] = {}
+        self.searched: set[str] = set()    # the actions of the `reachable`s hashed (live ones)
 
     # ---- values and types ---------------------------------------------------------------
 
@@ -104,6 +104,8 @@ class IRHasher:
         skip = _SKIP | _SKIP_OF.get(cls, frozenset())
         parts = [f"{f.name}={self.field(n, f.name, getattr(n, f.name))}"
                  for f in dataclasses.fields(n) if f.name not in skip]
+        if isinstance(n, ir.Reachable):
+            self.searched.update(n.actions)
         if isinstance(n, _PLACED):
             sp = n.span
             where = (sp.file, sp.line, sp.col) if sp is not None else None
@@ -194,19 +196,21 @@ def proof_parts(p: ir.Program, invariants=None) -> list[tuple[str, object]]:
     return rules_parts(p) + [("invariants", invs)]
 
 
-def _searched(action: ir.Action, by_name: dict) -> list[str]:
-    """The actions a `reachable` in ``action`` searches, and those theirs search, by name in
-    order: what the action's moves depend on besides its own IR."""
-    seen: list[str] = []
-    todo = [action]
+def _action_digest(a: ir.Action, by_name: dict) -> str:
+    """An action's part digest: its IR, and, when it searches others (a `reachable` that
+    constant conditions leave in), theirs and those they search, by name."""
+    h = IRHasher()
+    text = f"action:{h.encode(a)}"
+    searched, todo = set(), set(h.searched)
     while todo:
-        for n in nodes(todo.pop()):
-            if isinstance(n, ir.Reachable):
-                for name in n.actions:
-                    if name not in seen:
-                        seen.append(name)
-                        todo.append(by_name[name])
-    return sorted(seen)
+        name = todo.pop()
+        searched.add(name)
+        other = IRHasher()
+        other.encode(by_name[name])
+        todo |= other.searched - searched
+    if searched:
+        text += "\nsearches:" + h.encode(tuple(by_name[n] for n in sorted(searched)))
+    return _sha(text)[:16]
 
 
 def part_digests(p: ir.Program) -> dict[str, str]:
@@ -222,10 +226,7 @@ def part_digests(p: ir.Program) -> dict[str, str]:
            "terminal": ir_digest([("terminal", p.terminal)])}
     by_name = {a.name: a for a in p.actions}
     for a in p.actions:
-        searched = _searched(a, by_name)
-        out[f"action:{a.name}"] = ir_digest(
-            [("action", a)] + ([("searches", tuple(by_name[n] for n in searched))]
-                               if searched else []))
+        out[f"action:{a.name}"] = _action_digest(a, by_name)
     for i in p.invariants:
         out[f"invariant:{i.name}"] = ir_digest([("invariant", i)])
     return out
