@@ -11,8 +11,11 @@ reads, from one state to the next, or, for a check ``F[p] == e``, all of them co
 once from the field's entries: `first_column`), and when every open action ranges over
 fixed products, a map from positions to those values is built once per set of open actions,
 so that a candidate whose first value failed is passed over with two list reads; one that
-passed runs the rest of its guard without that check.  `randrange` is inlined for a plain
-`random.Random` (the same getrandbits calls).
+passed runs the rest of its guard without that check.  The requires right after the first
+check that read no other field (`static_prefix`: a block must fit the building space) are
+decided per candidate, and the two verdicts kept together, a byte per position, per value of
+those fields: a candidate that failed either is then passed over with one read.
+`randrange` is inlined for a plain `random.Random` (the same getrandbits calls).
 """
 from __future__ import annotations
 
