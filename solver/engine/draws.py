@@ -13,8 +13,9 @@ fixed products, a map from positions to those values is built once per set of op
 so that a candidate whose first value failed is passed over with two list reads; one that
 passed runs the rest of its guard without that check.  The requires right after the first
 check that read no other field (`static_prefix`: a block must fit the building space) are
-decided per candidate, and the two verdicts kept together, a byte per position, per value of
-those fields: a candidate that failed either is then passed over with one read.
+decided for every candidate at once when the draw first meets a value of those fields, and
+the two verdicts kept together, a byte per position, per value: a candidate that failed either
+is then passed over with one read.
 `randrange` is inlined for a plain `random.Random` (the same getrandbits calls).
 """
 from __future__ import annotations
@@ -192,10 +193,11 @@ class _Layout:
                 memo = firsts[a] = DefMemo(state_fields(a.first_cond, {}))
             self.segments.append((memo, base, len(first) - base, None))
             if a.static_test is not None and memo.fields is not None:
-                self.spans.append((memo, starts[-1], m))
+                self.spans.append((memo, starts[-1], m, a, ps,
+                                   [(starts[-1] + j, base + j // width) for j in runs]))
         self.starts, self.ends, self.n, self.fid = starts, ends, m, fid
         # Which groups keep position verdicts (their first and static checks, `static_prefix`).
-        self.static = [any(s == starts[g] for _, s, _ in self.spans)
+        self.static = [any(span[1] == starts[g] for span in self.spans)
                        for g in range(len(self.groups))]
         self.base = list(range(m))          # the positions before a draw
         self.first, self.nf = tuple(first), len(first)
@@ -233,11 +235,12 @@ def _lazy_fixed(st, rng, lay: _Layout):
                 memo[()] = verdict[base:base + count]
     pos = bytearray(lay.n)                  # per position: 0 not known, FAILS, PASSES
     spans = []
-    for dm, start, end in lay.spans:
+    for dm, start, end, a, ps, runs in lay.spans:
         memo = dm.memo if st is dm.last else dm.switch(st)
         known = memo.get(POSITIONS)
-        if known is not None:
-            pos[start:end] = known
+        if known is None:
+            known = _positions(st, a, ps, start, end, runs, verdict, lay.first)
+        pos[start:end] = known
         spans.append((memo, start, end))
     try:
         return _lazy_draw_static(st, rng, lay, verdict, pos)
@@ -311,11 +314,44 @@ def _lazy_draw_calls(st, rng, lay: _Layout, verdict: bytearray):
     return None
 
 
+def _positions(st, a, ps, start, end, runs, verdict, first) -> bytearray:
+    """The position verdicts of ``a``'s candidates (positions ``start`` to ``end``) for the
+    values of ``st``, all at once: each run of a first value that fails its first check is
+    failed whole; in a run that passes, every candidate's static checks are evaluated (the
+    draws of the next states with these values read them, and a tight loop costs less than
+    one evaluation per candidate as the draws come to it).  0 where a check cannot be
+    evaluated: the draw then runs the whole guard there."""
+    out = bytearray(end - start)
+    env, test = a.first_env, a.static_test
+    two = len(a.slots) == 2
+    s0, s1 = a.slots[0], a.slots[-1]
+    for (lo, f), hi in zip(runs, [r[0] for r in runs[1:]] + [end]):
+        v = verdict[f]
+        if not v:
+            v = verdict[f] = first_verdict(a, st, first[f][1])
+        if v == FAILS:
+            out[lo - start:hi - start] = bytes([FAILS]) * (hi - lo)
+        elif v == PASSES:
+            for j in range(lo - start, hi - start):
+                if two:
+                    env[s0], env[s1] = ps[j]
+                else:
+                    for slot, x in zip(a.slots, ps[j]):
+                        env[slot] = x
+                try:
+                    out[j] = PASSES if test(st, env) else FAILS
+                except EvalError:
+                    pass
+    return out
+
+
+
 def _lazy_draw_static(st, rng, lay: _Layout, verdict: bytearray, pos: bytearray):
     """`_lazy_draw` for a layout whose actions keep position verdicts (`static_prefix`):
     ``pos[k]`` says whether candidate ``k`` failed its first or static check (FAILS, passed
-    over with one read), passed both (PASSES: the rest of its guard runs), or is not known
-    yet (0: its first verdict is read, then its static check evaluated and kept)."""
+    over with one read), passed both (PASSES: the rest of its guard runs), or neither (0: a
+    candidate of an action that keeps none, or one whose checks cannot be evaluated, asked as
+    `_lazy_draw` asks it; one whose first verdict is not known yet gets it kept)."""
     bits = rng.getrandbits
     n = lay.n
     perm = lay.base[:]
