@@ -185,6 +185,7 @@ class _Gen(LoopGen):
         self.fixes: dict = {}           # fixpoint slot -> (its values, its reads) variables
         self.free: dict = {}            # slot of a caller's local read here -> its variable
         self.cse: dict = {}             # id of a table look-up -> the temporary holding it
+        self.zips: dict = {}            # (map slot, loop slot) -> the loop's entry variable
         self.needed: set = set()        # slots that code called from here reads in env
         self.loops = 0                  # nested loops and `try`s around the current point
         self.indent = 0                 # nested indented suites of any kind
@@ -490,6 +491,10 @@ class _Gen(LoopGen):
         hit = self.cse.get(id(e))
         if hit is not None:
             return hit
+        if isinstance(e.coll, ir.Local) and isinstance(e.key, ir.Local):
+            hit = self.zips.get((e.coll.slot, e.key.slot))
+            if hit is not None:
+                return hit
         ct = e.coll.type
         if isinstance(e.coll, ir.Local) and e.coll.slot in self.fixes:
             c, k = "", self.gen(e.key, out)

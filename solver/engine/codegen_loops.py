@@ -429,6 +429,15 @@ class LoopGen:
         init = {"forall": "True", "exists": "False", "sum": "0", "count": "0", "table": "[]",
                 "max": "None", "min": "None"}[kind]
         out.append(f"{acc} = {init}")
+        # Over every key of a map in order (its type's values): the entries of the maps of
+        # outer locals that the loop reads at its binder come with it, zipped, not looked up.
+        zipped = []
+        if isinstance(e.domain, ir.TypeDomain) \
+                and self.by_id.get(id(finite(e.domain.elem).values)) == it:
+            for m in _maps_at(e, self.comp._summaries):
+                if m not in self.fixes and m + 1 not in self.comp._recorded:
+                    zipped.append((self.local(m), self.temp()))
+                    self.zips[m, s] = zipped[-1][1]
         body: list[str] = []
         with self.deeper(loop=True):
             self.bind_loop(s, body)
@@ -466,7 +475,12 @@ class LoopGen:
                         b = self.atom(b, body)
                         cmp = ">" if kind == "max" else "<"
                         body += [f"if {acc} is None or {b} {cmp} {acc}:", f"    {acc} = {b}"]
-        self.nested(out, f"for {self.var(s)} in {it}:", body)
+        if zipped:
+            names = ", ".join(x for _, x in zipped)
+            maps = ", ".join(m for m, _ in zipped)
+            self.nested(out, f"for {self.var(s)}, {names} in zip({it}, {maps}):", body)
+        else:
+            self.nested(out, f"for {self.var(s)} in {it}:", body)
         if kind == "table":
             out.append(f"{acc} = tuple({acc})")
         elif kind in ("max", "min"):
@@ -478,6 +492,19 @@ class LoopGen:
 # A def body of at most this many IR nodes, with no call, loop or fixpoint, is written out at
 # each call site rather than remembered by its arguments (`fixinc.remembered`).
 STRAIGHT_NODES = 48
+
+
+def _maps_at(e: ir.Quant, summaries: dict) -> list:
+    """The slots of the locals, bound outside the quantifier ``e`` over a type, that are
+    maps keyed by that type and read at e's binder (``m[c]``), in order of appearance."""
+    bound = fixinc.summary(e, summaries)[1]
+    out: dict = {}
+    for n in nodes((e.where, e.body) if e.where is not None else e.body):
+        if isinstance(n, ir.Index) and isinstance(n.key, ir.Local) and n.key.slot == e.slot \
+                and isinstance(n.coll, ir.Local) and n.coll.slot not in bound \
+                and isinstance(n.coll.type, MapT) and n.coll.type.key == e.domain.elem:
+            out[n.coll.slot] = None
+    return list(out)
 
 
 def _decided_early(body: ir.Expr) -> tuple | None:
