@@ -96,6 +96,9 @@ class CompiledAction:
         # (its verdict known, without an error): the draw does not test it twice.
         self.guard_after_first = _bool_check(cc, prefix[len(hoist) + 1:]) \
             if self.first_cond is not None else None
+        # The requires after it that read no other field: verdicts per candidate (draws.py).
+        self.static_test, self.guard_after_static = draws.static_prefix(
+            cc, self.first_cond, prefix[len(hoist) + 1:], _bool_check)
         self.first_env = [None] * self.frame    # reused by each first check (draws.py)
         # Reused by each candidate a draw tries (draws.successor): every slot its guard and
         # body read is written first (its parameters, lets and binders), as `_enabled`'s
