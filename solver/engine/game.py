@@ -67,7 +67,6 @@ class CompiledAction:
         while k < len(a.body) and isinstance(a.body[k], (ir.Requires, ir.LetStmt)):
             k += 1
         prefix = a.body[:k]
-        param_slots = {b.slot for b in a.params}
         seen: dict = {}
 
         def locals_used(e):             # asked several times of each requires below
@@ -75,12 +74,11 @@ class CompiledAction:
             if got is None:
                 got = seen[id(e)] = _locals_used(e)
             return got
-        # A condition that searches (`reachable`) is asked per candidate, not per state: a
-        # playout asks it only of a drawn move.
+        # A search (`reachable`) is asked per candidate: a playout asks it of a drawn move only.
         hoist = []
         for st_ in prefix:
-            if isinstance(st_, ir.Requires) and not (locals_used(st_.cond) & param_slots) \
-                    and not locals_used(st_.cond) and not searches_in(st_.cond):
+            if isinstance(st_, ir.Requires) and not locals_used(st_.cond) \
+                    and not searches_in(st_.cond):
                 hoist.append(st_)
             else:
                 break
@@ -99,6 +97,9 @@ class CompiledAction:
         # (its verdict known, without an error): the draw does not test it twice.
         self.guard_after_first = _bool_check(cc, prefix[len(hoist) + 1:]) \
             if self.first_cond is not None else None
+        # The requires after it that read no other field: verdicts per candidate (draws.py).
+        self.static_test, self.guard_after_static = draws.static_prefix(
+            cc, self.first_cond, prefix[len(hoist) + 1:], _bool_check)
         self.first_env = [None] * self.frame    # reused by each first check (draws.py)
         # Reused by each candidate a draw tries (draws.successor): every slot its guard and
         # body read is written first (its parameters, lets and binders), as `_enabled`'s
