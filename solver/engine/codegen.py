@@ -470,7 +470,7 @@ class _Gen(LoopGen):
 
     def shared_lookups(self, items, out: list) -> list:
         """Look up once, before the items, a constant table's entry that they read more than
-        once (`Cell(at.x + SHAPE[s][r][i].x, at.y + SHAPE[s][r][i].y, ...)`): the look-ups
+        once (`R(T[k][i].x, T[k][i].y, ...)`, T a constant table): the look-ups
         `_lookup` takes cannot fail and are read on every path, so their value is the same
         and no error moves.  The nodes so shared (the caller forgets them after the items)."""
         found: dict = {}

@@ -12,7 +12,7 @@ once from the field's entries: `first_column`), and when every open action range
 fixed products, a map from positions to those values is built once per set of open actions,
 so that a candidate whose first value failed is passed over with two list reads; one that
 passed runs the rest of its guard without that check.  The requires right after the first
-check that read no other field (`static_prefix`: a block must fit the building space) are
+check that read no other field (`static_prefix`: a piece must fit a fixed space) are
 decided for every candidate at once when the draw first meets a value of those fields, and
 the two verdicts kept together, a byte per position, per value: a candidate that failed either
 is then passed over with one read.
@@ -458,8 +458,8 @@ def static_verdict(a, st, params) -> int:
 def static_prefix(cc, first_cond, rest: tuple, bool_check):
     """``(test, after)`` for a guard whose first check is ``first_cond`` and whose prefix
     goes on with ``rest``: ``test`` evaluates the leading requires of ``rest`` that read no
-    field of the state ``first_cond`` does not read (the block must fit the building space:
-    the block chosen, the orientation, the cell), ``after`` the rest of the prefix.  Their
+    field of the state ``first_cond`` does not read (a piece must fit a fixed space: the
+    piece chosen and the move's parameters), ``after`` the rest of the prefix.  Their
     verdict depends on the candidate and on the values the first verdicts are kept by, so
     it is kept per candidate beside them: a candidate that failed is passed over with one
     read in the draws of every state with those values.  (None, None) when no requires

@@ -15,8 +15,8 @@ is the mirror image of a proved one under the board's symmetries follows from it
 (`symmetric`; "none used" where the board has none).
 
 Every rung splits the step into cases over the state fields the actions use as keys of
-constant tables (`pinning_fields`: Towers' block, whose shape tables would otherwise be carried
-whole in every term).  Left to the expert flags: other case splits over a state field
+constant tables (`pinning_fields`: a piece's kind keying its shape tables, which would
+otherwise be carried whole in every term).  Left to the expert flags: other case splits over a state field
 (``--split-on``, which then replaces these) and proving a part of the invariants alone
 (``--alone``)."""
 from __future__ import annotations
@@ -65,7 +65,7 @@ def _constant_root(e) -> bool:
 
 
 def pinning_fields(p: ir.Program) -> tuple[str, ...]:
-    """The state fields the actions use as keys of constant tables (Towers' `SHAPE[block]`,
+    """The state fields the actions use as keys of constant tables (`T[f]`,
     directly or through a def's parameter): a case split on one makes each case read one
     entry of those tables, where the whole step would carry every entry as a term."""
     found: set[str] = set()
