@@ -23,7 +23,7 @@ import z3
 from ..lang import ir
 from ..lang.errors import EvalError
 from ..lang.irwalk import nodes
-from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type
+from ..lang.types import Type
 from . import domains as dz
 from . import fixinc
 
@@ -114,38 +114,22 @@ def searches_in(e) -> bool:
     return any(isinstance(n, ir.Reachable) for n in nodes(e))
 
 
+class _Known:
+    """A stand-in for a z3 model that reads back only constants: each term is simplified,
+    and one that is no value raises LookupError (`domains.concretize` asks it each leaf)."""
+
+    @staticmethod
+    def eval(v, model_completion: bool = True):
+        s = z3.simplify(v)
+        if z3.is_true(s) or z3.is_false(s) or z3.is_int_value(s):
+            return s
+        raise LookupError
+
+
 def concrete_state(t: Type, v):
-    """``v`` (a symbolic value of type ``t``: z3 terms at some leaves) as a plain value, as
-    `domains.concretize` reads one back; LookupError when a leaf is not a known constant."""
-    match t:
-        case BoolT():
-            if isinstance(v, bool):
-                return v
-            s = z3.simplify(v)
-            if z3.is_true(s) or z3.is_false(s):
-                return z3.is_true(s)
-        case IntT() | EnumT():
-            if isinstance(v, int) and not isinstance(v, bool):
-                return v
-            s = z3.simplify(dz.lift(v))
-            if z3.is_int_value(s):
-                return s.as_long()
-        case TextT():
-            return v
-        case RecordT(fields=fields):
-            return tuple(concrete_state(ft, x) for (_, ft), x in zip(fields, v))
-        case MapT(val=vt):
-            return tuple(concrete_state(vt, x) for x in v)
-        case BagT():
-            return tuple(concrete_state(IntT(0, 0), x) for x in v)
-        case SetT():
-            return tuple(concrete_state(BoolT(), x) for x in v)
-        case SeqT(elem=et):
-            if isinstance(v, tuple):
-                return tuple(concrete_state(et, x) for x in v)
-            n = concrete_state(IntT(0, 0), v.length)
-            return tuple(concrete_state(et, x) for x in v.slots[:n])
-    raise LookupError
+    """``v`` (a symbolic value of type ``t``: z3 terms at some leaves) as a plain value;
+    LookupError when a leaf is not a known constant."""
+    return dz.concretize(t, v, _Known)
 
 
 def concrete_env(env: list) -> list:
