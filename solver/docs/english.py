@@ -298,6 +298,11 @@ class English:
                     over += f" such that {self.clause(w)}"
                 return (f"there are {'no ' if neg else ''}real numbers {n}[{k}], one for each "
                         f"{over}, such that {self.clause(b)}")
+            case ir.Reachable(actions=acts, within=w, goal=g, setup=setup):
+                start = "the state its from block sets up" if setup else "here"
+                return (f"{'no' if neg else 'some'} sequence of legal moves "
+                        f"({_or(words(a) for a in acts)}), {self.noun(w)} at most, leads from "
+                        f"{start} to a state where {self.clause(g)}")
             case ir.Local() | ir.Field():
                 return f"{self.noun(e)} is {'false' if neg else 'true'}"
             case ir.Index() | ir.Builtin():
@@ -318,6 +323,13 @@ def _and(parts) -> str:
     if len(parts) <= 1:
         return "".join(parts)
     return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _or(parts) -> str:
+    parts = list(parts)
+    if len(parts) <= 1:
+        return "".join(parts)
+    return ", ".join(parts[:-1]) + " or " + parts[-1]
 
 
 def _type_noun(t) -> str:

@@ -45,7 +45,7 @@ MAX_INLINE = 400
 
 # Node kinds never written out: `exists real` is lowered by linear.py, `f[k]` only inside it;
 # `largest` sorts its items in the closure (its values and counts are generated code).
-_EXTERNAL = (ir.RealExists, ir.RealVar, ir.Largest)
+_EXTERNAL = (ir.RealExists, ir.RealVar, ir.Largest, ir.Reachable)
 
 # Write each function's source at its first call (False: when it is compiled, for a test that
 # changes how the Compiler decides, around the compilation only).
@@ -123,6 +123,53 @@ def _bag_le(a, b):
     return all(x <= y for x, y in zip(a, b))
 
 
+def _lookup(e) -> tuple | None:
+    """``(skeleton, locals)`` of ``e`` when it is an entry of a constant table read by keys
+    in its key types' ranges (locals of an enum or of a range within the key's, from 0, or
+    constants): one that cannot fail; None for anything else."""
+    if not isinstance(e, ir.Index) or not isinstance(e.coll.type, MapT):
+        return None
+    kt, k = e.coll.type.key, e.key
+    if isinstance(kt, EnumT):
+        ok = k.type == kt
+    elif isinstance(kt, IntT) and kt.lo == 0:
+        ok = isinstance(k.type, IntT) and 0 <= k.type.lo and k.type.hi <= kt.hi
+    else:
+        return None
+    if not ok:
+        return None
+    if isinstance(k, ir.Local):
+        key, slots = ("L", k.slot), frozenset((k.slot,))
+    elif isinstance(k, ir.Const) and type(k.value) is int:
+        key, slots = ("C", k.value), frozenset()
+    else:
+        return None
+    if isinstance(e.coll, ir.Const):
+        return ("I", id(e.coll.value), key), slots
+    inner = _lookup(e.coll)
+    if inner is None:
+        return None
+    return ("I", inner[0], key), inner[1] | slots
+
+
+def _lookups(e, found: dict) -> None:
+    """Gather into ``found`` (by `_lookup`) the widest such look-ups of ``e`` that every
+    evaluation of ``e`` makes: through arithmetic, fields, records and seqs only."""
+    got = _lookup(e)
+    if got is not None:
+        found.setdefault(got, []).append(e)
+        return
+    match e:
+        case ir.Binary(op="+" | "-" | "*", left=a, right=b):
+            _lookups(a, found)
+            _lookups(b, found)
+        case ir.Unary(op="neg", arg=a) | ir.Field(record=a):
+            _lookups(a, found)
+        case ir.RecordLit(items=items) | ir.SeqLit(items=items):
+            for x in items:
+                _lookups(x, found)
+
+
 class _Gen(LoopGen):
     """The source of one function, built by a walk of its IR subtree."""
 
@@ -137,6 +184,8 @@ class _Gen(LoopGen):
         self.envs: dict = {}            # slot -> the parameter holding slot + 1
         self.fixes: dict = {}           # fixpoint slot -> (its values, its reads) variables
         self.free: dict = {}            # slot of a caller's local read here -> its variable
+        self.cse: dict = {}             # id of a table look-up -> the temporary holding it
+        self.zips: dict = {}            # (map slot, loop slot) -> the loop's entry variable
         self.needed: set = set()        # slots that code called from here reads in env
         self.loops = 0                  # nested loops and `try`s around the current point
         self.indent = 0                 # nested indented suites of any kind
@@ -371,7 +420,11 @@ class _Gen(LoopGen):
             case ir.Member():
                 return self.member(e, out)
             case ir.RecordLit(items=items) | ir.SeqLit(items=items):
-                return tuple_source(self.seq(items, out))
+                shared = self.shared_lookups(items, out)
+                x = tuple_source(self.seq(items, out))
+                for n in shared:
+                    del self.cse[id(n)]
+                return x
             case ir.BagLit(type=t, items=items):
                 return self.baglit(t, items, out)
             case ir.With(record=rec, updates=ups) if isinstance(e.type, RecordT) \
@@ -402,7 +455,7 @@ class _Gen(LoopGen):
                 if fixinc.applies(e):
                     return self.fix_incremental(e, out)
                 return self.fix_plain(e, out)
-            case ir.RealExists() | ir.RealVar() | ir.Largest():
+            case ir.RealExists() | ir.RealVar() | ir.Largest() | ir.Reachable():
                 return self.external(self.comp._closure(e), e, out)
             case _:
                 assert_never(e)
@@ -415,7 +468,33 @@ class _Gen(LoopGen):
             return f"({x} - {kt.lo})"
         return f"{self.const(finite(kt).index, 'IX')}[{x}]"
 
+    def shared_lookups(self, items, out: list) -> list:
+        """Look up once, before the items, a constant table's entry that they read more than
+        once (`R(T[k][i].x, T[k][i].y, ...)`, T a constant table): the look-ups
+        `_lookup` takes cannot fail and are read on every path, so their value is the same
+        and no error moves.  The nodes so shared (the caller forgets them after the items)."""
+        found: dict = {}
+        for x in items:
+            _lookups(x, found)
+        bound = fixinc.summary(tuple(items), self.comp._summaries)[1]
+        shared = []
+        for (skeleton, slots), ns in found.items():
+            if len(ns) < 2 or slots & bound:
+                continue
+            t = self.atom(self.gen(ns[0], out), out)
+            for n in ns:
+                self.cse[id(n)] = t
+            shared.extend(ns)
+        return shared
+
     def index(self, e: ir.Index, out: list) -> str:
+        hit = self.cse.get(id(e))
+        if hit is not None:
+            return hit
+        if isinstance(e.coll, ir.Local) and isinstance(e.key, ir.Local):
+            hit = self.zips.get((e.coll.slot, e.key.slot))
+            if hit is not None:
+                return hit
         ct = e.coll.type
         if isinstance(e.coll, ir.Local) and e.coll.slot in self.fixes:
             c, k = "", self.gen(e.key, out)

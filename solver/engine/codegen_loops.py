@@ -129,65 +129,27 @@ class LoopGen:
         # All arguments first: an argument may read a slot another one sets.
         xs = [self.atom(x, out) for x in self.seq(e.args, out)]
         slots = e.slots
+        decided = _decided_early(e.body) if kind != "inline" else None
         if kind == "inline":
             for s, x in zip(slots, xs):
                 self.bind(s, x, out)
             v = self.gen(e.body, out)
-        else:
-            fb = self.const(comp.expr(e.body), "F")
-            reads, bound, _, _, _ = fixinc.summary(e.body, comp._summaries)
-            self.needed |= reads - bound - set(slots)
-            STATS["external"] += 1
+        elif decided is not None:
+            # `c or rest` (`c implies ...`) with c a few operations: c written out, and the
+            # remembered call made only where c does not decide (the body asks c first too,
+            # so the value and any error are the same; a remembered value never came from a
+            # body that failed).
+            op, left = decided
+            for s, x in zip(slots, xs):
+                self.bind(s, x, out)
             v = self.temp()
-            key = self.temp()
-            put = [f"env[{self.envix(s)}] = {x}" for s, x in zip(slots, xs)]
-            paused = None
-            if kind == "remembered" and len(xs) == 1:
-                out.append(f"{key} = {xs[0]}")
-            elif kind == "pure" and any(_large(x.type) for x in e.args):
-                # A large value (a tower) stands in the key as its number (memo.Idents);
-                # remembered only while it hits (memo.pure_rate).
-                rate, b = self.const(pure_rate(), "R"), self.temp()
-                out.append(f"{b} = {rate}[0]")
-                paused = [f"{rate}[0] = {b} + 1"] + put + \
-                    [f"{v} = {fb}(st, env)"]
-                self.nested(out, f"if {b} < 0:", paused)
-                out.append("else:")
-                outer, out = out, []
-                ident = self.const(comp.idents, "H")
-                parts = [f"{ident}({x})" if _large(a.type) else x for x, a in zip(xs, e.args)]
-                out.append(f"{key} = {tuple_source(parts)}")
-            else:
-                out.append(f"{key} = {tuple_source(xs)}")
-            if kind == "remembered":
-                # fixinc.remembered: one memo per call site, kept for the game's life; the
-                # arguments are put in env only when the body runs.
-                m = self.const({}, "M")
-                out.append(f"{v} = {m}.get({key}, {m})")
-                self.nested(out, f"if {v} is {m}:", put + [f"{v} = {m}[{key}] = {fb}(st, env)"])
-            else:
-                # The arguments are put in env before the lookup by the closures; only the
-                # body reads them there, so here they are put only when it runs.
-                if kind == "pure":
-                    # memo.memoised_pure: per call site, across states, bounded.
-                    m, size = self.const({}, "M"), PURE_MEMO_SIZE
-                else:
-                    # memo.memoised: the def's memo (shared with its closure call sites),
-                    # for the state's value of the fields the def reads.
-                    d = self.const(shared, "D")
-                    m, size = self.temp(), MEMO_CALLS
-                    out.append(f"{m} = {d}.memo if st is {d}.last else {d}.switch(st)")
-                out.append(f"{v} = {m}.get({key}, {m})")
-                count = [] if paused is None else \
-                    [f"if {b} > 1:", f"    {rate}[0] = {b} - 1",
-                     "else:", f"    {self.const(pure_window, 'H')}({rate})"]
-                self.nested(out, f"if {v} is {m}:", put + [
-                    f"if len({m}) >= {size}:", f"    {m}.clear()",
-                    f"{v} = {m}[{key}] = {fb}(st, env)"] + count)
-                if paused is not None:
-                    out += ["else:", f"    {rate}[1] += 1"]
-                    outer.extend("    " + ln for ln in out)
-                    out = outer
+            out.append(f"{v} = {self.gen(left, out)}")
+            with self.deeper():
+                lines: list[str] = []
+                w = self.remembered_call(e, kind, shared, xs, slots, lines)
+            self.nested(out, f"if {'not ' if op == 'or' else ''}{v}:", lines + [f"{v} = {w}"])
+        else:
+            v = self.remembered_call(e, kind, shared, xs, slots, out)
         chk = e.check
         if chk is None:
             return v
@@ -199,6 +161,66 @@ class LoopGen:
         else:
             self.raise_(out, f"not {self.const(fits, 'H')}({self.const(chk)}, {v})",
                         err)
+        return v
+
+    def remembered_call(self, e: ir.Call, kind: str, shared, xs: list, slots, out: list) -> str:
+        """The call of ``e``'s body behind its memo (`_call_memo`'s ``kind``), its arguments'
+        values in ``xs``: the variable holding its value."""
+        comp = self.comp
+        fb = self.const(comp.expr(e.body), "F")
+        reads, bound, _, _, _ = fixinc.summary(e.body, comp._summaries)
+        self.needed |= reads - bound - set(slots)
+        STATS["external"] += 1
+        v = self.temp()
+        key = self.temp()
+        put = [f"env[{self.envix(s)}] = {x}" for s, x in zip(slots, xs)]
+        paused = None
+        if kind == "remembered" and len(xs) == 1:
+            out.append(f"{key} = {xs[0]}")
+        elif kind == "pure" and any(_large(x.type) for x in e.args):
+            # A large value (a tower) stands in the key as its number (memo.Idents);
+            # remembered only while it hits (memo.pure_rate).
+            rate, b = self.const(pure_rate(), "R"), self.temp()
+            out.append(f"{b} = {rate}[0]")
+            paused = [f"{rate}[0] = {b} + 1"] + put + \
+                [f"{v} = {fb}(st, env)"]
+            self.nested(out, f"if {b} < 0:", paused)
+            out.append("else:")
+            outer, out = out, []
+            ident = self.const(comp.idents, "H")
+            parts = [f"{ident}({x})" if _large(a.type) else x for x, a in zip(xs, e.args)]
+            out.append(f"{key} = {tuple_source(parts)}")
+        else:
+            out.append(f"{key} = {tuple_source(xs)}")
+        if kind == "remembered":
+            # fixinc.remembered: one memo per call site, kept for the game's life; the
+            # arguments are put in env only when the body runs.
+            m = self.const({}, "M")
+            out.append(f"{v} = {m}.get({key}, {m})")
+            self.nested(out, f"if {v} is {m}:", put + [f"{v} = {m}[{key}] = {fb}(st, env)"])
+        else:
+            # The arguments are put in env before the lookup by the closures; only the
+            # body reads them there, so here they are put only when it runs.
+            if kind == "pure":
+                # memo.memoised_pure: per call site, across states, bounded.
+                m, size = self.const({}, "M"), PURE_MEMO_SIZE
+            else:
+                # memo.memoised: the def's memo (shared with its closure call sites),
+                # for the state's value of the fields the def reads.
+                d = self.const(shared, "D")
+                m, size = self.temp(), MEMO_CALLS
+                out.append(f"{m} = {d}.memo if st is {d}.last else {d}.switch(st)")
+            out.append(f"{v} = {m}.get({key}, {m})")
+            count = [] if paused is None else \
+                [f"if {b} > 1:", f"    {rate}[0] = {b} - 1",
+                 "else:", f"    {self.const(pure_window, 'H')}({rate})"]
+            self.nested(out, f"if {v} is {m}:", put + [
+                f"if len({m}) >= {size}:", f"    {m}.clear()",
+                f"{v} = {m}[{key}] = {fb}(st, env)"] + count)
+            if paused is not None:
+                out += ["else:", f"    {rate}[1] += 1"]
+                outer.extend("    " + ln for ln in out)
+                out = outer
         return v
 
     # ---- quantifiers -----------------------------------------------------------------
@@ -407,6 +429,15 @@ class LoopGen:
         init = {"forall": "True", "exists": "False", "sum": "0", "count": "0", "table": "[]",
                 "max": "None", "min": "None"}[kind]
         out.append(f"{acc} = {init}")
+        # Over every key of a map in order (its type's values): the entries of the maps of
+        # outer locals that the loop reads at its binder come with it, zipped, not looked up.
+        zipped = []
+        if isinstance(e.domain, ir.TypeDomain) \
+                and self.by_id.get(id(finite(e.domain.elem).values)) == it:
+            for m in _maps_at(e, self.comp._summaries):
+                if m not in self.fixes and m + 1 not in self.comp._recorded:
+                    zipped.append((self.local(m), self.temp()))
+                    self.zips[m, s] = zipped[-1][1]
         body: list[str] = []
         with self.deeper(loop=True):
             self.bind_loop(s, body)
@@ -444,7 +475,12 @@ class LoopGen:
                         b = self.atom(b, body)
                         cmp = ">" if kind == "max" else "<"
                         body += [f"if {acc} is None or {b} {cmp} {acc}:", f"    {acc} = {b}"]
-        self.nested(out, f"for {self.var(s)} in {it}:", body)
+        if zipped:
+            names = ", ".join(x for _, x in zipped)
+            maps = ", ".join(m for m, _ in zipped)
+            self.nested(out, f"for {self.var(s)}, {names} in zip({it}, {maps}):", body)
+        else:
+            self.nested(out, f"for {self.var(s)} in {it}:", body)
         if kind == "table":
             out.append(f"{acc} = tuple({acc})")
         elif kind in ("max", "min"):
@@ -456,6 +492,34 @@ class LoopGen:
 # A def body of at most this many IR nodes, with no call, loop or fixpoint, is written out at
 # each call site rather than remembered by its arguments (`fixinc.remembered`).
 STRAIGHT_NODES = 48
+
+
+def _maps_at(e: ir.Quant, summaries: dict) -> list:
+    """The slots of the locals, bound outside the quantifier ``e`` over a type, that are
+    maps keyed by that type and read at e's binder (``m[c]``), in order of appearance."""
+    bound = fixinc.summary(e, summaries)[1]
+    out: dict = {}
+    for n in nodes((e.where, e.body) if e.where is not None else e.body):
+        if isinstance(n, ir.Index) and isinstance(n.key, ir.Local) and n.key.slot == e.slot \
+                and isinstance(n.coll, ir.Local) and n.coll.slot not in bound \
+                and isinstance(n.coll.type, MapT) and n.coll.type.key == e.domain.elem:
+            out[n.coll.slot] = None
+    return list(out)
+
+
+def _decided_early(body: ir.Expr) -> tuple | None:
+    """``(op, c)`` when a def body is ``c or rest`` or ``c and rest`` (through `if`s on
+    constants: a reading's test) with ``c`` a few operations (`_straight`) and ``rest`` not:
+    c alone decides the value wherever it is true (false).  None for any other body."""
+    while isinstance(body, ir.Ite) and isinstance(body.cond, ir.Binary) \
+            and body.cond.op in ("==", "!=") and isinstance(body.cond.left, ir.Const) \
+            and isinstance(body.cond.right, ir.Const):
+        same = body.cond.left.value == body.cond.right.value
+        body = body.then if same == (body.cond.op == "==") else body.other
+    if isinstance(body, ir.Binary) and body.op in ("or", "and") and _straight(body.left) \
+            and not _straight(body.right):
+        return body.op, body.left
+    return None
 
 
 def _straight(body: ir.Expr) -> bool:

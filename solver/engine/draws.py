@@ -11,8 +11,12 @@ reads, from one state to the next, or, for a check ``F[p] == e``, all of them co
 once from the field's entries: `first_column`), and when every open action ranges over
 fixed products, a map from positions to those values is built once per set of open actions,
 so that a candidate whose first value failed is passed over with two list reads; one that
-passed runs the rest of its guard without that check.  `randrange` is inlined for a plain
-`random.Random` (the same getrandbits calls).
+passed runs the rest of its guard without that check.  The requires right after the first
+check that read no other field (`static_prefix`: a piece must fit a fixed space) are
+decided for every candidate at once when the draw first meets a value of those fields, and
+the two verdicts kept together, a byte per position, per value: a candidate that failed either
+is then passed over with one read.
+`randrange` is inlined for a plain `random.Random` (the same getrandbits calls).
 """
 from __future__ import annotations
 
@@ -144,13 +148,15 @@ class _Layout:
     instances start and end, and for each position the id of its first value's verdict (0:
     the action has no first check; ids from 1 on: one per action and first value)."""
 
-    __slots__ = ("groups", "starts", "ends", "n", "fid", "nf", "first", "segments", "base")
+    __slots__ = ("groups", "starts", "ends", "n", "fid", "nf", "first", "segments", "base",
+                 "spans", "static")
 
     def __init__(self, actions: list, firsts: dict):
         self.groups = [(a, a.fixed) for a in actions]
         starts, ends, fid, m = [], [], [], 0
         first = [None]                      # id -> (action, first value)
         self.segments = []                  # (the action's verdict memo, first id, count)
+        self.spans = []                     # (verdict memo, start, end): position verdicts
         for a, ps in self.groups:
             starts.append(m)
             m += len(ps)
@@ -186,7 +192,13 @@ class _Layout:
                 # the draws of the states between two moves of a piece share them.
                 memo = firsts[a] = DefMemo(state_fields(a.first_cond, {}))
             self.segments.append((memo, base, len(first) - base, None))
+            if a.static_test is not None and memo.fields is not None:
+                self.spans.append((memo, starts[-1], m, a, ps,
+                                   [(starts[-1] + j, base + j // width) for j in runs]))
         self.starts, self.ends, self.n, self.fid = starts, ends, m, fid
+        # Which groups keep position verdicts (their first and static checks, `static_prefix`).
+        self.static = [any(span[1] == starts[g] for span in self.spans)
+                       for g in range(len(self.groups))]
         self.base = list(range(m))          # the positions before a draw
         self.first, self.nf = tuple(first), len(first)
 
@@ -215,11 +227,28 @@ def _lazy_fixed(st, rng, lay: _Layout):
         if known is not None:
             verdict[base:base + count] = known
         memos.append((memo, base, count))
+    if not lay.spans or _randbelow(rng) is None:
+        try:
+            return _lazy_draw(st, rng, lay, verdict)
+        finally:
+            for memo, base, count in memos:
+                memo[()] = verdict[base:base + count]
+    pos = bytearray(lay.n)                  # per position: 0 not known, FAILS, PASSES
+    spans = []
+    for dm, start, end, a, ps, runs in lay.spans:
+        memo = dm.memo if st is dm.last else dm.switch(st)
+        known = memo.get(POSITIONS)
+        if known is None:
+            known = _positions(st, a, ps, start, end, runs, verdict, lay.first)
+        pos[start:end] = known
+        spans.append((memo, start, end))
     try:
-        return _lazy_draw(st, rng, lay, verdict)
+        return _lazy_draw_static(st, rng, lay, verdict, pos)
     finally:
         for memo, base, count in memos:
             memo[()] = verdict[base:base + count]
+        for memo, start, end in spans:
+            memo[POSITIONS] = pos[start:end]
 
 
 def _lazy_draw(st, rng, lay: _Layout, verdict: bytearray):
@@ -285,6 +314,105 @@ def _lazy_draw_calls(st, rng, lay: _Layout, verdict: bytearray):
     return None
 
 
+def _positions(st, a, ps, start, end, runs, verdict, first) -> bytearray:
+    """The position verdicts of ``a``'s candidates (positions ``start`` to ``end``) for the
+    values of ``st``, all at once: each run of a first value that fails its first check is
+    failed whole; in a run that passes, every candidate's static checks are evaluated (the
+    draws of the next states with these values read them, and a tight loop costs less than
+    one evaluation per candidate as the draws come to it).  0 where a check cannot be
+    evaluated: the draw then runs the whole guard there."""
+    out = bytearray(end - start)
+    env, test = a.first_env, a.static_test
+    two = len(a.slots) == 2
+    s0, s1 = a.slots[0], a.slots[-1]
+    for (lo, f), hi in zip(runs, [r[0] for r in runs[1:]] + [end]):
+        v = verdict[f]
+        if not v:
+            v = verdict[f] = first_verdict(a, st, first[f][1])
+        if v == FAILS:
+            out[lo - start:hi - start] = bytes([FAILS]) * (hi - lo)
+        elif v == PASSES:
+            for j in range(lo - start, hi - start):
+                if two:
+                    env[s0], env[s1] = ps[j]
+                else:
+                    for slot, x in zip(a.slots, ps[j]):
+                        env[slot] = x
+                try:
+                    out[j] = PASSES if test(st, env) else FAILS
+                except EvalError:
+                    pass
+    return out
+
+
+
+def _lazy_draw_static(st, rng, lay: _Layout, verdict: bytearray, pos: bytearray):
+    """`_lazy_draw` for a layout whose actions keep position verdicts (`static_prefix`):
+    ``pos[k]`` says whether candidate ``k`` failed its first or static check (FAILS, passed
+    over with one read), passed both (PASSES: the rest of its guard runs), or neither (0: a
+    candidate of an action that keeps none, or one whose checks cannot be evaluated, asked as
+    `_lazy_draw` asks it; one whose first verdict is not known yet gets it kept)."""
+    bits = rng.getrandbits
+    n = lay.n
+    perm = lay.base[:]
+    fid, first, static = lay.fid, lay.first, lay.static
+    ends, starts, groups = lay.ends, lay.starts, lay.groups
+    w = n.bit_length()
+    lo = 1 << (w - 1) if w else 0
+    while n:
+        while n < lo:
+            w -= 1
+            lo >>= 1
+        while n >= lo:
+            i = bits(w)
+            while i >= n:
+                i = bits(w)
+            n -= 1
+            k = perm[i]
+            perm[i] = perm[n]
+            p = pos[k]
+            if p == FAILS:
+                continue
+            g = bisect_right(ends, k)
+            a, ps = groups[g]
+            params = ps[k - starts[g]]
+            if p != PASSES:
+                f = fid[k]
+                v = verdict[f]
+                if not v:
+                    v = verdict[f] = first_verdict(a, st, first[f][1])
+                if v == FAILS:
+                    if static[g]:
+                        pos[k] = FAILS
+                    continue
+                if v != PASSES or not static[g]:
+                    st2 = successor_past_first(a, st, params) if v == PASSES else \
+                        successor(a, st, params)
+                    if st2 is not None:
+                        return a, params, st2
+                    continue
+                p = static_verdict(a, st, params)
+                if p == ERRS:               # the whole guard runs, and says why
+                    st2 = successor_past_first(a, st, params)
+                    if st2 is not None:
+                        return a, params, st2
+                    continue
+                pos[k] = p
+                if p == FAILS:
+                    continue
+            env = a.draw_env               # `successor`, past the first and static checks
+            for slot, x in zip(a.slots, params):
+                env[slot] = x
+            pre = a.guard_after_static
+            if pre is not None and not pre(st, env):
+                continue
+            try:
+                return a, params, a.rest(st, env, None)
+            except Refused:
+                continue
+    return None
+
+
 def _candidate(st, lay: _Layout, k: int, v: int):
     """``(action, params, successor)`` of the candidate at index ``k``, whose first verdict
     is ``v`` (`NO_CHECK` when its action has no first check), or None if refused."""
@@ -310,6 +438,47 @@ def first_verdict(a, st, v) -> int:
         return PASSES if a.first_test(st, env) else FAILS
     except EvalError:
         return ERRS
+
+
+POSITIONS = "positions"     # where a verdict memo keeps an action's position verdicts
+
+
+def static_verdict(a, st, params) -> int:
+    """Whether the static checks of ``a``'s guard (`static_prefix`) pass for a candidate
+    whose first check passed: PASSES, FAILS, or ERRS when they cannot be evaluated."""
+    env = a.first_env
+    for slot, v in zip(a.slots, params):
+        env[slot] = v
+    try:
+        return PASSES if a.static_test(st, env) else FAILS
+    except EvalError:
+        return ERRS
+
+
+def static_prefix(cc, first_cond, rest: tuple, bool_check):
+    """``(test, after)`` for a guard whose first check is ``first_cond`` and whose prefix
+    goes on with ``rest``: ``test`` evaluates the leading requires of ``rest`` that read no
+    field of the state ``first_cond`` does not read (a piece must fit a fixed space: the
+    piece chosen and the move's parameters), ``after`` the rest of the prefix.  Their
+    verdict depends on the candidate and on the values the first verdicts are kept by, so
+    it is kept per candidate beside them: a candidate that failed is passed over with one
+    read in the draws of every state with those values.  (None, None) when no requires
+    qualifies."""
+    fields = state_fields(first_cond, {}) if first_cond is not None else None
+    if fields is None:
+        return None, None
+    j = 0
+    while j < len(rest) and isinstance(rest[j], ir.Requires):
+        f = state_fields(rest[j].cond, {})
+        if f is None or not f <= fields:
+            break
+        j += 1
+    if not j:
+        return None, None
+    cond = rest[0].cond
+    for r in rest[1:j]:
+        cond = ir.Binary(cond.type, cond.span, "and", cond, r.cond)
+    return cc.expr(cond), bool_check(cc, rest[j:])
 
 
 def first_column(cc, cond, params: list):

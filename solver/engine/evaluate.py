@@ -23,6 +23,7 @@ from . import codegen
 from . import domains as dz
 from . import fixinc
 from . import linear
+from . import reach
 from .abstraction import EXACT, Abstraction
 from .loops import Loops
 from .memo import DefMemo, Idents, memoised, memoised_pure, reads_no_state
@@ -98,6 +99,8 @@ class Compiler(Operators, Loops):
         self.sides = linear.Sides()
         # Numbers for the large values in the keys of stateless defs' memos (codegen).
         self.idents = Idents()
+        # The game's bounded searches (`reachable`, reach.py), set by the game that owns it.
+        self.searches: reach.Searches | None = None
 
     @contextmanager
     def abstracted(self, abstraction: Abstraction):
@@ -304,9 +307,42 @@ class Compiler(Operators, Loops):
                 return self._fix(e)
             case ir.Largest():
                 return self._largest(e)
+            case ir.Reachable():
+                return self._reachable(e)
             case _:
                 assert_never(e)
 
+    def _reachable(self, e: ir.Reachable) -> Fn:
+        """A bounded search (reach.py): the game's `Searches`, in both domains (from the state
+        its set-up makes, if it has one); over a state with unknowns, an unknown boolean."""
+        if not self.symbolic:
+            fw, fg = self.expr(e.within), self.expr(e.goal)
+            fs = self.stmts(e.setup) if e.setup else None
+
+            def reachable(st, env):
+                if fs is not None:
+                    try:
+                        st = fs(st, env, [])
+                    except Refused:     # no such state to search from
+                        return False
+                return self.searches.search(e, fg, fw(st, env), st, env)
+            return reachable
+
+        def sym_reachable(st, env):
+            searches = self.searches
+            fw, fg, fs = searches.concrete(e)
+            try:
+                cst = reach.concrete_state(self.state_type, st)
+                cenv = reach.concrete_env(env)
+            except LookupError:
+                return searches.unknown(e, st, env)
+            if fs is not None:
+                try:
+                    cst = fs(cst, cenv, [])
+                except Refused:
+                    return False
+            return searches.search(e, fg, fw(cst, cenv), cst, cenv)
+        return sym_reachable
 
     # ---- statements -------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from .evaluate import Compiler, Refused, ShowLog, SymCtx, const_value
 from .instances import fixed_instances, instances_fn, weights_fn
 from .instances import locals_used as _locals_used
 from .pins import matches, pins_of
+from .reach import Searches, searches_in
 from ..lang.irwalk import nodes
 from ..lang.sources import gc_paused, is_path, load_files, spec_texts
 from ..lang.types import SeqT, Type, default
@@ -66,7 +67,6 @@ class CompiledAction:
         while k < len(a.body) and isinstance(a.body[k], (ir.Requires, ir.LetStmt)):
             k += 1
         prefix = a.body[:k]
-        param_slots = {b.slot for b in a.params}
         seen: dict = {}
 
         def locals_used(e):             # asked several times of each requires below
@@ -74,10 +74,11 @@ class CompiledAction:
             if got is None:
                 got = seen[id(e)] = _locals_used(e)
             return got
+        # A search (`reachable`) is asked per candidate: a playout asks it of a drawn move only.
         hoist = []
         for st_ in prefix:
-            if isinstance(st_, ir.Requires) and not (locals_used(st_.cond) & param_slots) \
-                    and not locals_used(st_.cond):
+            if isinstance(st_, ir.Requires) and not locals_used(st_.cond) \
+                    and not searches_in(st_.cond):
                 hoist.append(st_)
             else:
                 break
@@ -96,6 +97,9 @@ class CompiledAction:
         # (its verdict known, without an error): the draw does not test it twice.
         self.guard_after_first = _bool_check(cc, prefix[len(hoist) + 1:]) \
             if self.first_cond is not None else None
+        # The requires after it that read no other field: verdicts per candidate (draws.py).
+        self.static_test, self.guard_after_static = draws.static_prefix(
+            cc, self.first_cond, prefix[len(hoist) + 1:], _bool_check)
         self.first_env = [None] * self.frame    # reused by each first check (draws.py)
         # Reused by each candidate a draw tries (draws.successor): every slot its guard and
         # body read is written first (its parameters, lets and binders), as `_enabled`'s
@@ -140,7 +144,7 @@ class CompiledAction:
         # before its parameters are enumerated, as they do for the base's.
         late = tuple(cc.expr(r.cond) for r in prefix[len(hoist):]
                      if isinstance(r, ir.Requires) and not locals_used(r.cond)
-                     and _gate(r.cond) is None)
+                     and _gate(r.cond) is None and not searches_in(r.cond))
         if late:
             first = self.residual
 
@@ -327,6 +331,7 @@ class Game:
         self.state_type = program.state_type
         self.concrete = Compiler(False, self.state_type)
         self.symbolic = Compiler(True, self.state_type)
+        self.concrete.searches = self.symbolic.searches = Searches(self)
         self.actions = [CompiledAction(a, self) for a in program.actions]
         self._by_name = {a.name: a for a in self.actions}
         self._init_run = self.concrete.stmts(program.init) if program.init else None

@@ -163,7 +163,35 @@ class ExprChecks:
                 return self.real_exists(t, sc)
             case "fix_expr":
                 return self._fix(t, sc, want)
+            case "reach_expr":
+                return self._reachable(t, sc)
         raise self.err(t, f"unsupported expression {t.data}")
+
+    def _reachable(self, t, sc: Scope) -> ir.Expr:
+        from_t, *names, within_t, goal_t = t.children
+        if not sc.allow_state or sc.old:
+            raise self.err(t, "`reachable` searches from the current state: it is not allowed "
+                           "here")
+        acts = []
+        for n in names:
+            it = self.items.get(("action", str(n)))
+            if it is None:
+                raise self.err(n, f"unknown action {str(n)!r}")
+            if str(it.tree.children[0].children[0]) == "chance":
+                raise self.err(n, f"`reachable` takes the players' moves; {str(n)!r} is a "
+                               f"chance action")
+            if str(n) in acts:
+                raise self.err(n, f"action {str(n)!r} named twice")
+            acts.append(str(n))
+        setup: list = []
+        if from_t is not None:
+            setup, sc = self.stmts(from_t.children[0].children, sc)
+        within = self.int_expr(within_t, sc)
+        goal = self.bool_expr(goal_t, sc)
+        self.no_real(goal, goal_t, "the goal of `reachable` cannot use real unknowns")
+        sp = self.span(t)
+        return ir.Reachable(BOOL, sp, tuple(acts), within, goal,
+                            ir.StateRef(self.state_type, sp, False), tuple(setup))
 
     def _fix(self, t, sc: Scope, want) -> ir.Expr:
         name_t, seed_t, bound_t, step_t = t.children

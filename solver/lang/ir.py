@@ -170,6 +170,23 @@ class Quant:
 
 
 @dataclass(frozen=True)
+class Reachable:
+    """``reachable [from { setup }] using a, b within N: goal``: some sequence of at most N
+    moves of actions ``a``, ``b`` (each legal where it is made; none at all too) leads from the
+    current state, or the state ``setup`` makes of it, to a state where ``goal`` holds.
+    ``within`` is evaluated in that first state; ``state`` is the current state, read whole by
+    the search (so that the analyses of what an expression reads see it)."""
+
+    type: Type
+    span: Span
+    actions: tuple[str, ...]
+    within: "Expr"
+    goal: "Expr"
+    state: StateRef
+    setup: tuple["Stmt", ...] = ()
+
+
+@dataclass(frozen=True)
 class Fix:
     """``fix r = seed within N: step``: r0 = seed, r(i+1) = step with r = r(i); the value is the
     first r(i) equal to r(i+1), or r(N).  ``r`` lives in ``slot``."""
@@ -243,7 +260,7 @@ class Text:
 
 Expr: TypeAlias = (Const | Local | StateRef | Field | Index | Unary | Binary | Ite | Let | Call
                    | Builtin | Member | RecordLit | SeqLit | BagLit | With | Quant | Fix | Text
-                   | RealVar | RealExists | Largest)
+                   | RealVar | RealExists | Largest | Reachable)
 
 
 # ---- domains of binders -------------------------------------------------------------------

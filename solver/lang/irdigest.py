@@ -52,6 +52,7 @@ class IRHasher:
     def __init__(self) -> None:
         self._memo: dict[int, tuple[object, str, object]] = {}
         self._places: dict[tuple, int] = {}
+        self.searched: set[str] = set()    # the actions of the `reachable`s hashed (live ones)
 
     # ---- values and types ---------------------------------------------------------------
 
@@ -103,6 +104,8 @@ class IRHasher:
         skip = _SKIP | _SKIP_OF.get(cls, frozenset())
         parts = [f"{f.name}={self.field(n, f.name, getattr(n, f.name))}"
                  for f in dataclasses.fields(n) if f.name not in skip]
+        if isinstance(n, ir.Reachable):
+            self.searched.update(n.actions)
         if isinstance(n, _PLACED):
             sp = n.span
             where = (sp.file, sp.line, sp.col) if sp is not None else None
@@ -193,10 +196,27 @@ def proof_parts(p: ir.Program, invariants=None) -> list[tuple[str, object]]:
     return rules_parts(p) + [("invariants", invs)]
 
 
+def _action_digest(a: ir.Action, by_name: dict) -> str:
+    """An action's part digest: its IR, and, when it searches others (a `reachable` that
+    constant conditions leave in), theirs and those they search, by name."""
+    h = IRHasher()
+    text = f"action:{h.encode(a)}"
+    searched, todo = set(), set(h.searched)
+    while todo:
+        name = todo.pop()
+        searched.add(name)
+        other = IRHasher()
+        other.encode(by_name[name])
+        todo |= other.searched - searched
+    if searched:
+        text += "\nsearches:" + h.encode(tuple(by_name[n] for n in sorted(searched)))
+    return _sha(text)[:16]
+
+
 def part_digests(p: ir.Program) -> dict[str, str]:
     """The digest of each part of a program a proof's query may read, by part: ``state``,
     ``init``, ``actor``, ``terminal``, ``action:NAME`` (with the defs it reaches) and
-    ``invariant:NAME``.  Each part is hashed alone (its places numbered within it), so an edit
+    ``invariant:NAME``; an action that searches others (`reachable`) with theirs.  Each part is hashed alone (its places numbered within it), so an edit
     changes the digests of the parts it reaches and no other: the first piece of a key per
     action path."""
     out = {"state": ir_digest([("state", tuple((f.name, f.type) for f in p.state)),
@@ -204,8 +224,9 @@ def part_digests(p: ir.Program) -> dict[str, str]:
            "init": ir_digest([("init", (p.init_frame, p.init))]),
            "actor": ir_digest([("actor", p.actor)]),
            "terminal": ir_digest([("terminal", p.terminal)])}
+    by_name = {a.name: a for a in p.actions}
     for a in p.actions:
-        out[f"action:{a.name}"] = ir_digest([("action", a)])
+        out[f"action:{a.name}"] = _action_digest(a, by_name)
     for i in p.invariants:
         out[f"invariant:{i.name}"] = ir_digest([("invariant", i)])
     return out

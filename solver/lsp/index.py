@@ -523,6 +523,14 @@ class _Walker:
                 self.expr(ch[2], inner)
                 inner = self.bind(ch[0], inner, t, f"exists real {ch[0]}[...]", t)
                 self.expr(ch[3], inner)
+            case "reach_expr":
+                inner = sc
+                if ch[0] is not None:       # from { ... }: its lets are seen after it
+                    inner = self.stmts(ch[0].children[0], sc, scope_node=t)
+                for n in ch[1:-2]:
+                    self.named(n, "action")
+                self.expr(ch[-2], inner)
+                self.expr(ch[-1], inner)
             case "let_expr" | "fix_expr":
                 for c in ch[1:-1]:
                     self.expr(c, sc)

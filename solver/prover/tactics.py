@@ -14,8 +14,11 @@ gives up on is tried again case by case over the lengths of the sequences the st
 is the mirror image of a proved one under the board's symmetries follows from it
 (`symmetric`; "none used" where the board has none).
 
-Left to the expert flags: case splits over a state field (``--split-on``) and proving a part
-of the invariants alone (``--alone``)."""
+Every rung splits the step into cases over the state fields the actions use as keys of
+constant tables (`pinning_fields`: a piece's kind keying its shape tables, which would
+otherwise be carried whole in every term).  Left to the expert flags: other case splits over a state field
+(``--split-on``, which then replaces these) and proving a part of the invariants alone
+(``--alone``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
@@ -55,6 +58,40 @@ def features(p: ir.Program) -> Features:
     return Features(regions, fixpoints, reals)
 
 
+def _constant_root(e) -> bool:
+    while isinstance(e, ir.Index):
+        e = e.coll
+    return isinstance(e, ir.Const)
+
+
+def pinning_fields(p: ir.Program) -> tuple[str, ...]:
+    """The state fields the actions use as keys of constant tables (`T[f]`,
+    directly or through a def's parameter): a case split on one makes each case read one
+    entry of those tables, where the whole step would carry every entry as a term."""
+    found: set[str] = set()
+    for a in p.actions:
+        alias: dict[int, int] = {}          # a def parameter's slot -> the field passed
+        for n in nodes(a):
+            if isinstance(n, ir.Call):
+                for arg, slot in zip(n.args, n.slots):
+                    f = _field(arg, alias)
+                    if f is not None:
+                        alias[slot] = f
+            elif isinstance(n, ir.Index) and _constant_root(n.coll):
+                f = _field(n.key, alias)
+                if f is not None:
+                    found.add(p.state[f].name)
+    return tuple(sorted(found))
+
+
+def _field(e, alias: dict) -> int | None:
+    if isinstance(e, ir.Field) and isinstance(e.record, ir.StateRef) and not e.record.old:
+        return e.index
+    if isinstance(e, ir.Local):
+        return alias.get(e.slot)
+    return None
+
+
 def ladder(game: Game, options: ProveOptions,
            remote: bool = False) -> list[tuple[str, ProveOptions]]:
     """The passes of an automatic proof of ``game`` (see the module's doc), each named, from
@@ -64,7 +101,8 @@ def ladder(game: Game, options: ProveOptions,
     f = features(game.p)
     base = replace(options, auto=False, split_lengths=True, symmetric=not remote,
                    step_timeout_ms=STEP_TIMEOUT_MS, exact_reals=False, opaque_fix=False,
-                   region_facts=False)
+                   region_facts=False,
+                   split_on=options.split_on or pinning_fields(game.p))
     rungs = [("the plain step", base)]
     if f.regions:
         rungs.append(("the facts of connected regions", replace(base, region_facts=True)))

@@ -245,6 +245,7 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
     t = ga.state_type
     fresh = dz.Fresh("w_")
     S = fresh.value(t, "s")
+    unknowns = ga.symbolic.searches.unknowns + gb.symbolic.searches.unknowns
     cases = []  # (what, move builder, disagreement term)
     for acta, actb in zip(ga.actions, gb.actions):
         # Readings are folded to constants by the checker: an action compiled to the same IR
@@ -306,6 +307,10 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
         amb.found = None
         return amb
     st = dz.concretize(t, S, model)
+    # A bounded search (`reachable`) over the symbolic state is an unknown boolean to z3: its
+    # witness is a candidate, and one that does not replay is no witness (the examples' states
+    # are tried, as when z3 gives up).
+    searched = ga.symbolic.searches.unknowns + gb.symbolic.searches.unknowns > unknowns
     try:
         return _explain(ga, gb, amb, st, model, cases, minimal)
     except EvalError:
@@ -313,6 +318,12 @@ def compare(ga: Game, gb: Game, reading: str, question: str, a: str, b: str,
         # undo with no bid to pop, say: the symbolic domain does not constrain a pop of an
         # empty seq).  No witness, as if z3 had given up: the examples' states are tried.
         return Ambiguity(reading, question, a, b, None)
+    except RulebookError:
+        if not searched:
+            raise
+        return Ambiguity(reading, question, a, b, None,
+                         note="z3 reads a bounded search (`reachable`) over an unknown state "
+                              "as an unknown: its candidate did not replay")
 
 
 def _check(solver, timeout_ms: int, deadline: float | None) -> bool:

@@ -41,7 +41,7 @@ def test_check_json_lists_the_game():
     assert r.returncode == 0, r.stderr
     data = json.loads(r.stdout)
     assert data["game"] == GAME
-    assert data["examples"] == 12
+    assert data["examples"] == 19
     assert data["contradicted"] == []
     assert data["files"] == ["spec/les-5-tours.rules"]
     assert set(data["actions"]) == {"draw", "bid", "pass", "take", "take_random", "demolish",

@@ -90,8 +90,8 @@ def test_the_answer_is_printed_before_the_picture_is_written(capsys, tmp_path, m
     (["play", "les-5-tours", "--variant", "gate:free"],
      "rulebook: variant 'gate:free': les-5-tours has no reading 'gate' (readings: "
      "market_choice:winner|random; main_tower:one|all; demolition_order:before|anytime; "
-     "zero_bid:nothing|pass; undo_bidding:reopen|resume; first_pass:allowed|must_bid; "
-     "zero_opener:bidder_left|same)"),
+     "zero_bid:nothing|pass; undo_bidding:reopen|resume; build_order:annulled|refused; "
+     "rebid:lower|buildable; first_pass:allowed|must_bid; zero_opener:bidder_left|same)"),
     (["play", "les-5-tours", "--variant", "zero_bid:maybe"],
      "rulebook: variant 'zero_bid:maybe': reading 'zero_bid' has no option 'maybe' "
      "(options: nothing, pass)"),

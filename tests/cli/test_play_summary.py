@@ -79,7 +79,8 @@ def test_compare_in_text_names_each_option(capsys):
 @pytest.mark.parametrize("argv,says", [
     (["--compare", "nope"], "--compare nope: les-5-tours has no such reading (readings: "
                             "market_choice, main_tower, demolition_order, zero_bid, "
-                            "undo_bidding, first_pass, zero_opener)"),
+                            "undo_bidding, build_order, rebid, first_pass, "
+                            "zero_opener)"),
     (["--compare", "zero_bid", "--variant", "zero_bid:pass"],
      "--compare zero_bid plays every option of zero_bid: give it without --variant "
      "zero_bid:..."),

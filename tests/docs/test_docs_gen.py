@@ -41,8 +41,15 @@ def test_english_of_rules(game2):
     # A reading folded to a constant by the checker is still named as the reading.
     assert _english(game2, "bid", "zero_is_pass") == \
         "You may bid n only if n is more than 0, unless the reading zero_bid is nothing."
-    # Negation is pushed inwards: `not placeable(c)` under a forall.
-    assert "for every c in hand, c is not placeable" in _english(game2, "undo", "stuck")
+    # A def of no argument is said to hold; its negation, not to.
+    assert "rest buildable does not hold" in _english(game2, "undo", "stuck")
+    en = E.for_program(game2.p, {f.path: f.text for f in game2.symbols.files})
+    # A bounded search, and its negation pushed into it.
+    assert "some sequence of legal moves (demolish or build), the build moves at most, leads " \
+        "from here to a state where the size of hand is 0" in \
+        E.def_sentence(en, E.checked_def(game2, "rest_buildable"))
+    assert "no sequence of legal moves" in E.English.clause(
+        en, E.checked_def(game2, "rest_buildable").body, True)
 
 
 def test_english_keeps_grouping_and_names(game2):

@@ -87,7 +87,8 @@ LOCALS = [  # a def's parameter, a quantifier's binder, an action's parameter, a
      "v < top(t);",
      "def decreasing(tower: Tower, value: Value): bool = len(tower) == 0 or top(tower) == 8 "
      "or value == 9 or value < top(tower);"),
-    ("(forall c in hand: not placeable(c))", "(forall card in hand: not placeable(card))"),
+    ("forall i in 1..(len(t) - 1): pair_ok(t[i - 1], t[i])",
+     "forall k in 1..(len(t) - 1): pair_ok(t[k - 1], t[k])"),
     ("action demolish(s in Style) {", "action demolish(style in Style) {"),
     ('requires once "at most one card is demolished per build"',
      'requires once "one demolition per build, no more"'),
@@ -105,9 +106,10 @@ READING = [
      '  stuck "Undo only when no card of the hand fits now (default).";\n'
      '  early "Undo at any time during the build.";\n'
      "}\n\n# ---- the state ---"),
-    ('requires stuck "a build is undone only when no card of the hand can be placed": ',
-     'requires stuck "a build is undone only when no card of the hand can be placed": '
-     "undo_when == early or "),
+    ('requires stuck "a build is undone only when the rest of the hand cannot be placed, in any '
+     'order, even with the demolition if it is still unused": ',
+     'requires stuck "a build is undone only when the rest of the hand cannot be placed, in any '
+     'order, even with the demolition if it is still unused": undo_when == early or '),
     ("  if undo_bidding == reopen { spoken = (turn - first + players) % players; } "
      "else { spoken -= 1; }\n}",
      "  if undo_when == early { spoken = 0; } else {\n"
@@ -163,7 +165,7 @@ STALE = {
                         "holds\": n <= bid_limit();",
                         "requires market_size \"no one may bid more cards than the market "
                         "holds\": n < bid_limit();"),
-    # in a def an action reaches (build -> stacking -> decreasing; undo -> placeable)
+    # in a def an action reaches (build -> stacking -> decreasing; undo searches build)
     "def-operator": ("or v == 9 or v < top(t);", "or v == 9 or v <= top(t);"),
     "def-constant": ("top(t) == 8 or v == 9", "top(t) == 7 or v == 9"),
     # in an invariant, and in a def only the invariants reach
@@ -266,7 +268,8 @@ def test_restamp_adds_the_program_digest_to_current_results_only(tmp_path, monke
 
 def test_part_digests_change_only_where_an_edit_reaches(spec):
     """Per part (the first piece of a per-path key): a changed def changes the actions that
-    reach it and no other part; a changed action only itself; a doc string nothing."""
+    reach it and no other part; a changed action itself and the actions that search it; a doc
+    string nothing."""
     from solver.lang.irdigest import part_digests
     game, _, _ = spec
     base = part_digests(game(SRC).p)
@@ -276,7 +279,8 @@ def test_part_digests_change_only_where_an_edit_reaches(spec):
         assert set(new) == set(base)
         return {k for k in base if new[k] != base[k]}
     assert changed(STALE["def-operator"]) == {"action:build", "action:undo"}
-    assert changed(STALE["action-guard"]) == {"action:demolish"}
+    # undo searches demolish and build (`rest_buildable`): their edits reach it too.
+    assert changed(STALE["action-guard"]) == {"action:demolish", "action:undo"}
     assert changed(STALE["invariant-def"]) == {"invariant:legal_towers",
                                                 "invariant:legal_snapshot"}
     assert changed(*DOC) == set()

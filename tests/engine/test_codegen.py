@@ -380,3 +380,54 @@ def test_a_straight_def_is_written_out():
         e, _, _ = _checked(game, text, binds)
         src = codegen.source_of(Compiler(False, game.state_type).expr(e))
         assert (".get(" in src) == remembered, src
+
+
+def test_a_def_decided_by_its_first_operand_asks_its_memo_only_beyond():
+    """Towers' `first_ok(s, r, at)` is `at.z == 0 implies ...` (under the default reading):
+    the generated call asks `at.z == 0` itself, and looks the remembered calls up (and runs
+    the body) only where that does not decide; the values are the closures' either way."""
+    game = load_game("towers")
+    t = game.p.types
+    e, idx, size = _checked(game, "first_ok(s, r, at)",
+                            {"s": t["Shape"], "r": t["Rot"], "at": t["Cell"]})
+    fg = Compiler(False, game.state_type, codegen=True).expr(e)
+    fc = Compiler(False, game.state_type, codegen=False).expr(e)
+    codegen.source_of(fg)
+    memos = [d for d in fg.__defaults__ if type(d) is dict and not d]
+    assert len(memos) == 1
+
+    def ask(s, r, at):
+        env = [None] * (size + 1)
+        for i, v in zip(idx, (s, r, at)):
+            env[i] = v
+        got = _outcome(fg, None, list(env))
+        assert got == _outcome(fc, None, list(env))
+        return got
+    aloft = [(s, r, (x, 1, z)) for s in (0, 6, 15) for r in (0, 5) for x in (-2, 1, 3)
+             for z in (1, 7)]
+    assert all(ask(*c) == ("value", True) for c in aloft)
+    assert not memos[0]                     # decided without the memo
+    low = [(s, r, (x, 1, 0)) for s in (0, 6, 15) for r in (0, 5) for x in (-2, 1, 3)]
+    values = {ask(*c) for c in low}
+    assert len(memos[0]) == len(low) and len(values) == 2    # asked, and both ways
+
+
+def test_a_loop_over_a_type_zips_the_maps_it_reads_there():
+    """Towers' `clear(o, k)` is a table over every cell reading `o[c]`: the generated loop
+    walks o's entries beside the cells (no look-up of a cell's index), and its values are the
+    closures'."""
+    game = load_game("towers")
+    t = game.p.types
+    e, idx, size = _checked(game, "clear(o, k)", {"o": t["Occ"], "k": t["Tower"]})
+    fg = Compiler(False, game.state_type, codegen=True).expr(e)
+    fc = Compiler(False, game.state_type, codegen=False).expr(e)
+    srcs = [codegen.source_of(fg)] + [codegen.source_of(d) for d in fg.__defaults__
+                                      if callable(d) and codegen.source_of(d)]
+    assert any("zip(" in s for s in srcs), srcs
+    rng = random.Random(4)
+    for _ in range(20):
+        env = [None] * (size + 1)
+        for i, v in zip(idx, (_random(t["Occ"], rng), _random(t["Tower"], rng))):
+            env[i] = v
+        got = _outcome(fg, None, list(env))
+        assert got == _outcome(fc, None, list(env)) and got[0] == "value"

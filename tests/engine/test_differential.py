@@ -88,8 +88,10 @@ def test_a_building_state_by_hand(sym):
                                               ["scrap", 7], ["scrap", 4]], "hand")
     S[fi["bids"]] = from_json(ftype["bids"], [[5, 0]], "bids")
     counts = compare(sym, tuple(S))
-    # build: sand 12, tree 9, scrap 4; demolish: sand, tree, scrap (not candy: a 0 on top).
-    assert counts["legal"] == 6
+    # build: sand 12, tree 9, scrap 4; demolish: sand, tree, scrap (not candy: a 0 on top);
+    # and undo: the candy 9 can never be placed (its tower has a top), so the rest of the hand
+    # cannot be built in any order.
+    assert counts["legal"] == 7
 
 
 # ---- four players: the 110-card deck (doubled cards) and four bidders ------------------------

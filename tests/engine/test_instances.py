@@ -161,3 +161,44 @@ def test_first_verdicts_in_one_pass_are_the_first_checks(name, params):
         picked = g.pick(st, rng, chance, True) or g.pick(st, rng, player, False)
         st = picked[1]
     assert passed and failed
+
+
+def test_kept_static_verdicts_are_the_checks_own():
+    """The requires after a first check that read no other field (Towers' `space`) are
+    decided per candidate and kept per value of those fields (draws.static_prefix): along a
+    seeded game, every verdict kept for the state's values is what the first check and those
+    requires say of that candidate in the state, and the draws still pick the reference
+    move."""
+    from solver.engine.draws import FAILS, PASSES, POSITIONS
+    g = load_game("towers", (), (("players", 2),))
+    place = g.action("place")
+    assert place.static_test is not None
+    assert all(a.static_test is None for a in load_game("torres", (), (("players", 4),)).actions)
+    chance = [a for a in g.actions if a.chance]
+    player = [a for a in g.actions if not a.chance]
+    rng = random.Random(8)
+    st = g.initial()
+    verdicts = {PASSES: 0, FAILS: 0}
+    for _ in range(40):
+        if g.is_terminal(st):
+            break
+        picked = g.pick(st, random.Random(rng.random()), chance, True)
+        if picked is None:
+            state = rng.random()
+            picked = g.pick(st, random.Random(state), player, False)
+            assert (picked[0].action, picked[0].params, picked[1]) == \
+                _reference_pick(g, st, random.Random(state), player)
+            for op in g._openers.values():
+                dm = op.cache.firsts.get(place)
+                kept = None if dm is None else dm.switch(st).get(POSITIONS)
+                for k, v in enumerate(kept or ()):
+                    if not v:
+                        continue
+                    env = [None] * place.frame
+                    for slot, x in zip(place.slots, place.fixed[k]):
+                        env[slot] = x
+                    want = bool(place.first_test(st, env)) and bool(place.static_test(st, env))
+                    assert v == (PASSES if want else FAILS), place.fixed[k]
+                    verdicts[v] += 1
+        st = picked[1]
+    assert verdicts[PASSES] > 50 and verdicts[FAILS] > 1000

@@ -297,11 +297,11 @@ def test_count_over_a_push_at_a_symbolic_length_is_proved_by_splitting_the_lengt
     assert res["never_lost"].status == "inductive", res["never_lost"].detail
 
 
-def test_the_inductive_step_is_checked_by_z3s_general_solver(monkeypatch):
+def test_the_inductive_step_is_checked_by_z3s_linear_integer_solver(monkeypatch):
     """The step's queries hold uninterpreted predicates (each `exists real`, read opaquely)
-    beside linear integer arithmetic: z3's general solver took half the time of the one for
-    linear integer arithmetic on Towers' `place` paths (47 s against 97 s) and the same on
-    Les 5 Tours'.  The step's solver is the general one, and its verdicts are the step's."""
+    beside linear integer arithmetic: z3's general solver decided 42 paths of Towers' first
+    stored proof in 200 s where the one for linear integer arithmetic decided 1,023, and the
+    same elsewhere.  The step's solver is the latter, and its verdicts are the step's."""
     from solver.engine.symbolic import make_solver
     made = []
 
@@ -314,7 +314,7 @@ def test_the_inductive_step_is_checked_by_z3s_general_solver(monkeypatch):
     # up on the step within the module's 30 s when the machine was busy.
     res = {r.name: r for r in prove(game, ProveOptions(1, TIMEOUT_MS, **STACKS_RUN))}
     assert res["conserved"].status == "inductive", res["conserved"].detail
-    assert made[0] is True          # Houdini's solver, made before any path is checked
+    assert made[0] is False         # Houdini's solver, made before any path is checked
 
 
 def test_a_step_z3_gives_up_on_is_retried_one_conjunct_at_a_time(monkeypatch):

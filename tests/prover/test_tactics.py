@@ -51,6 +51,24 @@ def test_towers_gets_exact_reals_last():
     assert names[0] == "the plain step" and names[-2] == "exact reals"
 
 
+@pytest.mark.parametrize("game, params, fields", [
+    ("towers", (("levels", 2), ("reach", 0)), ("block",)),
+    ("les-5-tours", (), ()), ("tours-de-pouvoir", (), ()), ("torres", (), ()),
+    ("clock-towers", (), ()),
+])
+def test_the_ladder_splits_on_the_keys_of_constant_tables(game, params, fields):
+    """Towers' actions read their block's entries of constant tables (`FIRST[block]`, and
+    `SHAPE[s]` in defs called with the block): every rung splits the step on `block`, as the
+    stored proofs' `--split-on block` did; the other games get no split, so their stored
+    proofs' keys are those of a ladder without one.  A split given by the caller stays."""
+    g = load_game(game, (), params)
+    assert tactics.pinning_fields(g.p) == fields
+    assert {o.split_on for _, o in tactics.ladder(g, ProveOptions(auto=True))} == {fields}
+    assert {o.split_on for _, o in tactics.ladder(g, ProveOptions(auto=True,
+                                                                  split_on=("turn",)))} \
+        == {("turn",)}
+
+
 def test_a_group_held_under_one_abstraction_is_held_under_another(tmp_path):
     db = tmp_path / "p.sqlite"
     first, t1 = _prove(db, opaque_fix=True)

@@ -14,7 +14,10 @@ from solver.engine.game import load_game, load_path
 BOOK_EXAMPLES = ["scoring", "lou_bids", "lou_builds", "lou_undoes", "building_rules"]
 # The silent points named as readings, each worked under its default and its other option.
 READING_EXAMPLES = ["first_passes", "first_must_bid", "first_passes_after_undo", "zero_stands",
-                    "zero_stands_same", "passed_speaks_again", "passed_stays_out"]
+                    "zero_stands_same", "passed_speaks_again", "passed_stays_out",
+                    "undo_waits_for_the_demolition", "bad_order_undone", "bad_order_refused",
+                    "refused_undoes_at_once", "rebid_lower", "rebid_buildable",
+                    "lou_rebids_buildable"]
 
 
 @pytest.fixture(scope="module")

@@ -71,7 +71,14 @@ class Sym:
         fresh = dz.Fresh("d_")
         self.Z = fresh.value(t, "z")
         self.zleaves = symbolic.leaves(t, self.Z)
-        self.branches = symbolic.branches(game, self.Z)
+        # A bounded search (`reachable`) over Z is an unknown to z3: each is recorded, and
+        # given the interpreter's answer for the concrete state (`evaluator`).
+        searches = game.symbolic.searches
+        searches.record = []
+        try:
+            self.branches = symbolic.branches(game, self.Z)
+        finally:
+            self.searches, searches.record = searches.record, None
         player_t = game.p.types["Player"]
         self.players = list(finite(player_t).values)
         score = game.expr("score(p)", {"p": player_t}, symbolic=True)[0]
@@ -106,6 +113,7 @@ class Sym:
         """A function leaf -> concrete Python value, with Z's leaves replaced by S's."""
         sleaves = symbolic.leaves(self.t, S)
         pairs = [(a, dz.lift(b)) for a, b in zip(self.zleaves, sleaves)]
+        pairs += self._searched(S, pairs)
         values: dict[int, object] = {}
         for pack, terms in ((self.pack_b, self.bool_terms), (self.pack_i, self.int_terms)):
             got = z3.simplify(z3.substitute(pack, *pairs))
@@ -122,6 +130,24 @@ class Sym:
         def val(x):
             return values[x.get_id()] if dz.is_sym(x) else x
         return val
+
+    def _searched(self, S, pairs) -> list:
+        """Each recorded search's unknown, paired with the interpreter's answer in S (the
+        searches z3 cannot decide over Z are all over Z itself, in the guards)."""
+        out = []
+        searches = self.game.symbolic.searches
+        for b, e, st, env in self.searches:
+            assert st is self.Z, f"{e.span}: a search over a state other than Z"
+            fw, fg, fs = searches.concrete(e)
+            cenv = [v if not dz.is_sym(v) else _known(z3.simplify(z3.substitute(v, *pairs)))
+                    for v in env]
+            try:
+                start = fs(S, cenv, []) if fs is not None else S
+                found = searches.search(e, fg, fw(start, cenv), start, cenv)
+            except Refused:
+                found = False
+            out.append((b, z3.BoolVal(found)))
+        return out
 
     def concrete(self, t, v, val):
         """The concrete value of a (partly) symbolic value of type ``t``."""
@@ -262,3 +288,11 @@ def compare(sym: Sym, S) -> dict:
         assert val(sym.score[p]) == score(S, p), f"score({p})"
         assert val(sym.winner[p]) == bool(winner(S, p)), f"winner({p})"
     return counts
+
+
+def _known(v):
+    if z3.is_true(v) or z3.is_false(v):
+        return z3.is_true(v)
+    if z3.is_int_value(v):
+        return v.as_long()
+    raise AssertionError(f"a search's frame holds {v}, not a constant")

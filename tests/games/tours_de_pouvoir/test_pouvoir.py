@@ -385,10 +385,12 @@ def test_round_waits_for_the_rebuild_offer():
 
 def test_undo_gives_back_the_tree_cards_paid():
     """After paying, an undone build restores the tree tower (the snapshot) and takes the paid
-    cards out of the discard: no card is created."""
+    cards out of the discard: no card is created.  (The candy 10 cannot go on the 3, and the
+    demolition is used: the hand cannot be built.)"""
     g = load_game(GAME, (EXT,))
     fi = g.field_index
-    st = _building(g, {"tree": [12, 7, 4], "candy": [3]}, [["candy", 10]], owed=2)
+    st = _building(g, {"tree": [12, 7, 4], "candy": [3]}, [["candy", 10]], owed=2,
+                   demolished=True)
     held = g.expr("held(c)", {"c": g.p.types["Card"]})[0]
     before = {v: held(st, _card(g, "tree", v)) for v in (4, 7, 12)}
     st, _ = g.apply(st, Move("pay", ()))
