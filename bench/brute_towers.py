@@ -1,6 +1,6 @@
 """A plain brute force for Towers' `placements` puzzle, for `make bench` (issue 65) to compare the
 engine with.  It imports nothing of the engine: it reads spec/towers.rules (default parameters
-and readings: reach 2, 8 levels; `floating = forbidden`, `touch = face`, `first_layer = whole`,
+and readings: reach 2, 34 levels; `floating = forbidden`, `touch = face`, `first_layer = whole`,
 `collapse = placed`) and does what the spec says, one candidate at a time:
 
   - the block's distinct orientations: the 24 rotations of `turned` (`spun` then `tipped`),
@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.optimize import linprog
 
-REACH, LEVELS, SLOTS = 2, 8, 12
+REACH, LEVELS, SLOTS = 2, 34, 12
 LO, HI = -REACH, 2 + REACH
 
 # The spec's `cells(s)`: the cubes of each block as offsets from its first cube.

@@ -66,6 +66,14 @@ def test_towers_blocks_are_the_specs():
         assert f(g.initial()) == len(brute_towers.orientations(shape)), shape
 
 
+def test_towers_bounds_are_the_specs():
+    # The brute force's building space is the spec's, at its default parameters: with fewer
+    # levels it refuses the placements of a tall tower that the engine lists.
+    g = load_game("towers")
+    values = g.p.param_values
+    assert (brute_towers.REACH, brute_towers.LEVELS) == (values["reach"], values["levels"])
+
+
 @pytest.mark.parametrize("puzzle, expected", [
     # Demolish the 3, build the 5: one card (1), the tallest (+1), one demolished (-1).
     # The market: demolish the 3, then the sand 4 and the tree 0.
