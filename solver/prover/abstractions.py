@@ -146,12 +146,7 @@ class Opaque(Abstraction):
             return f(st, env)
         owner = not self._active
         if not owner:
-            if self._deadline is not None and time.monotonic() > self._deadline:
-                blowable = [x for x, lay in (*self._active, (e, layout))
-                            if isinstance(x, ir.Fix) and lay is not None]
-                if blowable:
-                    raise _OverBudget(blowable[0])
-                self._deadline = None           # nothing to read coarsely: no budget
+            self._past_budget((e, layout))
             self._active.append((e, layout))
             try:
                 return f(st, env)
@@ -170,6 +165,20 @@ class Opaque(Abstraction):
             finally:
                 self._active.pop()
                 self._deadline = None
+
+    def _past_budget(self, *entering) -> None:
+        """Past the owner's budget: the outermost `fix` being unrolled (or ``entering``)
+        that can be read coarsely is to be (raised to the owner); with none, no budget."""
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            blowable = [x for x, lay in (*self._active, *entering)
+                        if isinstance(x, ir.Fix) and lay is not None]
+            if blowable:
+                raise _OverBudget(blowable[0])
+            self._deadline = None
+
+    def unrolled(self) -> None:
+        if self._active:
+            self._past_budget()
 
     def region(self, ok: tuple, nb):
         return None if self.regions is None else self.regions.region(ok, nb)
