@@ -137,13 +137,7 @@ class Opaque(Abstraction):
         on, and the owner evaluates again.  A blown node's value is read so at once.  A node with
         no such reading under the owner: the owner finishes with no budget."""
         if id(e) in self._blown:
-            args = _arguments(layout[0], st, env)
-            if args and not _all_concrete(args):
-                self._coarse += 1
-                inputs, proper, key, label, types = layout
-                return _applied(key, label, e.type, args, types, self._fix_functions,
-                                self._fix_layout)
-            return f(st, env)
+            return self._coarsely(e, f, st, env, layout)
         owner = not self._active
         if not owner:
             self._past_budget((e, layout))
@@ -165,6 +159,18 @@ class Opaque(Abstraction):
             finally:
                 self._active.pop()
                 self._deadline = None
+            if id(e) in self._blown:
+                return self._coarsely(e, f, st, env, layout)
+
+    def _coarsely(self, e, f, st, env, layout):
+        """A blown node's value: uninterpreted functions of what it reads (computed, when
+        that is all concrete)."""
+        args = _arguments(layout[0], st, env)
+        if not args or _all_concrete(args):
+            return f(st, env)
+        self._coarse += 1
+        inputs, proper, key, label, types = layout
+        return _applied(key, label, e.type, args, types, self._fix_functions, self._fix_layout)
 
     def _past_budget(self, *entering) -> None:
         """Past the owner's budget: the outermost `fix` being unrolled (or ``entering``)
