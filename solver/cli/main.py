@@ -362,6 +362,7 @@ def _prove_with(args, engine) -> int:
         exact_reals=args.exact_reals, split_on=tuple(args.split_on), jobs=1,
         journal=args.journal, store=seeding.store_path(args), opaque_fix=args.opaque_fix,
         alone=args.alone, region_facts=args.region_facts, symmetric=args.symmetry,
+        fix_budget_ms=None if args.fix_budget is None else int(args.fix_budget * 1000),
         time_limit_s=args.time_limit, keep_partial=True)
     if options.store is not None and options.journal is None:
         # A file that is no store is moved aside (said on stderr, even with --json), and a

@@ -324,14 +324,16 @@ def picks_tactics(args) -> bool:
     flag, so that the prover picks its tactics (`ProveOptions.auto`)."""
     return getattr(args, "step_timeout", None) is None and getattr(args, "journal", None) is None \
         and not any(getattr(args, f, None) for f in (
-            "split_lengths", "split_on", "exact_reals", "opaque_fix", "region_facts", "symmetry"))
+            "split_lengths", "split_on", "exact_reals", "opaque_fix", "region_facts", "symmetry",
+            "fix_budget"))
 
 
 def _expert_tactics(p: argparse.ArgumentParser) -> None:
     """The prover's tactics for proofs out of the default's reach, under their own heading."""
     g = p.add_argument_group(
         "expert tactics", "With none of these, the prover picks its tactics: a pass over the "
-        "inductive step with --step-timeout 20 --split-lengths --symmetry, then, only where "
+        "inductive step with --step-timeout 20 --split-lengths --symmetry (and --fix-budget "
+        "10 where the rules have a fix), then, only where "
         "z3 gave up, passes under the abstractions the rules call for (--region-facts where "
         "they read component/components, else --opaque-fix where they have a fix; "
         "--exact-reals where they have an `exists real`), the last once more with 60 s a "
@@ -363,6 +365,12 @@ def _expert_tactics(p: argparse.ArgumentParser) -> None:
                    "(a flood) over symbolic values as uninterpreted functions of what it reads: "
                    "a step that floods a large board then builds, and proves what does not "
                    "depend on the floods (the rest is left to the depth check)")
+    g.add_argument("--fix-budget", type=seconds, default=None, metavar="SECONDS",
+                   help="without --opaque-fix: a `fix` whose unrolling, in building a path of "
+                   "the inductive step, takes more than SECONDS is read from then on as with "
+                   "--opaque-fix; a path built so that breaks an invariant leaves it to the "
+                   "depth check as a time-out does (default: none, every fix unrolled "
+                   "however long it takes)")
     g.add_argument("--region-facts", action="store_true",
                    help="in the inductive step, read component(seed, ok) and components(ok) "
                    "as unknowns with the facts of connected regions (a component is an "

@@ -33,6 +33,16 @@ class Abstraction:
         """The value of ``e``, an expression that computes a fixpoint, compiled as ``f``."""
         return f(st, env)
 
+    def unrolled(self) -> None:
+        """A symbolic fixpoint took one more step: an abstraction that keeps a time budget
+        may stop the unrolling here by raising (what it raises is its own to catch)."""
+
+    def approximations(self) -> int:
+        """How many values it has read more coarsely than asked to, so far (a prover's
+        fixpoint past its time budget): a path whose terms came with some is marked
+        (`symbolic.Branch.approx`)."""
+        return 0
+
     def region(self, ok: tuple, nb):
         """The unknowns of the connected regions of ``ok`` on the grid ``nb`` (an object with
         ``component(i)``, ``same(i, j)`` and ``count``), or None to flood."""

@@ -150,6 +150,7 @@ class Loops:
                 if identical(nxt, r):
                     break
                 r = nxt
+                self.abstraction.unrolled()
             return r
         return sfix
 

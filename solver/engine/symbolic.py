@@ -151,6 +151,10 @@ class Branch:
     state: object
     shows: list
     concrete: bool = False      # the successor has no symbolic leaf
+    # Its terms read some value more coarsely than the abstraction was asked to (one of the
+    # action's instances did: `Abstraction.approximations`): a counterexample on it may not
+    # be one.
+    approx: bool = False
 
 
 def branches(game: Game, st, actions=None,
@@ -168,12 +172,16 @@ def branches(game: Game, st, actions=None,
         for m, st2, shows in game.legal(st, actions):
             out.append(Branch(m.action, m.params, True, st2, shows, True))
         return out
+    coarse = game.symbolic.abstraction.approximations
     for a in game.actions:
         if actions and a.name not in actions:
             continue
         instances = a.sym_instances(st)
         if part is not None:
             instances = instances[part[0]:part[1]]
+        # Once an instance read a value coarsely, the later ones may have too (through
+        # what the evaluator remembers): all are marked.
+        before = coarse()
         for g, params in instances:
             g = dz.and_(g, pin_guard(actions, a, params))
             if g is False:
@@ -182,7 +190,8 @@ def branches(game: Game, st, actions=None,
                 full = dz.and_(g, guard)
                 if full is False:
                     continue
-                out.append(Branch(a.name, params, full, st2, ctx.shows))
+                out.append(Branch(a.name, params, full, st2, ctx.shows,
+                                  approx=coarse() != before))
     return out
 
 

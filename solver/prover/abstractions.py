@@ -7,6 +7,8 @@ proved under it holds for every predicate and function, the true ones included, 
 "inductive" stays sound; none is for witnesses (a model may give them any value)."""
 from __future__ import annotations
 
+import time
+
 import z3
 from z3.z3 import _to_expr_ref as _expr_ref
 
@@ -26,7 +28,16 @@ def for_step(options) -> Opaque:
     ``region_facts``, the region builtins with the facts of connected regions with the
     latter (one `RegionFacts` a proof: it keeps the declarations it makes)."""
     return Opaque(reals=not options.exact_reals, fixes=options.opaque_fixpoints,
-                  regions=RegionFacts() if options.region_facts else None)
+                  regions=RegionFacts() if options.region_facts else None,
+                  budget_ms=None if options.opaque_fixpoints else options.fix_budget_ms)
+
+
+class _OverBudget(Exception):
+    """The unrolling's time budget ran out: ``node`` (a `fix`) is to be read coarsely."""
+
+    def __init__(self, node):
+        super().__init__(node)
+        self.node = node
 
 
 class Opaque(Abstraction):
@@ -44,8 +55,17 @@ class Opaque(Abstraction):
     and what computes a fixpoint only through them is computed."""
 
     def __init__(self, reals: bool = True, fixes: bool = False,
-                 regions: RegionFacts | None = None):
+                 regions: RegionFacts | None = None, budget_ms: int | None = None):
         self.reals = reals
+        # Without ``fixes``, the unrolling's time budget (see `fixpoint`): the `fix` nodes
+        # found too costly (by identity, each kept in ``_nodes``), the hooks being evaluated
+        # (outermost first), the instant the outermost's budget runs out, and how many
+        # values were read coarsely for it (`approximations`).
+        self.budget = None if budget_ms is None else budget_ms / 1000
+        self._blown: set[int] = set()
+        self._active: list = []
+        self._deadline: float | None = None
+        self._coarse = 0
         self.fixes = fixes
         self.regions = regions
         self._inputs: dict = {}      # IR node id -> (node, what it reads)
@@ -85,13 +105,18 @@ class Opaque(Abstraction):
         # equals these inputs (the guard says so) then has the same answer.
         self._facts.setdefault(term.decl().name(), set()).add(term.get_id())
 
+    def approximations(self) -> int:
+        return self._coarse
+
     def fixpoint(self, e, f, st, env):
-        if not self.fixes:
+        if not self.fixes and self.budget is None:
             return f(st, env)
         hit = self._nodes.get(id(e))
         if hit is None or hit[0] is not e:
             hit = self._nodes[id(e)] = (e, _layout(e))
         layout = hit[1]
+        if not self.fixes:
+            return self._budgeted(e, f, st, env, layout)
         if layout is None:
             return f(st, env)
         inputs, proper, key, label, types = layout
@@ -104,6 +129,62 @@ class Opaque(Abstraction):
             return f(st, env)
         return _applied(key, label, e.type, args, types, self._fix_functions,
                         self._fix_layout)
+
+    def _budgeted(self, e, f, st, env, layout):
+        """``e`` unrolled within the budget: the outermost hook being evaluated owns it;
+        when it runs out (seen as a nested hook begins), the outermost `fix` node then being
+        unrolled (or begun) whose value can be read as uninterpreted functions is, from then
+        on, and the owner evaluates again.  A blown node's value is read so at once.  A node with
+        no such reading under the owner: the owner finishes with no budget."""
+        if id(e) in self._blown:
+            return self._coarsely(e, f, st, env, layout)
+        owner = not self._active
+        if not owner:
+            self._past_budget((e, layout))
+            self._active.append((e, layout))
+            try:
+                return f(st, env)
+            finally:
+                self._active.pop()
+        while True:
+            self._deadline = time.monotonic() + self.budget
+            self._active.append((e, layout))
+            try:
+                return f(st, env)
+            except _OverBudget as over:
+                self._blown.add(id(over.node))
+                hit = self._nodes.get(id(over.node))
+                if hit is None or hit[0] is not over.node:
+                    self._nodes[id(over.node)] = (over.node, _layout(over.node))
+            finally:
+                self._active.pop()
+                self._deadline = None
+            if id(e) in self._blown:
+                return self._coarsely(e, f, st, env, layout)
+
+    def _coarsely(self, e, f, st, env, layout):
+        """A blown node's value: uninterpreted functions of what it reads (computed, when
+        that is all concrete)."""
+        args = _arguments(layout[0], st, env)
+        if not args or _all_concrete(args):
+            return f(st, env)
+        self._coarse += 1
+        inputs, proper, key, label, types = layout
+        return _applied(key, label, e.type, args, types, self._fix_functions, self._fix_layout)
+
+    def _past_budget(self, *entering) -> None:
+        """Past the owner's budget: the outermost `fix` being unrolled (or ``entering``)
+        that can be read coarsely is to be (raised to the owner); with none, no budget."""
+        if self._deadline is not None and time.monotonic() > self._deadline:
+            blowable = [x for x, lay in (*self._active, *entering)
+                        if isinstance(x, ir.Fix) and lay is not None]
+            if blowable:
+                raise _OverBudget(blowable[0])
+            self._deadline = None
+
+    def unrolled(self) -> None:
+        if self._active:
+            self._past_budget()
 
     def region(self, ok: tuple, nb):
         return None if self.regions is None else self.regions.region(ok, nb)

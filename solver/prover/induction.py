@@ -12,7 +12,7 @@ from ..engine.game import Game
 from ..engine.symbolic import Unknown, make_solver, substitution
 from ..lang import ir
 from . import nearby, orbits, pool, splits, terms, tiers
-from .options import GAVE_UP, PROGRESS_S, ProveOptions
+from .options import COARSE, GAVE_UP, PROGRESS_S, ProveOptions
 
 # A path's guard is first checked against the candidates' conjuncts that read no more than
 # this many variables (a phase that no reachable state is in) ...
@@ -524,10 +524,15 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
                                       split[0], learned, (b.action, n)),
                                      timeout_ms)
             except Unknown:
+                verdict = GAVE_UP
+            if verdict is not None and b.approx:
+                verdict = COARSE
+            if verdict is GAVE_UP or verdict is COARSE:
                 (unsure if note is not None else dropped).add(n)
                 gave_up = True
-                ctis.setdefault(n, (at, f"{GAVE_UP} (a path of "
-                                        f"{b.action}, {timeout_ms / 1000:g} s per query)"))
+                ctis.setdefault(n, (at, f"{GAVE_UP} (a path of {b.action}, " + (
+                    COARSE if verdict is COARSE else f"{timeout_ms / 1000:g} s per query")
+                    + ")"))
                 continue
             if verdict is not None:
                 dropped.add(n)

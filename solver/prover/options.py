@@ -9,6 +9,9 @@ PROGRESS_S = 60.0
 # How a candidate or a property that z3 gave up on is said to have fallen: not refuted, and
 # a higher rung of an automatic proof may prove it (`tactics`).
 GAVE_UP = "z3 gave up on the inductive step"
+# Why a counterexample on a path built with a fixpoint read coarsely (past its unrolling's
+# budget, `ProveOptions.fix_budget_ms`) is no verdict.
+COARSE = "a fixpoint too slow to unroll read as uninterpreted functions"
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,13 @@ class ProveOptions:
     uninterpreted functions of what it reads (see `abstractions.Opaque`): a step that floods
     a large board then builds, and what does not depend on the floods is proved; what does
     is left to bounded model checking, which computes the fixpoints."""
+    fix_budget_ms: int | None = None
+    """Without ``opaque_fix``: a fixpoint whose unrolling, in building a path of the step,
+    takes longer than this is read from then on as with ``opaque_fix`` (the outermost `fix`
+    being unrolled when the time ran out; see `abstractions.Opaque`); a path built so that
+    breaks a candidate has z3 giving up on it (a verdict of the coarser reading is no
+    counterexample), so the tactics' ladder goes on to its next pass.  None: every fixpoint
+    is unrolled however long it takes.  The ladder's choice (`tactics.ladder`)."""
     alone: bool = False
     """With ``only``: the named invariants without the others, which must be inductive
     together, the step checking their conjuncts only (a step too costly for the whole set

@@ -10,7 +10,9 @@ an action whose every path held under one is held under all: the proof store kee
 for every rung (`Store.anywhere_keys`), and a later rung builds and checks only the actions the
 earlier ones left open.  Within every rung a path gets `STEP_TIMEOUT_MS` per query, a query z3
 gives up on is tried again case by case over the lengths of the sequences the step changes
-(`split_lengths`); the last rung is tried once more with `LONG_TIMEOUT_MS`; and a path that
+(`split_lengths`); a rung that unrolls fixpoints reads one as uninterpreted functions once
+its unrolling has taken `FIX_BUDGET_MS` (a path built so that breaks a candidate counts as a
+time-out, left to the next rung); the last rung is tried once more with `LONG_TIMEOUT_MS`; and a path that
 is the mirror image of a proved one under the board's symmetries follows from it
 (`symmetric`; "none used" where the board has none).
 
@@ -32,6 +34,10 @@ from .options import ProveOptions
 # and in the last rung tried again with the longer one (some stored proofs needed 60 s).
 STEP_TIMEOUT_MS = 20_000
 LONG_TIMEOUT_MS = 60_000
+# How long a fixpoint may take to unroll, in building a path, before the rungs that unroll
+# fixpoints read it as uninterpreted functions (`ProveOptions.fix_budget_ms`): Towers' `place`
+# under its physical collapse did not build one path in ten minutes.
+FIX_BUDGET_MS = 10_000
 REGION_BUILTINS = frozenset({"component", "components"})
 
 
@@ -101,7 +107,7 @@ def ladder(game: Game, options: ProveOptions,
     f = features(game.p)
     base = replace(options, auto=False, split_lengths=True, symmetric=not remote,
                    step_timeout_ms=STEP_TIMEOUT_MS, exact_reals=False, opaque_fix=False,
-                   region_facts=False,
+                   region_facts=False, fix_budget_ms=FIX_BUDGET_MS if f.fixpoints else None,
                    split_on=options.split_on or pinning_fields(game.p))
     rungs = [("the plain step", base)]
     if f.regions:
@@ -122,4 +128,6 @@ def describe(options: ProveOptions) -> str:
     flags += ["--split-lengths"] * options.split_lengths + ["--symmetry"] * options.symmetric
     flags += ["--region-facts"] * options.region_facts + ["--exact-reals"] * options.exact_reals
     flags += ["--opaque-fix"] * (options.opaque_fix and not options.region_facts)
+    if options.fix_budget_ms is not None and not options.opaque_fixpoints:
+        flags += [f"--fix-budget {options.fix_budget_ms / 1000:g}"]
     return " ".join(flags)

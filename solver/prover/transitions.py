@@ -10,7 +10,7 @@ from ..engine.game import Game
 from ..engine.symbolic import Unknown, leaves, make_solver, run_check, substitution
 from ..lang import ir
 from . import induction, nearby, orbits, pool, splits, terms, tiers
-from .options import GAVE_UP, ProveOptions
+from .options import COARSE, GAVE_UP, ProveOptions
 from .result import Tally
 
 
@@ -395,6 +395,8 @@ class Pass:
                             with terms.time_limit(whole, min(tiers.QUICK_MS, timeout_ms),
                                                   timeout_ms):
                                 model = terms.check_assume(whole, z3.And(guard, goal))
+                            if model is not None and b.approx:
+                                raise Unknown(COARSE)
                             if model is not None:
                                 failed[tr.name] = (at, terms.describe_cti(game, b, model, S))
                                 decided[tr.name] = failed[tr.name][1]
@@ -414,11 +416,14 @@ class Pass:
                     # whole time-out.
                     try:
                         model = terms.check_assume(whole, z3.And(guard, goal))
-                    except Unknown:
+                        if model is not None and b.approx:
+                            raise Unknown(COARSE)
+                    except Unknown as u:
                         # A time-out depends on the machine's load: not journalled.
                         del decided[tr.name]
-                        why = (at, f"{GAVE_UP} (a path of "
-                                   f"{b.action}, {timeout_ms / 1000:g} s per query)")
+                        why = (at, f"{GAVE_UP} (a path of {b.action}, "
+                                   + (COARSE if str(u) == COARSE else
+                                      f"{timeout_ms / 1000:g} s per query") + ")")
                         if record is None:
                             failed[tr.name] = why
                         else:

@@ -1347,3 +1347,58 @@ def test_checks_as_they_are_stop_once_z3_gives_up_on_the_latest(monkeypatch):
         tries.append(len(asked))
     # Checked as they are until z3 gave up on the latest three (of four), then reduced first.
     assert tries == [1, 1, 1] + [0] * 7
+
+
+def test_a_fixpoint_past_its_budget_is_read_as_uninterpreted_functions(walls):
+    """With no time at all to unroll a `fix` (budget 0), the floods of `area` are read as
+    uninterpreted functions once the first one is begun: the supply law is still proved, and
+    the law over areas, which the flood decides, is not refuted by the coarser reading's
+    counterexample: z3 is said to have given up (left to bounded model checking).  A budget
+    the unrolling keeps to changes nothing."""
+    res = {r.name: r for r in prove(walls, ProveOptions(3, TIMEOUT_MS, fix_budget_ms=0))}
+    assert res["kept"].status == "inductive"
+    assert res["low"].status == "holds" and res["low"].depth == 3
+    assert "gave up" in res["low"].detail and "uninterpreted" in res["low"].detail
+    roomy = {r.name: r.status for r in prove(walls, ProveOptions(3, TIMEOUT_MS,
+                                                                 fix_budget_ms=600_000))}
+    assert roomy == {"kept": "inductive", "low": "inductive"}
+
+
+def test_the_paths_built_with_a_fixpoint_past_its_budget_are_marked(walls):
+    from solver.engine import domains as dz
+    from solver.engine.symbolic import branches
+    from solver.prover.abstractions import Opaque
+    S = splits.cases(walls, dz.Fresh("t_"), "t", [])[0]
+    with walls.symbolic.abstracted(Opaque(reals=False, budget_ms=0)):
+        coarse = branches(walls, S)
+    with walls.symbolic.abstracted(Opaque(reals=False, budget_ms=600_000)):
+        exact = branches(walls, S)
+    assert len(coarse) == len(exact) == 9
+    assert all(not b.approx for b in exact)
+    # The first square's flood is the first one begun: from there on, every path.
+    assert [b.approx for b in coarse] == [True] * 9
+
+
+def test_a_fixpoint_that_owns_its_unrolling_is_read_coarsely_past_the_budget(walls):
+    """`castle(s)` alone: the `fix` is the outermost node being unrolled, the one whose budget
+    runs out at its first step; it is then read as uninterpreted functions, not unrolled
+    again."""
+    import z3
+
+    from solver.engine import domains as dz
+    from solver.prover.abstractions import Opaque
+
+    def castle(budget_ms):
+        # A state of its own: the evaluator remembers a def's value per state.
+        S = splits.cases(walls, dz.Fresh("t_"), "t", [])[0]
+        reading = Opaque(reals=False, budget_ms=budget_ms)
+        with walls.symbolic.abstracted(reading):
+            f, _ = walls.expr("castle(s)", {"s": walls.p.types["Sq"]}, symbolic=True)
+            return f(S, (1, 1)), reading.approximations()
+
+    def uninterpreted(v):
+        return any(z3.is_app(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED for x in v)
+    coarse, n = castle(0)
+    exact, m = castle(600_000)
+    assert n == 1 and uninterpreted(coarse)
+    assert m == 0 and not uninterpreted(exact)
