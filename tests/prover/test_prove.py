@@ -1377,3 +1377,28 @@ def test_the_paths_built_with_a_fixpoint_past_its_budget_are_marked(walls):
     assert all(not b.approx for b in exact)
     # The first square's flood is the first one begun: from there on, every path.
     assert [b.approx for b in coarse] == [True] * 9
+
+
+def test_a_fixpoint_that_owns_its_unrolling_is_read_coarsely_past_the_budget(walls):
+    """`castle(s)` alone: the `fix` is the outermost node being unrolled, the one whose budget
+    runs out at its first step; it is then read as uninterpreted functions, not unrolled
+    again."""
+    import z3
+
+    from solver.engine import domains as dz
+    from solver.prover.abstractions import Opaque
+
+    def castle(budget_ms):
+        # A state of its own: the evaluator remembers a def's value per state.
+        S = splits.cases(walls, dz.Fresh("t_"), "t", [])[0]
+        reading = Opaque(reals=False, budget_ms=budget_ms)
+        with walls.symbolic.abstracted(reading):
+            f, _ = walls.expr("castle(s)", {"s": walls.p.types["Sq"]}, symbolic=True)
+            return f(S, (1, 1)), reading.approximations()
+
+    def uninterpreted(v):
+        return any(z3.is_app(x) and x.decl().kind() == z3.Z3_OP_UNINTERPRETED for x in v)
+    coarse, n = castle(0)
+    exact, m = castle(600_000)
+    assert n == 1 and uninterpreted(coarse)
+    assert m == 0 and not uninterpreted(exact)
