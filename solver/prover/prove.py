@@ -51,6 +51,9 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
             raise RulebookError(f"{game.name} has no invariant named {n!r}")
     if alone and not names:
         raise RulebookError("proving invariants alone needs the invariants named")
+    if options.fix_budget_ms is not None and options.opaque_fixpoints and not options.auto:
+        raise RulebookError("a fixpoint budget has no effect where every fixpoint is read as "
+                            "uninterpreted functions (--opaque-fix, --region-facts)")
     invs = [i for i in game.p.invariants if names is None or i.name in names]
     say = reporter(progress)
     results: dict[str, Result] = {}

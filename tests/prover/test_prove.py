@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import FIXTURES, GAME, holds
+from conftest import FIXTURES, GAME, holds, run_cli
 from solver.engine.game import Move, load_game, load_path
 from solver.lang.errors import RulebookError
 from solver.prover import induction, nearby, pool, sameterms, splits, terms, tiers
@@ -1402,3 +1402,13 @@ def test_a_fixpoint_that_owns_its_unrolling_is_read_coarsely_past_the_budget(wal
     exact, m = castle(600_000)
     assert n == 1 and uninterpreted(coarse)
     assert m == 0 and not uninterpreted(exact)
+
+
+def test_a_fixpoint_budget_beside_opaque_fixpoints_is_refused(walls, tmp_path):
+    """The budget only ever reads an unrolled fixpoint coarsely: asked for beside a reading
+    that unrolls none, it would be ignored, so it is refused (exit 2 on the command line)."""
+    with pytest.raises(RulebookError, match="fixpoint budget"):
+        prove(walls, ProveOptions(1, TIMEOUT_MS, opaque_fix=True, fix_budget_ms=1000))
+    r = run_cli("prove", str(FIXTURES / "walls.rules"), "--opaque-fix", "--fix-budget", "5",
+                "--no-store")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and "fixpoint budget" in r.stderr
