@@ -48,6 +48,7 @@ from solver.prover.options import ProveOptions  # noqa: E402
 from solver.prover.prove import prove  # noqa: E402
 from solver.prover.result import Tally  # noqa: E402
 from solver.prover import seed as seeding  # noqa: E402
+from solver.prover import tactics  # noqa: E402
 from solver.prover.store import Store, default_path  # noqa: E402
 from solver.queries.readings import find_ambiguities  # noqa: E402
 from solver.lang.resources import spec_dir  # noqa: E402
@@ -178,8 +179,9 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
                 tally, stored_seeds(game))
     seed = None
     if options.store is not None:
-        quiet = Store(options.store, g, options, lambda *a, **k: None)    # said above
-        seed = seeding.seed_of(quiet, g, options, tally.inductive, tally.inductive,
+        under = _seeded_under(g, options)
+        quiet = Store(options.store, g, under, lambda *a, **k: None)    # said above
+        seed = seeding.seed_of(quiet, g, under, tally.inductive, tally.inductive,
                                tally.transitions)
     print(f"  .. {game}: paths: {tally.paths} in all, {tally.reused} reused from the store, "
           f"{tally.checked} checked", file=sys.stderr)
@@ -224,6 +226,13 @@ def stored_seeds(game: str) -> list[tuple[str, dict]]:
     return out
 
 
+def _seeded_under(g, options: ProveOptions) -> ProveOptions:
+    """The options whose store context a proof's seed is read under: with the prover's own
+    tactics, its first pass's (the case split on the pinned fields is the ladder's, not the
+    caller's: Towers' 16 cases, one a block)."""
+    return tactics.ladder(g, options)[0][1] if options.auto else options
+
+
 def _stored_options(stored: dict, store: str) -> ProveOptions:
     """The options of a stored proof's run, read from its command."""
     from solver.cli.parser import build_parser
@@ -257,6 +266,7 @@ def seed_stored(games: list[str], store: str) -> int:
             continue
         states = {i.name for i in g.p.invariants if not i.transition}
         ok = [r["invariant"] for r in stored["results"] if r["status"] == "inductive"]
+        options = _seeded_under(g, options)
         held = Store(store, g, options, print)
         if stored.get("store_seed"):       # what the proof carries counts as held too
             seeding.plant(held, stored["store_seed"])

@@ -279,6 +279,31 @@ def test_refresh_seeds_its_store_and_writes_the_seed(tmp_path, monkeypatch, caps
     assert "the store holds none of its paths: no seed" in capsys.readouterr().err
 
 
+def test_a_proof_with_no_tactic_flag_seeds_the_cases_its_ladder_split(tmp_path, monkeypatch,
+                                                                       capsys):
+    # With no tactic flag the ladder splits the step on the pinned fields (Towers' block):
+    # the seed is read under that split, not under the caller's options (which name none),
+    # else it finds no group and the stored proof carries no seed.
+    import importlib.util
+    from conftest import ROOT
+    from solver.prover import tactics
+    spec_ = importlib.util.spec_from_file_location("refresh", ROOT / "docs" / "refresh.py")
+    refresh = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(refresh)
+    monkeypatch.setattr(refresh, "HERE", tmp_path)
+    monkeypatch.setattr(refresh, "load_game", lambda *a, **k: _game(tmp_path))
+    monkeypatch.setattr(tactics, "pinning_fields", lambda p: ("c",))
+    refresh.refresh_proofs("stored", 2, 30.0, store=str(tmp_path / "a.sqlite"), auto=True)
+    stored = json.loads((tmp_path / "proofs" / "stored.json").read_text(encoding="utf-8"))
+    assert stored["command"] == "rulebook prove stored --depth 2 --json"
+    assert stored["store_seed"]["cases"] == 4 and seed.seed_paths(stored["store_seed"]) == 24
+    path = tmp_path / "proofs" / "stored.json"
+    path.write_text(json.dumps({k: v for k, v in stored.items() if k != "store_seed"}),
+                    encoding="utf-8")
+    assert refresh.main(["--seed-only", "--store", str(tmp_path / "a.sqlite")]) == 0
+    assert json.loads(path.read_text(encoding="utf-8")) == stored
+
+
 def test_an_expansion_finds_its_own_stored_proofs(tmp_path, monkeypatch, capsys):
     """`rulebook prove tours-de-pouvoir` loads the base game (named les-5-tours) with the
     expansion; its stored proofs are named tours-de-pouvoir, and those are the ones asked for
