@@ -108,27 +108,28 @@ class Opaque(Abstraction):
     def approximations(self) -> int:
         return self._coarse
 
-    def fixpoint(self, e, f, st, env):
-        if not self.fixes and self.budget is None:
-            return f(st, env)
+    def _layout_of(self, e):
+        """`_layout` of ``e``, worked out once per node (the entry keeps the node alive, so
+        that its id is not reused)."""
         hit = self._nodes.get(id(e))
         if hit is None or hit[0] is not e:
             hit = self._nodes[id(e)] = (e, _layout(e))
-        layout = hit[1]
+        return hit[1]
+
+    def fixpoint(self, e, f, st, env):
+        if not self.fixes and self.budget is None:
+            return f(st, env)
+        layout = self._layout_of(e)
         if not self.fixes:
             return self._budgeted(e, f, st, env, layout)
         if layout is None:
             return f(st, env)
-        inputs, proper, key, label, types = layout
+        proper = layout[1]
         # Under region facts, what computes a fixpoint only through a region builtin is
         # computed, the builtin giving its region's unknowns.
         if not proper and self.regions is not None:
             return f(st, env)
-        args = _arguments(inputs, st, env)
-        if not args or _all_concrete(args):
-            return f(st, env)
-        return _applied(key, label, e.type, args, types, self._fix_functions,
-                        self._fix_layout)
+        return self._coarsely(e, f, st, env, layout)
 
     def _budgeted(self, e, f, st, env, layout):
         """``e`` unrolled within the budget: the outermost hook being evaluated owns it;
@@ -153,9 +154,7 @@ class Opaque(Abstraction):
                 return f(st, env)
             except _OverBudget as over:
                 self._blown.add(id(over.node))
-                hit = self._nodes.get(id(over.node))
-                if hit is None or hit[0] is not over.node:
-                    self._nodes[id(over.node)] = (over.node, _layout(over.node))
+                self._layout_of(over.node)      # kept, so that its id is not reused
             finally:
                 self._active.pop()
                 self._deadline = None
@@ -163,12 +162,13 @@ class Opaque(Abstraction):
                 return self._coarsely(e, f, st, env, layout)
 
     def _coarsely(self, e, f, st, env, layout):
-        """A blown node's value: uninterpreted functions of what it reads (computed, when
-        that is all concrete)."""
+        """``e``'s value as uninterpreted functions of what it reads (computed, when that is
+        all concrete); counted when it is read so for the budget, not as asked."""
         args = _arguments(layout[0], st, env)
         if not args or _all_concrete(args):
             return f(st, env)
-        self._coarse += 1
+        if not self.fixes:
+            self._coarse += 1
         inputs, proper, key, label, types = layout
         return _applied(key, label, e.type, args, types, self._fix_functions, self._fix_layout)
 

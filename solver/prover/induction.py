@@ -12,7 +12,7 @@ from ..engine.game import Game
 from ..engine.symbolic import Unknown, make_solver, substitution
 from ..lang import ir
 from . import nearby, orbits, pool, splits, terms, tiers
-from .options import COARSE, GAVE_UP, PROGRESS_S, ProveOptions
+from .options import COARSE, GAVE_UP, PROGRESS_S, ProveOptions, gave_up_why
 
 # A path's guard is first checked against the candidates' conjuncts that read no more than
 # this many variables (a phase that no reachable state is in) ...
@@ -325,9 +325,8 @@ class Step:
             cases.append((S, conj, [], readers, lengths, falsified, build, small, built))
         # z3's solver for linear integer arithmetic, not its general one: on the same
         # queries (uninterpreted predicates beside the arithmetic) the general solver
-        # decided 42 paths of Towers' first stored proof in 200 s where this one decided
-        # 1,023, and the same number elsewhere (Towers' blocks_conserved 48 and 50, Les 5
-        # Tours 652 and 654 paths in 240 s).
+        # decided 42 paths of a stored proof in 200 s where this one decided 1,023, and
+        # about as many elsewhere (bench/README.md, "The inductive step's solver").
         self.local = make_solver(options.step_timeout_ms,
                                  abstraction=game.symbolic.abstraction,
                                  sides=game.symbolic.sides)
@@ -530,9 +529,7 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
             if verdict is GAVE_UP or verdict is COARSE:
                 (unsure if note is not None else dropped).add(n)
                 gave_up = True
-                ctis.setdefault(n, (at, f"{GAVE_UP} (a path of {b.action}, " + (
-                    COARSE if verdict is COARSE else f"{timeout_ms / 1000:g} s per query")
-                    + ")"))
+                ctis.setdefault(n, (at, gave_up_why(b.action, timeout_ms, verdict is COARSE)))
                 continue
             if verdict is not None:
                 dropped.add(n)

@@ -14,6 +14,13 @@ GAVE_UP = "z3 gave up on the inductive step"
 COARSE = "a fixpoint too slow to unroll read as uninterpreted functions"
 
 
+def gave_up_why(action: str, timeout_ms: int, coarse: bool = False) -> str:
+    """Why a path's verdict is none: z3 gave up within the step's time limit, or (``coarse``)
+    the path read a fixpoint coarsely and found a counterexample that may not be one."""
+    return (f"{GAVE_UP} (a path of {action}, "
+            + (COARSE if coarse else f"{timeout_ms / 1000:g} s per query") + ")")
+
+
 @dataclass(frozen=True)
 class ProveOptions:
     """The options of `prove` (``rulebook prove``'s flags).  None of them changes a verdict

@@ -12,14 +12,14 @@ earlier ones left open.  Within every rung a path gets `STEP_TIMEOUT_MS` per que
 gives up on is tried again case by case over the lengths of the sequences the step changes
 (`split_lengths`); a rung that unrolls fixpoints reads one as uninterpreted functions once
 its unrolling has taken `FIX_BUDGET_MS` (a path built so that breaks a candidate counts as a
-time-out, left to the next rung); the last rung is tried once more with `LONG_TIMEOUT_MS`; and a path that
-is the mirror image of a proved one under the board's symmetries follows from it
-(`symmetric`; "none used" where the board has none).
+time-out, left to the next rung); the last rung is tried once more with `LONG_TIMEOUT_MS`;
+and a path that is the mirror image of a proved one under the board's symmetries follows
+from it (`symmetric`; "none used" where the board has none).
 
 Every rung splits the step into cases over the state fields the actions use as keys of
 constant tables (`pinning_fields`: a piece's kind keying its shape tables, which would
-otherwise be carried whole in every term).  Left to the expert flags: other case splits over a state field
-(``--split-on``, which then replaces these) and proving a part of the invariants alone
+otherwise be carried whole in every term).  Left to the expert flags: other case splits
+over a state field (``--split-on``, which then replaces these) and proving a part of the invariants alone
 (``--alone``)."""
 from __future__ import annotations
 
@@ -35,8 +35,9 @@ from .options import ProveOptions
 STEP_TIMEOUT_MS = 20_000
 LONG_TIMEOUT_MS = 60_000
 # How long a fixpoint may take to unroll, in building a path, before the rungs that unroll
-# fixpoints read it as uninterpreted functions (`ProveOptions.fix_budget_ms`): Towers' `place`
-# under its physical collapse did not build one path in ten minutes.
+# fixpoints read it as uninterpreted functions (`ProveOptions.fix_budget_ms`): a collapse
+# computed as a fixpoint of twelve steps, each flooding what every piece carries, built no
+# path of its action in ten minutes unrolled (docs/prover.md).
 FIX_BUDGET_MS = 10_000
 REGION_BUILTINS = frozenset({"component", "components"})
 

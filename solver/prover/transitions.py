@@ -10,7 +10,7 @@ from ..engine.game import Game
 from ..engine.symbolic import Unknown, leaves, make_solver, run_check, substitution
 from ..lang import ir
 from . import induction, nearby, orbits, pool, splits, terms, tiers
-from .options import COARSE, GAVE_UP, ProveOptions
+from .options import COARSE, ProveOptions, gave_up_why
 from .result import Tally
 
 
@@ -421,9 +421,7 @@ class Pass:
                     except Unknown as u:
                         # A time-out depends on the machine's load: not journalled.
                         del decided[tr.name]
-                        why = (at, f"{GAVE_UP} (a path of {b.action}, "
-                                   + (COARSE if str(u) == COARSE else
-                                      f"{timeout_ms / 1000:g} s per query") + ")")
+                        why = (at, gave_up_why(b.action, timeout_ms, str(u) == COARSE))
                         if record is None:
                             failed[tr.name] = why
                         else:
