@@ -26,6 +26,12 @@ QUICK_MS = 2_000
 # where they stop being proved, 1 to 7 s on the next ones.
 SAME_TERM_MISSES = 3
 SAME_TERM_WINDOW = 4
+# With length splitting on, the changed conjuncts of a path are first tried together within
+# QUICK_MS; on the paths of an (action, invariant) where that gave up JOINT_MISSES times, more
+# than half of its latest JOINT_WINDOW tries, they go one at a time directly.  Towers' `place`
+# under the physical collapse: the joint try gave up on every path, 2 s of a 5.6 s path.
+JOINT_MISSES = 2
+JOINT_WINDOW = 4
 # `_congruent` asks of this many arguments at once whether one differs, then, if z3 gives up,
 # of each; each query gets this long (ms).
 CONGRUENCE_GROUP = 24
@@ -140,14 +146,24 @@ def _step_on(local, guard, goal, conj, name, items, readers, candidates, memo, s
     if len(items) > 1 and key in learned:
         # Split, many conjuncts make many cases each: step_each takes them one at a time.
         raise Unknown("split one conjunct at a time")
+    # The latest tries of several conjuncts together on this key's paths (True: gave up).
+    recent = memo.setdefault(("joint-tally", key), []) if len(items) > 1 else []
+    if sum(recent) >= JOINT_MISSES and 2 * sum(recent) > len(recent):
+        raise Unknown("one conjunct at a time")
     if key not in learned or reduced:
         quick = min(QUICK_MS, timeout_ms)
         try:
             with terms.time_limit(local, quick, timeout_ms):
-                return tiers(local, guard, goal, conj, name, items, readers, candidates, memo,
-                              None, quick)
+                verdict = tiers(local, guard, goal, conj, name, items, readers, candidates,
+                                memo, None, quick)
+            if len(items) > 1:
+                recent.append(False)
+                del recent[:-JOINT_WINDOW]
+            return verdict
         except Unknown:
             if len(items) > 1:
+                recent.append(True)
+                del recent[:-JOINT_WINDOW]
                 raise       # one at a time first: each alone is often proved without a split
     try:
         verdict = splits.split_tiers(local, guard, conj, name, items, readers, candidates, memo,
