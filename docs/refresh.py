@@ -182,12 +182,20 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
     options = ProveOptions(
         bmc_depth=depth, timeout_ms=int(timeout_s * 1000), only=only or None,
         step_timeout_ms=int(step_timeout_s * 1000), split_lengths=split_lengths,
-        split_on=split_on, jobs=jobs, journal=journal, opaque_fix=opaque_fix, alone=alone,
+        split_on=split_on, jobs=1, journal=journal, opaque_fix=opaque_fix, alone=alone,
         region_facts=region_facts, symmetric=symmetric, auto=auto and journal is None,
         store=store if journal is None else None)
     tally = Tally()
-    res = prove(g, options, lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True),
-                tally, stored_seeds(game))
+    # --jobs N: the Dask workers of `rulebook prove --workers N` (cluster.py), not forks.
+    from solver.prover import cluster
+    engine = cluster.engine(cluster.Recipe.of(game, variants, tuple(sorted(params.items()))),
+                            jobs) if jobs > 1 else None
+    try:
+        res = prove(g, options, lambda m: print(f"  .. {game}: {m}", file=sys.stderr,
+                                                flush=True), tally, stored_seeds(game), engine)
+    finally:
+        if engine is not None:
+            engine.close()
     seed = None
     if options.store is not None:
         under = _seeded_under(g, options)
@@ -346,7 +354,8 @@ def main(argv=None) -> int:
     ap.add_argument("--split-on", action="append", default=[], metavar="FIELD",
                     help="prove with rulebook prove --split-on FIELD (repeatable)")
     ap.add_argument("--jobs", type=int, default=1, metavar="N",
-                    help="check the inductive step in N processes (rulebook prove --jobs)")
+                    help="check the inductive step on N local Dask workers (rulebook prove "
+                    "--workers; default: %(default)s, in this process)")
     ap.add_argument("--journal", metavar="FILE",
                     help="resume the inductive step from FILE (rulebook prove --journal)")
     ap.add_argument("--opaque-fix", action="store_true",
