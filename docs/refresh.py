@@ -91,6 +91,16 @@ def _param_flags(game: str, params: dict) -> str:
     return "".join(f" --param {k}={v}" for k, v in sorted(params.items()) if dflt.get(k) != v)
 
 
+def _variant_flags(variants) -> str:
+    return "".join(f" --variant {v}" for v in variants)
+
+
+def stored_game(stored: dict):
+    """The game a stored result was made from: its parameters and readings (``variants``)."""
+    return load_game(stored["game"], tuple(stored.get("variants", ())),
+                     tuple(sorted(stored.get("params", {}).items())))
+
+
 def _stored_present(path: Path) -> dict:
     try:
         return dict(json.loads(path.read_text(encoding="utf-8")).get("present", {}))
@@ -152,7 +162,7 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
                    store_as: str | None = None, only: tuple[str, ...] = (),
                    alone: bool = False, region_facts: bool = False,
                    symmetric: bool = False, store: str | None = "",
-                   auto: bool = False) -> None:
+                   auto: bool = False, variants: tuple[str, ...] = ()) -> None:
     """Store the proofs of the invariants, under ``params`` (a small board, say; by default
     the parameters of the stored proofs are reused): a proof holds for those parameters.
     ``store_as``: the file's name instead of the game's (a second proof of the game, under
@@ -161,22 +171,31 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
     the proof store ("": the user's, as `rulebook prove`; None: none), seeded first from the
     stored proofs' seeds; the proof written carries its own (``store_seed``).  ``auto``: the
     prover picks its tactics (`rulebook prove` with no tactic flag; the tactic arguments are
-    then not used)."""
+    then not used).  ``variants``: readings READING:OPTION the proof is made under instead
+    of the spec's defaults (stored as ``variants``: a proof of that reading only)."""
     path = HERE / "proofs" / f"{store_as or game}.json"
     params = params if params else _stored_params(path)
-    g = load_game(game, (), tuple(sorted(params.items())))
+    g = load_game(game, variants, tuple(sorted(params.items())))
     t0 = time.perf_counter()
     if store == "" and journal is None:
         store = str(default_path())
     options = ProveOptions(
         bmc_depth=depth, timeout_ms=int(timeout_s * 1000), only=only or None,
         step_timeout_ms=int(step_timeout_s * 1000), split_lengths=split_lengths,
-        split_on=split_on, jobs=jobs, journal=journal, opaque_fix=opaque_fix, alone=alone,
+        split_on=split_on, jobs=1, journal=journal, opaque_fix=opaque_fix, alone=alone,
         region_facts=region_facts, symmetric=symmetric, auto=auto and journal is None,
         store=store if journal is None else None)
     tally = Tally()
-    res = prove(g, options, lambda m: print(f"  .. {game}: {m}", file=sys.stderr, flush=True),
-                tally, stored_seeds(game))
+    # --jobs N: the Dask workers of `rulebook prove --workers N` (cluster.py), not forks.
+    from solver.prover import cluster
+    engine = cluster.engine(cluster.Recipe.of(game, variants, tuple(sorted(params.items()))),
+                            jobs) if jobs > 1 else None
+    try:
+        res = prove(g, options, lambda m: print(f"  .. {game}: {m}", file=sys.stderr,
+                                                flush=True), tally, stored_seeds(game), engine)
+    finally:
+        if engine is not None:
+            engine.close()
     seed = None
     if options.store is not None:
         under = _seeded_under(g, options)
@@ -195,8 +214,9 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
     step += "".join(f" --invariant {n}" for n in only) + (" --alone" if alone else "")
     _write(path, {
         "game": game, "generated": _now(), "seconds": round(time.perf_counter() - t0, 1),
-        "command": f"rulebook prove {game}{_param_flags(game, params)} --depth {depth}{step}"
-                   f" --json", "depth": depth,
+        "command": f"rulebook prove {game}{_variant_flags(variants)}"
+                   f"{_param_flags(game, params)} --depth {depth}{step} --json", "depth": depth,
+        **({"variants": list(variants)} if variants else {}),
         "spec_sha256": spec_digest(g),
         # A proof depends on the rules and the invariants: it stays current when only an
         # example or a puzzle changes (docpages checks either digest).  Proved alone, it
@@ -257,7 +277,7 @@ def seed_stored(games: list[str], store: str) -> int:
         name = path.relative_to(HERE.parent)
         if games and stored.get("game") not in games:
             continue
-        g = load_game(stored["game"], (), tuple(sorted(stored.get("params", {}).items())))
+        g = stored_game(stored)
         options = _stored_options(stored, store)
         if not current(g, stored) or (options.only and not options.alone):
             print(f"{name}: stale (or proved beside unnamed auxiliaries): no seed",
@@ -298,7 +318,7 @@ def restamp(games: list[str]) -> int:
             stored = json.loads(path.read_text(encoding="utf-8"))
             if games and stored.get("game") not in games:
                 continue
-            g = load_game(stored["game"], (), tuple(sorted(stored.get("params", {}).items())))
+            g = stored_game(stored)
             if not current(g, stored):
                 print(f"stale, not re-stamped: {path.relative_to(HERE.parent)}", file=sys.stderr)
                 stale += 1
@@ -334,7 +354,8 @@ def main(argv=None) -> int:
     ap.add_argument("--split-on", action="append", default=[], metavar="FIELD",
                     help="prove with rulebook prove --split-on FIELD (repeatable)")
     ap.add_argument("--jobs", type=int, default=1, metavar="N",
-                    help="check the inductive step in N processes (rulebook prove --jobs)")
+                    help="check the inductive step on N local Dask workers (rulebook prove "
+                    "--workers; default: %(default)s, in this process)")
     ap.add_argument("--journal", metavar="FILE",
                     help="resume the inductive step from FILE (rulebook prove --journal)")
     ap.add_argument("--opaque-fix", action="store_true",
@@ -348,6 +369,9 @@ def main(argv=None) -> int:
                     "game, under other parameters)")
     ap.add_argument("--invariant", action="append", default=[], metavar="NAME",
                     help="prove and store only this invariant (rulebook prove --invariant)")
+    ap.add_argument("--variant", action="append", default=[], metavar="READING:OPTION",
+                    help="prove under this option of a reading, not the spec's default "
+                    "(rulebook prove --variant; repeatable; proofs only)")
     ap.add_argument("--alone", action="store_true",
                     help="with --invariant: assume none of the others (rulebook prove --alone)")
     ap.add_argument("--param", action="append", default=[], metavar="NAME=N",
@@ -384,6 +408,8 @@ def main(argv=None) -> int:
     for it in args.present:
         name, _, val = it.partition("=")
         present[name.strip()] = int(val)
+    if args.variant and args.only != "proofs":
+        ap.error("--variant: only with --only proofs (the witnesses compare the readings)")
     for game in args.games or spec_games():
         if args.only in (None, "witnesses"):
             refresh_witnesses(game, args.timeout, params, args.reading, present,
@@ -395,7 +421,7 @@ def main(argv=None) -> int:
                            args.split_lengths, params, tuple(args.split_on), args.jobs,
                            args.journal, args.opaque_fix, args.store_as,
                            tuple(args.invariant), args.alone, args.region_facts,
-                           args.symmetry, store, auto)
+                           args.symmetry, store, auto, tuple(args.variant))
     return 0
 
 

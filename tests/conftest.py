@@ -108,7 +108,8 @@ def stored_proof(game_name: str, file: str | None = None):
     from solver.lang.digest import current
     stored = json.loads((ROOT / "docs" / "proofs" / f"{file or game_name}.json")
                         .read_text("utf-8"))
-    g = load_game(game_name, (), tuple(sorted(stored["params"].items())))
+    g = load_game(game_name, tuple(stored.get("variants", ())),
+                  tuple(sorted(stored["params"].items())))
     assert current(g, stored), "stale: rerun docs/refresh.py"
     return g, {r["invariant"]: r["status"] for r in stored["results"]}
 

@@ -90,12 +90,13 @@ def _current(game: Game, stored: dict) -> bool:
     """Whether stored results are current, judged under the parameters they were made with: a
     proof made at smaller bounds than the game's own (a capacity parameter set lower) is current
     while the spec under those bounds is the program it proved."""
-    if current(game, stored):
+    variants = tuple(stored.get("variants") or ())
+    if not variants and current(game, stored):
         return True
     params = stored.get("params") or {}
-    if all(game.p.param_values.get(k) == v for k, v in params.items()):
+    if not variants and all(game.p.param_values.get(k) == v for k, v in params.items()):
         return False
-    return current(load_game(game.name, (), tuple(sorted(params.items()))), stored)
+    return current(load_game(game.name, variants, tuple(sorted(params.items()))), stored)
 
 
 def _staleness(game: Game, stored: dict | None, what: str) -> str:
@@ -444,16 +445,19 @@ def load_stored(path: Path) -> dict | None:
 
 def stored_proofs(path: Path) -> tuple[dict | None, list, dict]:
     """The stored proof at ``path`` (docs/proofs/<game>.json), the other proofs of the game
-    under the same parameters that prove more invariants inductive (docs/proofs/<game>-*.json:
-    part of the invariants proved alone, where the whole step is out of reach) as (path,
-    stored) pairs, and the result of each invariant: the first proof's, unless another proves
-    it inductive (the union of inductive sets is inductive)."""
+    under the same parameters and readings that prove more invariants inductive
+    (docs/proofs/<game>-*.json: part of the invariants proved alone, where the whole step is
+    out of reach) as (path, stored) pairs, and the result of each invariant: the first
+    proof's, unless another proves it inductive (the union of inductive sets is inductive).
+    A proof under other readings (``variants``) proves nothing of these rules: see
+    `other_readings`."""
     stored = load_stored(path)
     results = {r["invariant"]: r for r in (stored or {}).get("results", [])}
     also = []
     for p in sorted(path.parent.glob(f"{path.stem}-*.json")) if stored else ():
         more = load_stored(p)
-        if not more or more.get("params") != stored.get("params"):
+        if not more or more.get("params") != stored.get("params") \
+                or more.get("variants") != stored.get("variants"):
             continue
         proved = [r for r in more.get("results", []) if r["status"] == "inductive"
                   and results.get(r["invariant"], {}).get("status") != "inductive"]
@@ -462,6 +466,17 @@ def stored_proofs(path: Path) -> tuple[dict | None, list, dict]:
             for r in proved:
                 results[r["invariant"]] = {**r, "detail": f"docs/proofs/{p.name}"}
     return stored, also, results
+
+
+def other_readings(path: Path) -> list:
+    """The stored proofs of the game of ``path`` made under readings other than the spec's
+    defaults (``variants``), as (path, stored) pairs: each holds of those readings only."""
+    out = []
+    for p in sorted(path.parent.glob(f"{path.stem}-*.json")):
+        more = load_stored(p)
+        if more and more.get("variants"):
+            out.append((p, more))
+    return out
 
 
 def replay_witness(game_name: str, w: dict, params: dict) -> tuple[bool, str, object, Game]:
@@ -689,10 +704,28 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
     out.append(_staleness(g, stored, "proof results"))
     for _, more in also:
         out.append(_staleness(g, more, "proof results"))
+    elsewhere: dict[str, list[str]] = {}
+    for p, more in other_readings(path):
+        page.depends.add(str(p.resolve()))
+        readings = ", ".join(f"``{v}``" for v in more["variants"])
+        names = [r["invariant"] for r in more.get("results", []) if r["status"] == "inductive"]
+        for n in names:
+            elsewhere.setdefault(n, []).append(f"inductive under {', '.join(more['variants'])}"
+                                               f" (docs/proofs/{p.name})")
+        out.append(f"Under the reading{'s' if len(more['variants']) > 1 else ''} {readings}, "
+                   f"not the spec's default, "
+                   + (", ".join(f"``{n}``" for n in names) or "no invariant")
+                   + f" {'was' if len(names) == 1 else 'were'} proved inductive on "
+                   f"{more.get('generated', '?')} by ``{more.get('command', '')}`` "
+                   f"({more.get('seconds', '?')} s{_reused(more)}), in "
+                   f":file:`docs/proofs/{p.name}`: a proof of that reading's rules only.\n\n")
+        out.append(_staleness(g, more, "proof results"))
     rows = []
     for inv in g.p.invariants:
         r = results.get(inv.name)
         status = r["summary"] if r else "not proved (no stored result)"
+        if not r or r.get("status") != "inductive":
+            status = "; ".join([status, *elsewhere.get(inv.name, [])])
         rows.append([rst.ref("invariant", f"{g.name}.{inv.name}", inv.name), rst.esc(status)])
     out.append(rst.table(["invariant", "status"], rows, "30 70"))
     for inv in g.p.invariants:
@@ -703,11 +736,15 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
         out.append(rst.code(inv.source or ""))
         out.append(f"**In English:** {rst.esc(E.invariant_sentence(en, inv))}\n\n")
         r = results.get(inv.name)
+        more = "".join(f"; {rst.esc(e)}" for e in elsewhere.get(inv.name, [])
+                       if not r or r.get("status") != "inductive")
         if r:
             out.append(f"**Status:** {rst.esc(r['summary'])}"
-                       + (f" — {rst.esc(r['detail'])}" if r.get("detail") else "") + "\n\n")
+                       + (f" — {rst.esc(r['detail'])}" if r.get("detail") else "")
+                       + more + "\n\n")
         else:
-            out.append("**Status:** not proved: no stored result for this invariant.\n\n")
+            out.append("**Status:** not proved: no stored result for this invariant"
+                       + more + ".\n\n")
         uses = [c for c in _calls(inv.expr) if ("def", c) in g.symbols.items]
         if uses:
             out.append("Uses " + ", ".join(rst.ref("def", f"{g.name}.{c}", c) for c in uses)

@@ -277,6 +277,32 @@ def test_game_page_counts_invariants_another_stored_proof_proves_inductive(tmp_p
     assert "not proved: no stored result" not in text
 
 
+def test_game_page_keeps_a_proof_of_another_reading_apart(tmp_path, monkeypatch):
+    """A stored proof made under a reading other than the spec's default (``variants``) proves
+    nothing of the default rules: its invariants are not counted inductive, and the page says
+    under which reading they were."""
+    monkeypatch.setenv("RULEBOOK_SPECS", str(TUTORIAL))
+    wdir, pdir = tmp_path / "w", tmp_path / "p"
+    wdir.mkdir()
+    pdir.mkdir()
+
+    def proof(status, command, **more):
+        return json.dumps({"generated": "today", "depth": 1, "command": command,
+                           "params": {"players": 2}, "seconds": 5, **more, "results": [
+            {"invariant": n, "status": st, "summary": st, "detail": ""}
+            for n, st in status.items()]})
+    (pdir / "pile-up.json").write_text(proof({"decreasing": "inductive"}, "a"))
+    (pdir / "pile-up-other.json").write_text(proof({"six_cards": "inductive"}, "b",
+                                                   variants=["order:any"]))
+    text = game_page("pile-up", wdir, pdir).text
+    assert "**2 invariants**: 1 inductive, 1 not proved" in text
+    assert ("Under the reading ``order:any``, not the spec's default, ``six_cards`` was "
+            "proved inductive on today by ``b`` (5 s), in :file:`docs/proofs/pile-up-other.json`"
+            ": a proof of that reading's rules only.") in text
+    assert ("**Status:** not proved: no stored result for this invariant; inductive under "
+            "order:any (docs/proofs/pile-up-other.json).") in text
+
+
 def test_rules_digest_ignores_checks_only(tmp_path):
     """A witness depends on the rules alone: an added invariant (and the def only it uses)
     leaves the rules digest alone, while any change to a rule changes it."""

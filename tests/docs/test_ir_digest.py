@@ -236,7 +236,8 @@ def test_every_stored_proof_names_the_program_it_proved(path):
     and, proved alone, its invariants): `docs/refresh.py --restamp` was run after the digest
     last changed, so the next edit that keeps the program keeps the proof."""
     stored = json.loads(path.read_text(encoding="utf-8"))
-    g = _checked(stored["game"], (), tuple(sorted(stored["params"].items())))
+    g = _checked(stored["game"], tuple(stored.get("variants", ())),
+                 tuple(sorted(stored["params"].items())))
     assert stored["proof_ir_sha256"] == proof_ir_digest(g, stored.get("proof_invariants"))
 
 

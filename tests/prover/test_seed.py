@@ -304,6 +304,34 @@ def test_a_proof_with_no_tactic_flag_seeds_the_cases_its_ladder_split(tmp_path, 
     assert json.loads(path.read_text(encoding="utf-8")) == stored
 
 
+def test_refresh_stores_a_proof_of_a_named_reading(tmp_path, monkeypatch, capsys):
+    # docs/refresh.py --variant READING:OPTION proves the game under that reading, says so in
+    # the command, stores it as "variants", and reads the game back under it (--seed-only).
+    import importlib.util
+    from conftest import ROOT
+    spec_ = importlib.util.spec_from_file_location("refresh", ROOT / "docs" / "refresh.py")
+    refresh = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(refresh)
+    monkeypatch.setattr(refresh, "HERE", tmp_path)
+    asked = []
+
+    def load(name, variants=(), params=()):
+        asked.append(tuple(variants))
+        return _game(tmp_path)
+    monkeypatch.setattr(refresh, "load_game", load)
+    assert refresh.main(["stored", "--only", "proofs", "--depth", "2", "--split-on", "c",
+                         "--variant", "r:b", "--store", str(tmp_path / "a.sqlite")]) == 0
+    stored = json.loads((tmp_path / "proofs" / "stored.json").read_text(encoding="utf-8"))
+    assert stored["command"] == "rulebook prove stored --variant r:b --depth 2 --split-on c --json"
+    assert stored["variants"] == ["r:b"] and ("r:b",) in asked
+    asked.clear()
+    assert refresh.main(["--seed-only", "--store", str(tmp_path / "a.sqlite")]) == 0
+    assert asked == [("r:b",)]
+    with pytest.raises(SystemExit):
+        refresh.main(["stored", "--variant", "r:b"])
+    assert "--variant: only with --only proofs" in capsys.readouterr().err
+
+
 def test_an_expansion_finds_its_own_stored_proofs(tmp_path, monkeypatch, capsys):
     """`rulebook prove tours-de-pouvoir` loads the base game (named les-5-tours) with the
     expansion; its stored proofs are named tours-de-pouvoir, and those are the ones asked for
