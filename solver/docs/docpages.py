@@ -709,9 +709,11 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
         page.depends.add(str(p.resolve()))
         readings = ", ".join(f"``{v}``" for v in more["variants"])
         names = [r["invariant"] for r in more.get("results", []) if r["status"] == "inductive"]
+        # Said beside an invariant's status where the default rules leave it unproved.
         for n in names:
-            elsewhere.setdefault(n, []).append(f"inductive under {', '.join(more['variants'])}"
-                                               f" (docs/proofs/{p.name})")
+            if results.get(n, {}).get("status") != "inductive":
+                elsewhere.setdefault(n, []).append(
+                    f"inductive under {', '.join(more['variants'])} (docs/proofs/{p.name})")
         out.append(f"Under the reading{'s' if len(more['variants']) > 1 else ''} {readings}, "
                    f"not the spec's default, "
                    + (", ".join(f"``{n}``" for n in names) or "no invariant")
@@ -723,9 +725,8 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
     rows = []
     for inv in g.p.invariants:
         r = results.get(inv.name)
-        status = r["summary"] if r else "not proved (no stored result)"
-        if not r or r.get("status") != "inductive":
-            status = "; ".join([status, *elsewhere.get(inv.name, [])])
+        status = "; ".join([r["summary"] if r else "not proved (no stored result)",
+                            *elsewhere.get(inv.name, [])])
         rows.append([rst.ref("invariant", f"{g.name}.{inv.name}", inv.name), rst.esc(status)])
     out.append(rst.table(["invariant", "status"], rows, "30 70"))
     for inv in g.p.invariants:
@@ -736,8 +737,7 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
         out.append(rst.code(inv.source or ""))
         out.append(f"**In English:** {rst.esc(E.invariant_sentence(en, inv))}\n\n")
         r = results.get(inv.name)
-        more = "".join(f"; {rst.esc(e)}" for e in elsewhere.get(inv.name, [])
-                       if not r or r.get("status") != "inductive")
+        more = "".join(f"; {rst.esc(e)}" for e in elsewhere.get(inv.name, []))
         if r:
             out.append(f"**Status:** {rst.esc(r['summary'])}"
                        + (f" — {rst.esc(r['detail'])}" if r.get("detail") else "")

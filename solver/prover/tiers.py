@@ -92,20 +92,18 @@ def step(local, guard, goal, conj, name, items, readers, candidates, memo, split
         # the latest checks as it is (True: z3 gave up), at most SAME_TERM_WINDOW.
         tally = memo.setdefault(("same-tally", split[4] if split else name), [0, 0, []])
         recent = tally[2]
-        if hit is None and tally[1] >= SAME_TERM_MISSES and not (
-                sum(recent) >= SAME_TERM_MISSES and 2 * sum(recent) > len(recent)):
+        if hit is None and tally[1] >= SAME_TERM_MISSES and not _mostly_gave_up(
+                recent, SAME_TERM_MISSES):
             try:
                 # None (proved), or a counterexample to the conjunct: one to its reduction
                 # too (the same formula, some terms written otherwise).
                 with terms.time_limit(local, min(QUICK_MS, timeout_ms), timeout_ms):
                     verdict = tiers(local, guard, goal, conj, name, items, readers,
                                     candidates, memo, None, min(QUICK_MS, timeout_ms))
-                recent.append(False)
-                del recent[:-SAME_TERM_WINDOW]
+                _latest(recent, False, SAME_TERM_WINDOW)
                 return verdict
             except Unknown:
-                recent.append(True)
-                del recent[:-SAME_TERM_WINDOW]
+                _latest(recent, True, SAME_TERM_WINDOW)
         if hit is None:
             hit = memo[("same", c1.get_id(), c2.get_id())] = (c1, c2, sameterms.same_terms(c1, c2))
             tally[0 if not hit[2].eq(c2) else 1] += 1
@@ -116,6 +114,18 @@ def step(local, guard, goal, conj, name, items, readers, candidates, memo, split
             items, goal, reduced = [(k, c3)], z3.Not(c3), True
     return _step_on(local, guard, goal, conj, name, items, readers, candidates, memo, split,
                     timeout_ms, reduced)
+
+
+def _mostly_gave_up(recent: list, misses: int) -> bool:
+    """Whether z3 gave up on at least ``misses`` of the ``recent`` tries (True: gave up), more
+    than half of them."""
+    return sum(recent) >= misses and 2 * sum(recent) > len(recent)
+
+
+def _latest(recent: list, gave_up: bool, window: int) -> None:
+    """``gave_up`` added to the ``recent`` tries, of which the latest ``window`` are kept."""
+    recent.append(gave_up)
+    del recent[:-window]
 
 
 def _step_on(local, guard, goal, conj, name, items, readers, candidates, memo, split,
@@ -148,7 +158,7 @@ def _step_on(local, guard, goal, conj, name, items, readers, candidates, memo, s
         raise Unknown("split one conjunct at a time")
     # The latest tries of several conjuncts together on this key's paths (True: gave up).
     recent = memo.setdefault(("joint-tally", key), []) if len(items) > 1 else []
-    if sum(recent) >= JOINT_MISSES and 2 * sum(recent) > len(recent):
+    if _mostly_gave_up(recent, JOINT_MISSES):
         raise Unknown("one conjunct at a time")
     if key not in learned or reduced:
         quick = min(QUICK_MS, timeout_ms)
@@ -156,14 +166,11 @@ def _step_on(local, guard, goal, conj, name, items, readers, candidates, memo, s
             with terms.time_limit(local, quick, timeout_ms):
                 verdict = tiers(local, guard, goal, conj, name, items, readers, candidates,
                                 memo, None, quick)
-            if len(items) > 1:
-                recent.append(False)
-                del recent[:-JOINT_WINDOW]
+            _latest(recent, False, JOINT_WINDOW)
             return verdict
         except Unknown:
             if len(items) > 1:
-                recent.append(True)
-                del recent[:-JOINT_WINDOW]
+                _latest(recent, True, JOINT_WINDOW)
                 raise       # one at a time first: each alone is often proved without a split
     try:
         verdict = splits.split_tiers(local, guard, conj, name, items, readers, candidates, memo,

@@ -592,12 +592,10 @@ def test_a_move_that_sets_the_actor_to_a_term_is_one_path_per_value_of_it():
         assert s.check() == z3.unsat
 
 
-def test_without_length_splitting_an_action_that_needs_one_conjunct_at_a_time_gets_it_directly(
-        monkeypatch):
-    """Without --split-lengths, the conjuncts a path changes are tried together briefly; once
-    z3 gives up on them for an action, its later paths take them one at a time from the
-    start (a bid that deals the market changes one count per card: together they cost the
-    whole time-out on every path).  z3 giving up is simulated on more than ten assumptions."""
+def _twelve_conjuncts(monkeypatch):
+    """An invariant of twelve conjuncts x_i >= 0 and a path that moves each x_i up by one
+    (``new``, to edit), with z3 giving up on more than ten assumptions: (x, new, the sizes of
+    the checks of the latest step, and ``step_each(memo, split)`` of that path)."""
     import z3
 
     from solver.engine.symbolic import make_solver
@@ -605,28 +603,39 @@ def test_without_length_splitting_an_action_that_needs_one_conjunct_at_a_time_ge
     conj = {"inv": [v >= 0 for v in x]}
     readers = _readers(conj)
     real, small_only = _only_small_checks(monkeypatch)
-    sizes = []
+    sizes: list = []
 
     def counted(solver, goal):
         sizes.append(len(goal.children()))
         return small_only(solver, goal)
     monkeypatch.setattr(terms, "check_assume", counted)
-    learned: set = set()
     new = [v + 1 >= 0 for v in x]
-    items = list(enumerate(new))
 
-    def step():
+    def step_each(memo, split):
         sizes.clear()
         return tiers.step_each(make_solver(5_000), z3.BoolVal(True), z3.Not(z3.And(new)), conj,
-                               "inv", items, readers, ["inv"], {},
-                               (None, set(), {}, learned, ("act", "inv")), 5_000)
+                               "inv", list(enumerate(new)), readers, ["inv"], memo, split,
+                               5_000)
+    return x, new, sizes, step_each
+
+
+def test_without_length_splitting_an_action_that_needs_one_conjunct_at_a_time_gets_it_directly(
+        monkeypatch):
+    """Without --split-lengths, the conjuncts a path changes are tried together briefly; once
+    z3 gives up on them for an action, its later paths take them one at a time from the
+    start (a bid that deals the market changes one count per card: together they cost the
+    whole time-out on every path).  z3 giving up is simulated on more than ten assumptions."""
+    x, new, sizes, step_each = _twelve_conjuncts(monkeypatch)
+    learned: set = set()
+
+    def step():
+        return step_each({}, (None, set(), {}, learned, ("act", "inv")))
     assert step() is None
     assert learned == {("act", "inv")} and max(sizes) > 10     # tried together, gave up
     assert step() is None
     assert sizes and max(sizes) <= 10                           # one at a time directly
     # A path that breaks one conjunct still gives its counterexample.
     new[4] = x[4] - 1 >= 0
-    items = list(enumerate(new))
     model = step()
     assert model is not None and model.eval(x[4]).as_long() == 0
 
@@ -638,34 +647,16 @@ def test_with_length_splitting_an_action_where_together_gives_up_goes_one_at_a_t
     most of its latest tries, the later paths take them one at a time directly (Towers'
     `place` under the physical collapse: 2 s of a 5.6 s path).  Another action still tries
     them together.  z3 giving up is simulated on more than ten assumptions."""
-    import z3
-
-    from solver.engine.symbolic import make_solver
-    x = [z3.Int(f"x{i}") for i in range(12)]
-    conj = {"inv": [v >= 0 for v in x]}
-    readers = _readers(conj)
-    real, small_only = _only_small_checks(monkeypatch)
-    sizes = []
-
-    def counted(solver, goal):
-        sizes.append(len(goal.children()))
-        return small_only(solver, goal)
-    monkeypatch.setattr(terms, "check_assume", counted)
+    x, new, sizes, step_each = _twelve_conjuncts(monkeypatch)
     memo: dict = {}
-    new = [v + 1 >= 0 for v in x]
-    items = list(enumerate(new))
 
     def step(action="act"):
-        sizes.clear()
-        return tiers.step_each(make_solver(5_000), z3.BoolVal(True), z3.Not(z3.And(new)), conj,
-                               "inv", items, readers, ["inv"], memo,
-                               ([], set(), {}, set(), (action, "inv")), 5_000)
+        return step_each(memo, ([], set(), {}, set(), (action, "inv")))
     for _ in range(tiers.JOINT_MISSES):
         assert step() is None and max(sizes) > 10           # tried together, gave up
     assert step() is None and sizes and max(sizes) <= 10    # one at a time directly
     assert step("other") is None and max(sizes) > 10
     new[4] = x[4] - 1 >= 0
-    items = list(enumerate(new))
     model = step()
     assert model is not None and model.eval(x[4]).as_long() == 0
 
