@@ -28,8 +28,8 @@ SAME_TERM_MISSES = 3
 SAME_TERM_WINDOW = 4
 # With length splitting on, the changed conjuncts of a path are first tried together within
 # QUICK_MS; on the paths of an (action, invariant) where that gave up JOINT_MISSES times, more
-# than half of its latest JOINT_WINDOW tries, they go one at a time directly.  Towers' `place`
-# under the physical collapse: the joint try gave up on every path, 2 s of a 5.6 s path.
+# than half of its latest JOINT_WINDOW tries, they go one at a time directly: an action whose
+# joint try gave up on every path spent 2 s of its 5.6 s a path on it (bench/README.md).
 JOINT_MISSES = 2
 JOINT_WINDOW = 4
 # `_congruent` asks of this many arguments at once whether one differs, then, if z3 gives up,
