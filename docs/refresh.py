@@ -44,6 +44,7 @@ from solver.queries import embed  # noqa: E402
 from solver.lang.digest import (current, proof_digest, proof_ir_digest, rules_digest,  # noqa: E402
                                 rules_ir_digest, spec_digest)
 from solver.engine.game import load_game  # noqa: E402
+from solver.lang.errors import RulebookError  # noqa: E402
 from solver.prover.options import ProveOptions  # noqa: E402
 from solver.prover.prove import prove  # noqa: E402
 from solver.prover.result import Tally  # noqa: E402
@@ -426,4 +427,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except RulebookError as e:      # a bad game, parameter or reading: one line, status 2
+        print(f"refresh: {e}", file=sys.stderr)
+        sys.exit(2)

@@ -332,6 +332,20 @@ def test_refresh_stores_a_proof_of_a_named_reading(tmp_path, monkeypatch, capsys
     assert "--variant: only with --only proofs" in capsys.readouterr().err
 
 
+def test_refresh_says_a_bad_reading_in_one_line():
+    """docs/refresh.py with an option a reading does not have: one line, exit status 2."""
+    import subprocess
+    import sys
+    from conftest import ROOT
+    r = subprocess.run([sys.executable, str(ROOT / "docs" / "refresh.py"), "towers", "--only",
+                        "proofs", "--variant", "collapse:nope"], capture_output=True, text=True,
+                       cwd=ROOT, timeout=120)
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.strip().splitlines() == [
+        "refresh: variant 'collapse:nope': reading 'collapse' has no option 'nope' (options: "
+        "placed, upwards, fewest, physical)"]
+
+
 def test_an_expansion_finds_its_own_stored_proofs(tmp_path, monkeypatch, capsys):
     """`rulebook prove tours-de-pouvoir` loads the base game (named les-5-tours) with the
     expansion; its stored proofs are named tours-de-pouvoir, and those are the ones asked for
