@@ -1,18 +1,23 @@
 """The inductive step on Dask distributed (solver/prover/cluster.py): the verdicts of two
-workers are those of one process, a worker killed mid-proof changes none of them, what the
-workers proved is in the store, and a scheduler that does not answer is one line, exit 2."""
+workers are those of one process (why a candidate fell included, under case splits and
+symmetries too), a worker killed mid-proof changes none of them, what the workers proved is
+in the store and the journal, an edit re-checks only its action's paths there, and a
+scheduler that does not answer is one line, exit 2."""
 from __future__ import annotations
 
 import os
 import socket
 import time
 
+import json
+
 import pytest
 from distributed import Client, LocalCluster, WorkerPlugin
 
 from conftest import FIXTURES, run_cli
+from solver.engine import domains as dz
 from solver.engine.game import load_game
-from solver.prover import cluster
+from solver.prover import cluster, orbits, splits
 from solver.prover.cluster import Engine, Recipe
 from solver.prover.options import ProveOptions
 from solver.prover.prove import prove
@@ -57,6 +62,108 @@ def test_the_workers_verdicts_are_written_into_the_store(client, tmp_path):
     again, t2 = _verdicts("toy.rules", store=db)
     assert again == first == _verdicts("toy.rules")[0]
     assert t1.reused == 0 and t2.checked == 0 and t2.reused == t1.paths > 0
+
+
+def test_why_a_candidate_fell_is_the_first_path_that_breaks_it_whichever_worker(client):
+    def results(engine=None):
+        res = prove(load_game(str(FIXTURES / "toy.rules")),
+                    ProveOptions(bmc_depth=5, timeout_ms=30_000), engine=engine)
+        # A refutation's depth is that of the model z3 finds, not always the least.
+        return {r.name: (r.status, r.detail, None if r.status == "refuted" else r.depth)
+                for r in res}
+    one = results()
+    two = results(_engine(client, "toy.rules"))
+    assert two == one
+    # The reason not_eight is not inductive is the first path that breaks it (dec), as one
+    # process finds it, whichever worker checked that path.
+    assert "where dec() breaks it" in two["not_eight"][1]
+
+
+def test_the_workers_split_the_step_on_a_field(client):
+    # With `tries` a number in each case, `light` is proved (without the split it is not):
+    # the workers build the parent's cases.
+    one, _ = _verdicts("opaque.rules", split_on=("tries",))
+    two, tally = _verdicts("opaque.rules", _engine(client, "opaque.rules"), split_on=("tries",))
+    assert two == one and {n: s for n, (s, _) in two.items()} == \
+        {"borne": "inductive", "light": "inductive"}
+    assert tally.checked > 0
+
+
+def _paths_of(path, action: str) -> int:
+    """How many action paths ``action`` has over the step's cases, counted afresh."""
+    g = load_game(str(path))
+    fields = splits.split_fields(g)
+    return sum(1 for S in splits.cases(g, dz.Fresh("s_"), "s", fields)
+               for b in splits.paths(g, S, fields) if b.action == action)
+
+
+@pytest.mark.parametrize("spec, old, new, action, passes", [
+    # lap's paths: checked for the step and for the transition property.
+    ("stored.rules", "    c = 0;", "    c = 1;", "lap", 2),
+    # One case per player to move: pass's paths in each.
+    ("turns.rules", "left[turn] == 0;", "left[turn] < 1;", "pass", 1),
+])
+def test_an_edit_of_one_action_builds_only_its_paths_on_the_workers(client, tmp_path, spec,
+                                                                     old, new, action, passes):
+    # The other actions' paths all held before: the workers neither build nor check them,
+    # and the verdicts are those of one process without the store.  (The edit is another
+    # file: `load_game`, here and on the workers, keeps a game by its path.)
+    text = (FIXTURES / spec).read_text(encoding="utf-8")
+    assert old in text
+    db = str(tmp_path / "p.sqlite")
+    before, f = tmp_path / "before" / spec, tmp_path / "after" / spec
+    for path, t in ((before, text), (f, text.replace(old, new))):
+        path.parent.mkdir()
+        path.write_text(t, encoding="utf-8")
+    _, t1 = _verdicts(str(before), store=db)
+    n = passes * _paths_of(f, action)
+    got, t = _verdicts(str(f), _engine(client, str(f)), store=db)
+    assert n > 0 and t.built == t.checked == n < t1.built and t.paths == t1.paths
+    assert got == _verdicts(str(f))[0]
+    again, t2 = _verdicts(str(f), _engine(client, str(f)), store=db)
+    assert (t2.built, t2.checked, t2.reused) == (0, 0, t1.paths) and again == got
+
+
+def _symmetric(spec: str, engine=None, **kw):
+    said: list[str] = []
+    res = prove(load_game(str(FIXTURES / spec)),
+                ProveOptions(1, 60_000, symmetric=True, **kw), progress=said.append,
+                engine=engine)
+    return {r.name: r.status for r in res}, said
+
+
+def test_the_images_follow_of_the_paths_the_workers_checked(client, tmp_path, monkeypatch):
+    """Under --symmetry the parent settles the images of the paths the workers proved, and
+    records them in the journal beside the workers' verdicts."""
+    monkeypatch.setattr(orbits, "MIRROR_MIN_S", 0.0)     # every image mirrored, not proved
+    log = tmp_path / "journal.jsonl"
+    got, _ = _symmetric("regions.rules", _engine(client, "regions.rules"), region_facts=True,
+                        journal=str(log))
+    assert got == {"low": "inductive", "apart": "inductive"}
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    # 9 squares, 2 actions, 2 passes: of each action's 9 paths, the 3 orbits' first proved.
+    assert sum(1 for r in records if "by" in r) == 2 * 2 * (9 - 3)
+    assert any("fell" in r and "by" not in r for r in records)
+
+
+def test_a_resumed_transition_pass_rotates_from_the_first_case_with_the_workers(
+        client, tmp_path, monkeypatch):
+    """A run stopped after the transition properties' first case resumes from the journal
+    with an engine: the other cases' paths still follow from the first case's (settled in
+    the parent, none of them sent to the workers), as in one process."""
+    monkeypatch.setattr(orbits, "MIRROR_MIN_S", 0.0)
+    log = tmp_path / "journal.jsonl"
+    first, _ = _symmetric("roam.rules", opaque_fix=True, journal=str(log))
+    lines = log.read_text().splitlines()
+    cut = next(k for k, x in enumerate(lines) if json.loads(x).get("kind") == "transition-case")
+    log.write_text("\n".join(lines[:cut + 1]) + "\n")
+    again, said = _symmetric("roam.rules", _engine(client, "roam.rules"), opaque_fix=True,
+                             journal=str(log))
+    assert again == first == {"one_each": "inductive", "all_stay": "inductive"}
+    assert "transitions: case 1 of 3: every path held in a previous run" in " ".join(said)
+    records = [json.loads(x) for x in log.read_text().splitlines()[cut + 1:]]
+    by = [r["by"] for r in records if r.get("kind") == "transition"]
+    assert len(by) == 2 * 36 and all(" of case 1 path " in b for b in by)
 
 
 class _KillOnce(WorkerPlugin):
