@@ -183,11 +183,11 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
     options = ProveOptions(
         bmc_depth=depth, timeout_ms=int(timeout_s * 1000), only=only or None,
         step_timeout_ms=int(step_timeout_s * 1000), split_lengths=split_lengths,
-        split_on=split_on, jobs=1, journal=journal, opaque_fix=opaque_fix, alone=alone,
+        split_on=split_on, journal=journal, opaque_fix=opaque_fix, alone=alone,
         region_facts=region_facts, symmetric=symmetric, auto=auto and journal is None,
         store=store if journal is None else None)
     tally = Tally()
-    # --jobs N: the Dask workers of `rulebook prove --workers N` (cluster.py), not forks.
+    # --jobs N: the Dask workers of `rulebook prove --workers N` (cluster.py).
     from solver.prover import cluster
     engine = cluster.engine(cluster.Recipe.of(game, variants, tuple(sorted(params.items()))),
                             jobs) if jobs > 1 else None

@@ -359,7 +359,7 @@ def _prove_with(args, engine) -> int:
     options = ProveOptions(
         bmc_depth=args.depth, timeout_ms=int(args.timeout * 1000), only=only, auto=auto,
         step_timeout_ms=int(step_timeout * 1000), split_lengths=args.split_lengths,
-        exact_reals=args.exact_reals, split_on=tuple(args.split_on), jobs=1,
+        exact_reals=args.exact_reals, split_on=tuple(args.split_on),
         journal=args.journal, store=seeding.store_path(args), opaque_fix=args.opaque_fix,
         alone=args.alone, region_facts=args.region_facts, symmetric=args.symmetry,
         fix_budget_ms=None if args.fix_budget is None else int(args.fix_budget * 1000),

@@ -11,7 +11,7 @@ from ..engine import domains as dz
 from ..engine.game import Game
 from ..engine.symbolic import Unknown, make_solver, substitution
 from ..lang import ir
-from . import nearby, orbits, pool, splits, terms, tiers
+from . import nearby, orbits, splits, terms, tiers
 from .options import COARSE, GAVE_UP, PROGRESS_S, ProveOptions, gave_up_why
 
 # A path's guard is first checked against the candidates' conjuncts that read no more than
@@ -31,22 +31,20 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
 
     A path changes few leaves, so after substitution most conjuncts are the very same term as
     before (and hold by assumption).  Only changed conjuncts are checked: first from their own
-    previous versions alone, then, if that is not enough, from every assumption.  With
-    ``options.jobs`` over 1, each round's paths are shared out among that many forked
-    processes.  A `journal.Journal` records each path once checked, and gives back those a
+    previous versions alone, then, if that is not enough, from every assumption.  A
+    `journal.Journal` records each path once checked, and gives back those a
     previous run checked; ``symmetric`` (an `orbits.Symmetric`): the paths that follow by a
     symmetry from others are not proved again.  ``tally`` (a `result.Tally`), if given, is
     kept up to date with the round and the paths checked in it, for a caller stopped
     part-way.  ``engine`` (a `cluster.Engine`): a round's paths are Dask tasks instead, each
-    worker building the cases again (`Step`); the forks of ``options.jobs`` are not used."""
-    timeout_ms, split, jobs = options.step_timeout_ms, options.split_lengths, options.jobs
+    worker building the cases again (`Step`)."""
+    timeout_ms, split = options.step_timeout_ms, options.split_lengths
     from .result import Tally
     tally = tally if tally is not None else Tally()
     step = Step(game, invs, options, say, tally)
     fresh, fields, cases, order, local = step.fresh, step.fields, step.cases, step.order, \
         step.local
     if engine is not None:
-        jobs = 1
         run_ = engine.run(options, [i.name for i in invs])
     candidates = [i.name for i in invs]
     plans: dict = {}        # case -> the shares of its actions the workers built
@@ -114,7 +112,7 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
             tally.total = sum(len(c[2]) for c in cases) + unbuilt
             checked_before = tally.checked
 
-            def check_paths(paths, say=say, S=S, conj=conj, readers_of=readers_of,
+            def check_paths(paths, S=S, conj=conj, readers_of=readers_of,
                             lengths=lengths, ci=ci, small=small):
                 note = None if journal is None else \
                     (lambda at, b, why, skipped, took: journal.record(
@@ -153,8 +151,7 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                 # first case's, all of them settled by now (this round or a previous run).
                 fell_here = set().union(*(d for d, *_ in results))
                 paths = _rotated(symmetric, cases, ci, fields, work, paths, candidates,
-                                 dropped | fell_here, fresh.constraints, journal, jobs, say,
-                                 timing)
+                                 dropped | fell_here, fresh.constraints, journal, say, timing)
             later: list = []
             if symmetric is not None:
                 # The images of earlier paths under the board's symmetries wait: once the
@@ -176,10 +173,6 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                         results.extend(engine.induction(
                             run_, ci, candidates, by_action(rest, work, lambda x: x[0]),
                             journal, tally, say))
-                elif jobs > 1:
-                    results.extend(pool.forked(check_paths, pool.pulled(paths, jobs), say,
-                                           _build_next(cases, ci, candidates, journal,
-                                                       order)))
                 else:
                     results.append(check_paths(paths))
             run(paths)
@@ -199,10 +192,10 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                         journal.record(ci, at, b.action, candidates, {}, sorted(fell),
                                        f"{sym.name} of path {at0}")
                 goals = orbits.Goals(work, goal_of)
-                rest = orbits.mirror_all(symmetric, ("induction", ci), goals,
-                                   [(at, goals[at]) for at, _ in later], orbs,
-                                   [c for n in candidates for c in conj[n]],
-                                   fresh.constraints, note, say, jobs, costs)
+                rest = orbits.mirrored(symmetric, ("induction", ci), goals,
+                                       [(at, goals[at]) for at, _ in later], orbs,
+                                       [c for n in candidates for c in conj[n]],
+                                       fresh.constraints, note, say, costs)
                 if rest:
                     run([(at, work[at]) for at in rest])
             # Why a candidate fell: on the first path that breaks it, as one process would say.
@@ -416,8 +409,7 @@ def by_action(paths: list, work: list, path_of) -> list[tuple]:
 
 
 def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: list,
-             candidates: list, fell: set, bounds: list, journal, jobs: int, say,
-             timing: dict) -> list:
+             candidates: list, fell: set, bounds: list, journal, say, timing: dict) -> list:
     """``paths`` (of case ``ci``) but those that follow from the first case's path of the
     same action and parameters with the players numbered from this case's actor (the spec's
     `rotate`, `symmetry.Rotation`); ``fell``: the candidates fallen so far this round (left
@@ -446,26 +438,7 @@ def _rotated(symmetric, cases: list, ci: int, fields: list, work: list, paths: l
         symmetric, "induction", ci, fields, (S0, [b for b, _, _ in w0], orbits.Goals(w0, goal_of)),
         (S, [b for b, _, _ in work], orbits.Goals(work, goal_of)), paths,
         ([c for n in candidates for c in conj0[n]], [c for n in candidates for c in conj[n]]),
-        bounds, note, say, jobs, costs)
-
-
-def _build_next(cases: list, ci: int, candidates, journal, order: list):
-    """What builds the paths of the next case after ``ci`` that this round will check (not
-    assumed away, not built yet, not done by a previous run), in place: those of the actions
-    a previous run did not decide (`decided_groups`); None when there is none."""
-    def held(cj):
-        return {} if journal is None else journal.decided_groups(cj, order, candidates)
-
-    def skip(cj):
-        _, _, work, _, _, falsified, _, _, _ = cases[cj]
-        return bool(falsified & set(candidates) or work or len(held(cj)) == len(order) or (
-            journal is not None and journal.case_done(cj, candidates) is not None))
-    cj = pool.next_case(len(cases), ci, skip)
-    if cj is None:
-        return None
-    work, build = cases[cj][2], cases[cj][6]
-    only = {a for a in order if a not in held(cj)}
-    return lambda: work.extend(build(only))
+        bounds, note, say, costs)
 
 
 def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, split, timeout_ms,

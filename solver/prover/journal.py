@@ -36,8 +36,8 @@ class Journal:
     are recorded too (``"kind": "transition"``), each with the invariants it assumed, and
     a case whose every path held them (``"kind": "transition-case"``).  A
     path on which z3 timed out is not recorded: a time-out says more of the machine's load
-    than of the rules.  Forked workers append their own lines (one short write each).  A
-    line cut short by a kill is skipped."""
+    than of the rules.  The proof's own process alone appends (one short write a line; a
+    Dask worker's records come back to it).  A line cut short by a kill is skipped."""
 
     def __init__(self, path, key: dict, say):
         self.path = str(path)

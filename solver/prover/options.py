@@ -49,11 +49,6 @@ class ProveOptions:
     """State fields (bool, integer or enum) whose every value is a case of the step, that
     field concrete: a step that reads a constant table at such a field (a record's kind)
     then reads numbers."""
-    jobs: int = 1
-    """Processes that check the inductive step's paths at once (forked; 1 on a platform
-    without fork), for a caller that hands `prove` no Dask engine (`cluster.Engine`, which
-    the command line's --workers and --cluster use instead).  The verdicts do not depend on
-    it, only the time."""
     journal: str | None = None
     """A file where each action path of the inductive step is recorded once checked; a run
     with the same spec, parameters and options skips the paths recorded there (see

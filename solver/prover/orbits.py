@@ -7,7 +7,7 @@ import time
 
 from ..engine import domains as dz
 from ..engine.game import Game
-from . import pool, symmetry
+from . import symmetry
 from .options import PROGRESS_S
 
 # A path whose orbit's first took less than this (s, the action's mean) is proved itself: a
@@ -77,7 +77,7 @@ def mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list,
 
 
 def rotate_from_first(symmetric, key: str, ci: int, fields: list, first: tuple, here: tuple,
-                      paths: list, assumed: tuple, bounds: list, note, say, jobs: int,
+                      paths: list, assumed: tuple, bounds: list, note, say,
                       costs=None) -> list:
     """``paths`` of case ``ci`` of a pass (``key``) but those that follow from the first
     case's path of the same action and parameters, the players numbered from this case's
@@ -94,10 +94,9 @@ def rotate_from_first(symmetric, key: str, ci: int, fields: list, first: tuple, 
     orbs = {at: [(firsts[keys[at]], rot)] for at, _ in paths if keys[at] in firsts}
     if not orbs:
         return paths
-    rest = set(mirror_all(symmetric, (key, ci), goals0,
-                           [(at, goals[at]) for at in sorted(orbs)], orbs, assumed[1], bounds,
-                           note, say, jobs, costs,
-                           source="the first case's, the players numbered anew"))
+    rest = set(mirrored(symmetric, (key, ci), goals0,
+                        [(at, goals[at]) for at in sorted(orbs)], orbs, assumed[1], bounds,
+                        note, say, costs, source="the first case's, the players numbered anew"))
     return [(at, x) for at, x in paths if at not in orbs or at in rest]
 
 
@@ -123,20 +122,8 @@ def _rotation_keys(bs: list, field: int, r: int, n: int) -> list:
     return symmetry.keys_of(bs, after)
 
 
-def mirror_all(symmetric, key, work, later, orbs, assumed, bounds, note, say, jobs,
-               costs=None, source: str = "") -> list[int]:
-    """`mirrored` over ``later``, in ``jobs`` forked processes."""
-    def share(part, say=say):
-        # (``part`` draws the next path none has drawn: a list of it would drain it first.)
-        return mirrored(symmetric, key, work, part, orbs, assumed, bounds,
-                         note, say, costs, source)
-    if jobs > 1 and len(later) > 1:
-        return [at for part in pool.forked(share, pool.pulled(later, jobs), say) for at in part]
-    return share(later)
-
-
 class Goals:
-    """``work[at]`` as (path, goal), made when first asked for (in the process that asks)."""
+    """``work[at]`` as (path, goal), made when first asked for."""
 
     def __init__(self, work: list, goal_of):
         self.work, self.goal_of, self.made = work, goal_of, {}

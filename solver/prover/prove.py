@@ -6,8 +6,8 @@ The pipeline, one module a stage: the options (`options`), the base case here, t
 step of the state invariants (`induction`, its queries in `tiers`, split by `splits`), the
 transition properties' step (`transitions`), then bounded model checking of the rest (`bmc`);
 beside them the store of each path's verdict that a re-proof reuses (`store`), the journal
-a long proof resumes from (`journal`), the symmetries that spare
-paths (`orbits`) and the fork pool that shares paths out (`pool`)."""
+a long proof resumes from (`journal`), the symmetries that spare paths (`orbits`) and the
+Dask workers that share the step's paths out (`cluster`, `workers`)."""
 from __future__ import annotations
 
 import time
@@ -42,7 +42,7 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
     groups of those of this run's context that the store lacks are written into it first.
 
     ``engine`` (a `cluster.Engine`), if given: the inductive step's paths are checked by its
-    Dask workers (``options.jobs`` is then not used)."""
+    Dask workers; without, in this process."""
     only, alone = options.only, options.alone
     names = only
     known = {i.name for i in game.p.invariants}

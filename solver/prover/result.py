@@ -35,27 +35,6 @@ class Result:
                 **({"stopped": self.stopped} if self.stopped else {})}
 
 
-class _Count:
-    """A count for a platform without fork: the same interface as a shared Value."""
-
-    def __init__(self):
-        self.value = 0
-        import threading
-        self._lock = threading.Lock()
-
-    def get_lock(self):
-        return self._lock
-
-
-def shared_count():
-    """An integer in memory that forked processes share (a plain one without fork)."""
-    import multiprocessing as mp
-    try:
-        return mp.get_context("fork").Value("q", 0)
-    except ValueError:
-        return _Count()
-
-
 @dataclass
 class Tally:
     """How far a proof is, for one stopped part-way: the pass it is in and, in the
@@ -77,30 +56,10 @@ class Tally:
     transitions: tuple = ()
     # The passes of an automatic proof that ran (`tactics.ladder`), by name.
     passes: tuple = ()
-    # The paths checked in this round so far (`done`), and in the whole run (`checked`), in
-    # memory shared with the forked workers (`pool.forked`): the paths a worker finished
-    # count in the parent too, when the proof is stopped.
-    shared: object = field(default=None, repr=False, compare=False)
-    shared_checked: object = field(default=None, repr=False, compare=False)
-
-    def __post_init__(self):
-        if self.shared is None:
-            self.shared = shared_count()
-        if self.shared_checked is None:
-            self.shared_checked = shared_count()
-
-    @property
-    def done(self) -> int:
-        return self.shared.value
-
-    @done.setter
-    def done(self, n: int) -> None:
-        with self.shared.get_lock():
-            self.shared.value = n
-
-    @property
-    def checked(self) -> int:
-        return self.shared_checked.value
+    # The paths checked in this round so far, and in the whole run (a Dask worker's count
+    # once its task's verdicts are back).
+    done: int = 0
+    checked: int = 0
 
     @property
     def paths(self) -> int:
@@ -108,16 +67,14 @@ class Tally:
         return self.reused + self.checked
 
     def add(self, n: int = 1) -> None:
-        """Count ``n`` more paths checked (in whichever process checked them)."""
-        with self.shared.get_lock():
-            self.shared.value += n
+        """Count ``n`` more paths checked."""
+        self.done += n
         self.settled(n)
 
     def settled(self, n: int) -> None:
         """Count ``n`` more path queries checked in the run (a path a symmetry settled
         too), not in this round's progress."""
-        with self.shared_checked.get_lock():
-            self.shared_checked.value += n
+        self.checked += n
 
     def count(self, paths: int, reused: int) -> None:
         """Count ``reused`` path queries answered by a previous run, and ``paths - reused``

@@ -26,8 +26,8 @@ property: once every one held).  A re-proof does not build an action whose group
 (its paths' verdicts all there and standing for the run): building a case's paths cost a
 large board more than checking the few an edit reached.
 
-Safe for concurrent writers (WAL, one short transaction a row, a busy timeout): the fork
-pool's workers (each opens its own connection) and two proofs at once.  A file that is no
+Safe for concurrent writers (WAL, one short transaction a row, a busy timeout): two proofs
+at once.  A proof's Dask workers write nothing: their verdicts come back to its process.  A file that is no
 store this rulebook reads is moved aside for a fresh one (`prepare_file`)."""
 from __future__ import annotations
 
@@ -179,7 +179,7 @@ class Store:
         self._props = [i.name for i in game.p.invariants if i.transition]
         self._actions = [a.name for a in game.p.actions]
         self._ids: dict[tuple, list] = {}   # (kind, case) -> each path's (action digest, k)
-        self._conns: dict[int, sqlite3.Connection] = {}     # one per process (forks)
+        self._conns: dict[int, sqlite3.Connection] = {}     # one per process (`_db`)
         self._shapes = {a.name: shape(a) for a in game.p.actions}
         self._weaker: dict[str, list[str]] = {}     # action -> digests it strengthens
         self._said: set[str] = set()
@@ -189,8 +189,8 @@ class Store:
     # ---- the database ----------------------------------------------------------------------
 
     def _db(self) -> sqlite3.Connection:
-        """This process's connection: a forked worker opens its own (the parent's stays
-        untouched in the child, which ends without closing it)."""
+        """This process's connection: a process forked with the store open opens its own
+        (the parent's stays untouched in the child)."""
         db = self._conns.get(os.getpid())
         if db is None:
             db = sqlite3.connect(self.path, timeout=BUSY_MS / 1000, isolation_level=None)

@@ -1,6 +1,6 @@
 """The transition properties' step: each property on every action path, from the invariants
 proved inductive, checked as Houdini checks a path (`tiers`), with the same case splits,
-journal, symmetries and fork pool."""
+journal, symmetries and Dask workers."""
 from __future__ import annotations
 
 import z3
@@ -9,7 +9,7 @@ from ..engine import domains as dz
 from ..engine.game import Game
 from ..engine.symbolic import Unknown, leaves, make_solver, run_check, substitution
 from ..lang import ir
-from . import induction, nearby, orbits, pool, splits, terms, tiers
+from . import induction, nearby, orbits, splits, terms, tiers
 from .options import COARSE, ProveOptions, gave_up_why
 from .result import Tally
 
@@ -26,22 +26,19 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
     on a path of that action; what the tiers do not prove is asked from every invariant at once again, with
     the whole time-out (a model there is a counterexample to induction).  The "previous
     version" of a transition's conjunct is the conjunct over a step that changes nothing, a
-    tautology.  With ``options.jobs`` over 1 the paths are shared out among forked processes; why a
-    property fails is said of the first path that breaks it.  A `journal.Journal` records each
-    path's decided verdicts, and gives back those a previous run decided under the same
-    assumed invariants; a case where every path held every property is recorded whole, and
-    a resumed run does not build it again.  ``tally`` (a `result.Tally`), if given, counts
-    the paths and those a previous run decided."""
-    jobs = options.jobs
+    tautology.  Why a property fails is said of the first path that breaks it (with
+    ``engine``, a `cluster.Engine`, whichever Dask worker checked it).  A `journal.Journal`
+    records each path's decided verdicts, and gives back those a previous run decided under
+    the same assumed invariants; a case where every path held every property is recorded
+    whole, and a resumed run does not build it again.  ``tally`` (a `result.Tally`), if
+    given, counts the paths and those a previous run decided."""
     out = {tr.name: (True, "") for tr in trans}
     tp = Pass(game, trans, assumed, options)
     fresh, fields, names = tp.fresh, tp.fields, tp.names
     cases, after, order, prepare, posts_of = tp.cases, tp.after, tp.order, tp.prepare, \
         tp.posts_of
     if engine is not None:
-        jobs = 1
         run_ = engine.run(options, [tr.name for tr in trans], sorted(assumed))
-
 
     def held_before(ci: int, live: list) -> dict[str, int]:
         """The actions whose every path in case ``ci`` held each of ``live`` in a previous
@@ -61,17 +58,6 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
         run (under a symmetry too: a symmetry or a rotation maps a path onto one of the same
         action, so an orbit lies within the action's paths)."""
         return {a for a in order if a not in held}
-
-    def prepare_next(ci: int, live: list):
-        """What prepares, in `ready`, the next case after ``ci`` the pass will check (one a
-        previous run did not finish); None when there is none.  Run in the parent while the
-        workers check case ``ci``: building a large case's paths takes one core minutes,
-        with the other cores idle."""
-        cj = pool.next_case(len(cases), ci, lambda cj: done_before(cj, live) is not None)
-        if cj is None:
-            return None
-        only = to_build(cj, held_before(cj, live))
-        return lambda: ready.setdefault(cj, (only, prepare(cj, only)))
 
     first_case: list = []       # the first case's (prepared, post_of) and its actions built
 
@@ -104,11 +90,10 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
             (cases[ci], prepared[6], goals(prepared, post_of)),
             [(at, b) for at, b in paths if at not in decided],
             ([c for n in names for c in p0[0][n]], [c for n in names for c in prepared[0][n]]),
-            fresh.constraints, note, say, jobs)
+            fresh.constraints, note, say)
         kept = {at for at, _ in rest}
         return [(at, b) for at, b in paths if at in decided or at in kept]
 
-    ready: dict[int, tuple | None] = {}
     for ci, (S, N) in enumerate(zip(cases, after)):
         live = [tr for tr in trans if out[tr.name][0] is True]
         if not live:
@@ -127,10 +112,7 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
             _remote_case(engine, run_, game, S, ci, order, only, held, live, names, journal,
                          tally, say, out)
             continue
-        if ci in ready and ready[ci][0] == only:
-            prepared = ready.pop(ci)[1]
-        else:
-            prepared = prepare(ci, only)
+        prepared = prepare(ci, only)
         if prepared is None:
             continue        # no state of this case satisfies the invariants
         conj, memo, readers, template, reflexive, n_leaves, bs = prepared
@@ -182,7 +164,7 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
             paths = [(at, b) for at, b in paths if at not in waiting]
         parts: list = []
 
-        def run(paths, ci=ci, live=live, only=only, done=done):
+        def run(paths, ci=ci, live=live, done=done):
             if engine is not None:
                 rest = engine.ahead(paths, lambda part: parts.append(check_share(part)))
                 if rest:
@@ -190,9 +172,6 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                         run_, ci, tuple(tr.name for tr in live),
                         induction.by_action(rest, bs, lambda b: b), done, journal, names,
                         tally, say))
-            elif jobs > 1:
-                parts.extend(pool.forked(check_share, pool.pulled(paths, jobs), say,
-                                     prepare_next(ci, live)))
             else:
                 parts.append(check_share(paths))
         run(paths)
@@ -209,10 +188,10 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                                               {tr.name: None for tr in held},
                                               f"{sym.name} of path {at0}")
             goals = orbits.Goals(bs, goal_of)
-            rest = orbits.mirror_all(symmetric, ("transitions", ci), goals,
-                               [(at, goals[at]) for at, _ in later], orbs,
-                               [c for n in names for c in conj[n]], fresh.constraints,
-                               note, say, jobs)
+            rest = orbits.mirrored(symmetric, ("transitions", ci), goals,
+                                   [(at, goals[at]) for at, _ in later], orbs,
+                                   [c for n in names for c in conj[n]], fresh.constraints,
+                                   note, say)
             if rest:
                 run([(at, bs[at]) for at in rest])
         _closed(ci, parts, out, journal, names, live, len(bs), built, tally,

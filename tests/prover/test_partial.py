@@ -13,6 +13,7 @@ from solver.engine.game import load_path
 from solver.lang.errors import TimeUp
 from solver.prover.options import ProveOptions
 from solver.prover.prove import prove
+from solver.prover.result import Tally
 
 DEPTH = 4
 TIMEOUT_MS = 30_000
@@ -132,3 +133,14 @@ def test_ctrl_c_during_prove_prints_the_partial_verdicts():
     got = json.loads(out)
     assert got["stopped"] == "interrupted"
     assert {r["status"] for r in got["results"]} == {"undecided"}
+
+
+def test_a_proof_stopped_while_its_paths_are_built_says_so():
+    t = Tally(stage="induction", round=1)
+    assert t.where() == "during the inductive step (round 1), building its action paths"
+    t.total = 430
+    assert t.where() == "during the inductive step (round 1), after 0 of 430 action paths"
+    t.add(3)
+    assert t.where() == "during the inductive step (round 1), after 3 of 430 action paths"
+    t.done = 0            # a new Houdini round starts its count afresh; the run's stays
+    assert (t.done, t.checked) == (0, 3)

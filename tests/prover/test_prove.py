@@ -8,7 +8,7 @@ import pytest
 from conftest import FIXTURES, GAME, holds, run_cli
 from solver.engine.game import Move, load_game, load_path
 from solver.lang.errors import RulebookError
-from solver.prover import induction, nearby, pool, sameterms, splits, terms, tiers
+from solver.prover import induction, nearby, sameterms, splits, terms, tiers
 from solver.prover.options import ProveOptions
 from solver.prover.prove import prove
 
@@ -498,14 +498,11 @@ def test_exact_reals_prove_what_depends_on_the_statics(opaque):
     assert res["borne"].status == "inductive" and res["light"].status == "inductive"
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_the_step_split_on_a_field_reads_it_as_a_number(opaque, jobs):
+def test_the_step_split_on_a_field_reads_it_as_a_number(opaque):
     # With `tries` a number in each case, `bears(tries)` has concrete inputs and is decided
     # exactly, and the predicate at that number is tied to the answer: `light` is proved.
-    # With two workers, the parent builds each next case while they check the one before.
     res = {r.name: r.status for r in prove(opaque,
-                                           ProveOptions(3, TIMEOUT_MS, split_on=("tries",),
-                                                        jobs=jobs))}
+                                           ProveOptions(3, TIMEOUT_MS, split_on=("tries",)))}
     assert res == {"borne": "inductive", "light": "inductive"}
 
 
@@ -852,95 +849,6 @@ def test_identities_z3_gives_up_on_are_not_asked_one_by_one_for_long(monkeypatch
     new = z3.Sum([z3.If(x == 2, 1, 0) for x in c]) == 1
     assert sameterms.same_terms(old, new).eq(new)
     assert len(asked) == 1 + sameterms.SAME_TERM_GIVE_UPS
-
-
-def test_forked_workers_draw_each_path_once_whichever_is_slow():
-    """`pool.pulled` shares the paths out as the workers ask for them: each item is drawn by
-    exactly one worker, and a worker slowed down on its first item leaves the rest to the
-    other (dealt by turns it kept half of them)."""
-    import time
-
-
-    def work(share, say=None):
-        got = []
-        for x in share:
-            if x == 0:
-                time.sleep(2.0)
-            got.append(x)
-        return got
-    items = list(range(40))
-    parts = pool.forked(work, pool.pulled(items, 2), lambda m: None)
-    assert sorted(x for part in parts for x in part) == items
-    slow = next(part for part in parts if 0 in part)
-    assert len(slow) < 10
-
-
-def test_the_step_shared_out_among_processes_gives_the_same_verdicts(toy):
-    one = _results(toy)
-    two = {r.name: r for r in prove(toy, ProveOptions(BMC_DEPTH, TIMEOUT_MS, jobs=2))}
-
-    def verdicts(res):
-        # A refutation's depth is that of the model z3 finds, not always the least.
-        return {n: (r.status, r.detail, None if r.status == "refuted" else r.depth)
-                for n, r in res.items()}
-    assert verdicts(two) == verdicts(one)
-    # The reason not_eight is not inductive is the first path that breaks it (dec), as one
-    # process finds it, whichever process checked that path.
-    assert "where dec() breaks it" in two["not_eight"].detail
-
-
-def test_forked_shares_run_in_other_processes_and_their_failures_are_errors():
-    import os
-    from solver.lang.errors import RulebookError
-    out = pool.forked(lambda share, say=None: (os.getpid(), sum(share)), [[1, 2], [3], []],
-                      lambda m: None)
-    assert [s for _, s in out] == [3, 3, 0]
-    assert os.getpid() not in {p for p, _ in out} and len({p for p, _ in out}) == 3
-
-    def boom(share, say=None):
-        raise ValueError("no")
-    with pytest.raises(RulebookError, match="ValueError: no"):
-        pool.forked(boom, [[1]], lambda m: None)
-
-
-def test_the_parent_builds_the_next_case_while_the_workers_check_this_one():
-    """`pool.forked`'s ``meanwhile`` runs in the parent before it waits for the children: a
-    worker that waits for it (10 s at most) sees it done; run after the children, it would
-    not be."""
-    import multiprocessing as mp
-
-    built = mp.get_context("fork").Event()
-
-    def work(share, say=None):
-        return built.wait(10.0)
-    assert pool.forked(work, [[1], [2]], lambda m: None, meanwhile=built.set) == [True, True]
-
-
-def test_the_transition_pass_builds_its_next_case_while_the_workers_check_this_one(
-        toy, monkeypatch):
-    """With ``jobs`` over 1 the transition pass, as Houdini does, hands `pool.forked` what builds
-    its next case, to run in the parent while the workers check this one.  Split over n's
-    eleven values, toy's pass checks eleven cases: each is built once (as many builds as one
-    process makes), every case but the last comes with the next one's build, and the verdicts
-    are one process's, n_grows failing on dec with m_grows checked on to the end."""
-    run = dict(only=("even", "m_grows", "n_grows"), alone=True, split_on=("n",))
-    built = _builds(monkeypatch)
-    one = {r.name: (r.status, r.detail) for r in prove(toy,
-                                                       ProveOptions(BMC_DEPTH, TIMEOUT_MS, **run))}
-    alone = len(built)
-    real, handed = pool.forked, []
-
-    def spy(fn, shares, say, meanwhile=None):
-        if fn.__name__ == "check_share":
-            handed.append(meanwhile is not None)
-        return real(fn, shares, say, meanwhile)
-    monkeypatch.setattr(pool, "forked", spy)
-    built.clear()
-    two = {r.name: (r.status, r.detail)
-           for r in prove(toy, ProveOptions(BMC_DEPTH, TIMEOUT_MS, jobs=2, **run))}
-    assert two == one and one["n_grows"][0] == "refuted" and one["m_grows"][0] == "inductive"
-    assert len(built) == alone
-    assert handed == [True] * 10 + [False]
 
 
 def _paths_checked(monkeypatch, by_round=False) -> list:

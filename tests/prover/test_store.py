@@ -87,8 +87,7 @@ def test_an_edit_of_one_action_rechecks_only_its_paths(tmp_path):
     assert got == fresh and t0.reused == 0
 
 
-@pytest.mark.parametrize("jobs", [1, 2])
-def test_an_edit_of_one_action_builds_only_its_paths(tmp_path, jobs):
+def test_an_edit_of_one_action_builds_only_its_paths(tmp_path):
     # The other actions' paths all held before: they are not even built (building them is
     # most of a re-proof's time on a large board), and the verdicts are those of a run
     # without the store.
@@ -97,11 +96,11 @@ def test_an_edit_of_one_action_builds_only_its_paths(tmp_path, jobs):
     assert t1.built == t1.paths         # one Houdini round and the transition pass
     edited = _edit("    c = 0;", "    c = 1;")
     lap = _paths_of(tmp_path, edited, "lap")
-    got, t = _prove(tmp_path, edited, db, jobs=jobs)
+    got, t = _prove(tmp_path, edited, db)
     assert t.built == 2 * lap < t1.built
     assert (t.paths, t.checked) == (t1.paths, 2 * lap)
     assert got == _prove(tmp_path, edited, None)[0]
-    again, t2 = _prove(tmp_path, edited, db, jobs=jobs)
+    again, t2 = _prove(tmp_path, edited, db)
     assert (t2.built, t2.checked, t2.reused) == (0, 0, t1.paths) and again == got
 
 
@@ -157,14 +156,6 @@ def test_a_new_action_first_rechecks_only_its_own_paths(tmp_path):
     assert got == _prove(tmp_path, edited, None)[0]
 
 
-def test_the_pools_workers_write_the_store(tmp_path):
-    db = tmp_path / "p.sqlite"
-    first, t1 = _prove(tmp_path, SPEC, db, jobs=2)
-    assert t1.reused == 0
-    again, t2 = _prove(tmp_path, SPEC, db)
-    assert t2.reused == t2.paths == t1.paths and again == first
-
-
 def test_an_edit_that_breaks_an_invariant_is_not_hidden_by_the_store(tmp_path):
     db = tmp_path / "p.sqlite"
     before, _ = _prove(tmp_path, SPEC, db)
@@ -203,8 +194,8 @@ def test_parameters_of_the_step_that_change_its_paths_change_the_key(tmp_path):
     _prove(tmp_path, SPEC, db)
     _, t = _prove(tmp_path, SPEC, db, split_on=("c",))
     assert t.reused == 0 and t.paths > 0
-    # Another step time-out or the jobs: the proofs stand.
-    _, t = _prove(tmp_path, SPEC, db, step_timeout_ms=9_000, jobs=2)
+    # Another step time-out: the proofs stand.
+    _, t = _prove(tmp_path, SPEC, db, step_timeout_ms=9_000)
     assert t.reused == t.paths
 
 
@@ -473,7 +464,7 @@ def test_the_text_of_a_stopped_run_says_so_beside_its_paths(tmp_path):
                                               "checked": 4000 - rows}
 
 
-@pytest.mark.parametrize("kw", [{}, {"jobs": 2}, {"symmetric": True}])
+@pytest.mark.parametrize("kw", [{}, {"symmetric": True}])
 def test_an_edit_of_one_action_over_the_players_cases(tmp_path, kw):
     # One case per player to move: only the edited action's paths are built in each (under
     # --symmetry too: an orbit, and a path's rotation, are of one action), and the verdicts

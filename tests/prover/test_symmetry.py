@@ -119,18 +119,6 @@ def test_an_action_proved_in_milliseconds_is_not_mirrored(monkeypatch):
     assert _followed([m for m in said if m.startswith("transitions")]) == 2 * (9 - 3)
 
 
-def test_the_images_are_checked_in_forked_workers_too(tmp_path):
-    """With two workers (whose progress stays in their processes, their journal records
-    do not), the same paths follow."""
-    import json
-    log = tmp_path / "journal.jsonl"
-    got, _ = _run(load_path(FIXTURES / "regions.rules"), region_facts=True, symmetric=True,
-                  jobs=2, journal=str(log))
-    assert got == {"low": "inductive", "apart": "inductive"}
-    records = [json.loads(line) for line in log.read_text().splitlines()]
-    assert sum(1 for r in records if "by" in r) == 2 * 2 * (9 - 3)
-
-
 def test_a_flood_read_as_unknowns_is_mirrored_too():
     """`--opaque-fix` reads the walk's flood as uninterpreted functions of what it reads (the
     squares walked from and to, the pieces); a proof holds for every such function, so for
@@ -227,7 +215,7 @@ def test_a_flood_path_for_one_player_is_not_rotated_away(tmp_path):
 def test_a_resumed_transition_pass_rotates_from_the_first_case_done_before(tmp_path):
     """A run stopped after the transition properties' first case resumes from the journal:
     the first case is built again only to rotate from, and the other cases' paths follow
-    from it, in forked workers too."""
+    from it."""
     import json
     game = load_path(FIXTURES / "roam.rules")
     log = tmp_path / "journal.jsonl"
@@ -235,10 +223,9 @@ def test_a_resumed_transition_pass_rotates_from_the_first_case_done_before(tmp_p
     lines = log.read_text().splitlines()
     cut = next(k for k, x in enumerate(lines) if json.loads(x).get("kind") == "transition-case")
     log.write_text("\n".join(lines[:cut + 1]) + "\n")
-    again, said = _run(game, opaque_fix=True, symmetric=True, journal=str(log), jobs=2)
+    again, said = _run(game, opaque_fix=True, symmetric=True, journal=str(log))
     assert again == first == {"one_each": "inductive", "all_stay": "inductive"}
     assert "transitions: case 1 of 3: every path held in a previous run" in " ".join(said)
-    # (The forked workers' progress is their own: the journal says what they settled.)
     records = [json.loads(x) for x in log.read_text().splitlines()[cut + 1:]]
     by = [r["by"] for r in records if r.get("kind") == "transition"]
     assert len(by) == 2 * 36 and all(" of case 1 path " in b for b in by)
