@@ -22,7 +22,7 @@ from .instances import locals_used as _locals_used
 from .pins import matches, pins_of
 from .reach import Searches, searches_in
 from ..lang.irwalk import nodes
-from ..lang.sources import gc_paused, is_path, load_files, spec_texts
+from ..lang.sources import gc_paused, is_path, load_files, spec_texts, texts_digest
 from ..lang.types import SeqT, Type, default
 
 
@@ -747,22 +747,25 @@ def _bool_check(cc: Compiler, stmts):
     return scope["check"]
 
 
-def load_game(name: str, *variants_params, **named) -> Game:
+def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
     """Compile a game, by id (its `game` line: from spec/ or RULEBOOK_SPECS) or by the path of
-    its .rules file: ``load_game(name, variants=(), params=())``, cached per variants and
-    parameters as given, and per z3 context (`fresh_z3`)."""
-    return _load_game(z3.main_ctx(), name, *variants_params, **named)
+    its .rules file, cached per variants and parameters as given, per z3 context
+    (`fresh_z3`) and per the text of its sources: a spec edited on disk is compiled again,
+    in a long-lived process too (a Dask worker kept across proofs)."""
+    variants = tuple(variants)
+    return _load_game(z3.main_ctx(), name, variants, tuple(params),
+                      texts_digest(name, variants))
 
 
 @lru_cache(maxsize=64)
 @gc_paused()
-def _load_game(ctx, name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
-    found = spec_texts(name, tuple(variants))
+def _load_game(ctx, name: str, variants: tuple[str, ...], params: tuple, digest: str) -> Game:
+    found = spec_texts(name, variants)
     if found is None:                   # load_files says what is wrong
-        files, readings = load_files(name, tuple(variants))
+        files, readings = load_files(name, variants)
         return Game(*check_program(files, dict(params), readings, const_value))
     texts, readings = found
-    return Game(*programcache.checked(texts, readings, tuple(params)))
+    return Game(*programcache.checked(texts, readings, params))
 
 
 load_game.cache_clear = _load_game.cache_clear

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 
 from ..lang.errors import RulebookError
-from ..lang.sources import is_path
+from ..lang.sources import is_path, texts_digest
 from .game import Game, load_game
 
 # How long `connect` waits for a scheduler to answer (s).
@@ -39,19 +39,25 @@ AHEAD = 4
 @dataclass(frozen=True)
 class Recipe:
     """How a worker loads the game again: its id or the absolute path of its .rules file
-    (the same spec files must be there), the variants and the parameters."""
+    (the same spec files must be there), the variants, the parameters and the digest of the
+    spec's text as the sender read it (`texts_digest`): a worker whose files differ (edited
+    since, or another checkout) refuses the work rather than answer for other rules."""
 
     game: str
     variants: tuple = ()
     params: tuple = ()
+    digest: str = ""
 
     @staticmethod
     def of(name: str, variants=(), params=()) -> Recipe:
         """The recipe of ``load_game(name, variants, params)``: a path made absolute."""
-        return Recipe(os.path.abspath(name) if is_path(name) else name, tuple(variants),
-                      tuple(params))
+        game = os.path.abspath(name) if is_path(name) else name
+        return Recipe(game, tuple(variants), tuple(params), texts_digest(game, tuple(variants)))
 
     def load(self) -> Game:
+        if self.digest and texts_digest(self.game, self.variants) != self.digest:
+            raise RulebookError(f"{self.game}: the spec files on this worker are not those the "
+                                "work was sent with (edited since, or another checkout)")
         return load_game(self.game, self.variants, self.params)
 
 

@@ -6,6 +6,7 @@ import ast
 import contextlib
 import errno
 import gc
+import hashlib
 import json
 import os
 import re
@@ -274,6 +275,21 @@ def spec_texts(game: str, variants: tuple[str, ...]):
     except RulebookError:
         return None
     return [(f.path, f.text) for f in files], readings
+
+
+def texts_digest(game: str, variants: tuple[str, ...]) -> str:
+    """A digest of what `spec_texts` finds: the text of each source file, base first, and the
+    reading choices, not where the files lie (a worker on another machine has its checkout
+    elsewhere); "" where `load_files` would refuse."""
+    found = spec_texts(game, variants)
+    if found is None:
+        return ""
+    texts, readings = found
+    h = hashlib.sha256()
+    for _, text in texts:
+        h.update(f"{len(text)}\0".encode() + text.encode("utf-8"))
+    h.update(repr(sorted(readings.items())).encode())
+    return h.hexdigest()[:16]
 
 
 def load_path(path: Path) -> list[SourceFile]:

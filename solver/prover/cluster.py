@@ -56,8 +56,8 @@ class Run:
     @staticmethod
     def of(recipe: Recipe, options: ProveOptions, invariants, assumed=None) -> Run:
         assumed = None if assumed is None else tuple(assumed)
-        text = json.dumps([recipe.game, recipe.variants, recipe.params, repr(options),
-                           list(invariants), assumed], default=str)
+        text = json.dumps([recipe.game, recipe.variants, recipe.params, recipe.digest,
+                           repr(options), list(invariants), assumed], default=str)
         return Run(recipe, options, tuple(invariants), assumed,
                    hashlib.sha256(text.encode()).hexdigest()[:16])
 

@@ -129,3 +129,16 @@ def test_load_game_goes_through_the_cache(cache, checks):
     finally:
         load_game.cache_clear()
     assert len(checks) == 1 and a.p == b.p
+
+
+def test_load_game_follows_an_edit_of_its_file(cache, tmp_path):
+    # The game kept in memory is keyed by its sources' text, not by its path: a long-lived
+    # process (a Dask worker kept across proofs) loads the edited rules, not the old ones.
+    rules = tmp_path / "les-5-tours.rules"
+    text = (spec_dir() / "les-5-tours.rules").read_text(encoding="utf-8")
+    rules.write_text(text, encoding="utf-8")
+    first = load_game(str(rules))
+    assert load_game(str(rules)) is first
+    rules.write_text(text.replace('game "les-5-tours"', 'game "les-5-tours-edited"'),
+                     encoding="utf-8")
+    assert load_game(str(rules)).name == "les-5-tours-edited" and first.name == "les-5-tours"

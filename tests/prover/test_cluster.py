@@ -17,6 +17,7 @@ from distributed import Client, LocalCluster, WorkerPlugin
 from conftest import FIXTURES, run_cli
 from solver.engine import domains as dz
 from solver.engine.game import load_game
+from solver.lang.errors import RulebookError
 from solver.prover import cluster, orbits, splits
 from solver.prover.cluster import Engine, Recipe
 from solver.prover.options import ProveOptions
@@ -106,22 +107,34 @@ def _paths_of(path, action: str) -> int:
 def test_an_edit_of_one_action_builds_only_its_paths_on_the_workers(client, tmp_path, spec,
                                                                      old, new, action, passes):
     # The other actions' paths all held before: the workers neither build nor check them,
-    # and the verdicts are those of one process without the store.  (The edit is another
-    # file: `load_game`, here and on the workers, keeps a game by its path.)
+    # and the verdicts are those of one process without the store.  The file is edited in
+    # place, on workers that loaded it before the edit: they prove the edited rules.
     text = (FIXTURES / spec).read_text(encoding="utf-8")
     assert old in text
     db = str(tmp_path / "p.sqlite")
-    before, f = tmp_path / "before" / spec, tmp_path / "after" / spec
-    for path, t in ((before, text), (f, text.replace(old, new))):
-        path.parent.mkdir()
-        path.write_text(t, encoding="utf-8")
-    _, t1 = _verdicts(str(before), store=db)
+    f = tmp_path / spec
+    f.write_text(text, encoding="utf-8")
+    _, t1 = _verdicts(str(f), _engine(client, str(f)), store=db)
+    f.write_text(text.replace(old, new), encoding="utf-8")
     n = passes * _paths_of(f, action)
     got, t = _verdicts(str(f), _engine(client, str(f)), store=db)
     assert n > 0 and t.built == t.checked == n < t1.built and t.paths == t1.paths
     assert got == _verdicts(str(f))[0]
     again, t2 = _verdicts(str(f), _engine(client, str(f)), store=db)
     assert (t2.built, t2.checked, t2.reused) == (0, 0, t1.paths) and again == got
+
+
+def test_a_worker_whose_spec_differs_refuses_the_work(client, tmp_path):
+    # A recipe names the text it was sent with: a worker that reads other rules at that path
+    # (edited since, another checkout) says so in one line rather than prove them.
+    f = tmp_path / "toy.rules"
+    f.write_text((FIXTURES / "toy.rules").read_text(encoding="utf-8"), encoding="utf-8")
+    recipe = Recipe.of(str(f))
+    assert recipe.load().name and client.submit(Recipe.load, recipe).result().name
+    f.write_text(f.read_text(encoding="utf-8") + "\n# edited\n", encoding="utf-8")
+    with pytest.raises(RulebookError, match="not those the work was sent with"):
+        client.submit(Recipe.load, recipe, pure=False).result()
+    assert Recipe.of(str(f)).digest != recipe.digest
 
 
 def _symmetric(spec: str, engine=None, **kw):
