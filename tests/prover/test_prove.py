@@ -11,6 +11,7 @@ from solver.lang.errors import RulebookError
 from solver.prover import induction, nearby, sameterms, splits, terms, tiers
 from solver.prover.options import ProveOptions
 from solver.prover.prove import prove
+from solver.prover.result import Tally
 
 BMC_DEPTH = 5
 TIMEOUT_MS = 30_000
@@ -200,6 +201,43 @@ def test_an_action_whose_paths_are_possible_is_not_asked_about_vacuity_for_long(
     assert res == {"calm": "inductive", "bounded": "inductive"}
     assert sum("2 ==" in g or "== 2" in g for g in asked) == 1, asked     # wild's
     assert len(asked) <= 1 + induction.VACUITY_MISSES + 1, asked                  # inc's, pick's
+
+
+def test_a_candidate_z3_gave_up_on_is_asked_on_few_of_an_actions_paths(monkeypatch, tmp_path):
+    """With a store, a candidate z3 gave up on is still checked on the later paths, but on at
+    most GAVE_UP_MISSES of one action's paths in a case and round: z3 "gives up" on
+    `bounded` on each of `pick`'s six paths, and is asked on two of them, not six; the
+    verdicts are those of asking every path, and the paths not asked are not recorded."""
+    from solver.engine.symbolic import Unknown
+    game = load_path(FIXTURES / "vacuous.rules")
+    real, asked = tiers.step_each, []
+
+    def giving_up(local, guard, goal, conj, name, items, readers, candidates, memo, split,
+                  timeout_ms):
+        action = split[4][0]
+        asked.append((action, name))
+        if (action, name) == ("pick", "bounded"):
+            raise Unknown("simulated")
+        return real(local, guard, goal, conj, name, items, readers, candidates, memo, split,
+                    timeout_ms)
+    monkeypatch.setattr(tiers, "step_each", giving_up)
+
+    def run(db):
+        asked.clear()
+        tally = Tally()
+        res = {r.name: r.status for r in prove(game, ProveOptions(2, TIMEOUT_MS, store=str(db)),
+                                               tally=tally)}
+        return res, asked.count(("pick", "bounded")), tally
+    misses = induction.GAVE_UP_MISSES
+    few, n_few, _ = run(tmp_path / "few.sqlite")
+    monkeypatch.setattr(induction, "GAVE_UP_MISSES", 99)
+    every, n_every, _ = run(tmp_path / "every.sqlite")
+    assert few == every and few["bounded"] != "inductive" and few["calm"] == "inductive"
+    assert n_every >= 6 and n_few == misses * n_every // 6
+    # A second run asks the paths neither run recorded: z3 gave up on them.
+    monkeypatch.setattr(induction, "GAVE_UP_MISSES", misses)
+    again, n_again, t_again = run(tmp_path / "few.sqlite")
+    assert again == few and n_again == n_few and t_again.reused < t_again.paths
 
 
 def test_toy_example_is_confirmed(toy):
