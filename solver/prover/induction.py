@@ -21,12 +21,13 @@ VACUITY_VARS = 8
 # VACUITY_MISSES paths was vacuous is not asked about again (most actions are possible).
 VACUITY_MS = 500
 VACUITY_MISSES = 3
-# With a journal or a store, a candidate z3 gave up on is still checked on the later paths (a
-# time-out may say more of the machine's load than of the rules), but on at most this many of
-# one action's paths in a case and round: past that, the action's paths cannot all hold in
-# this pass, and each more path cost its whole time-out to learn nothing (Towers'
-# `blocks_conserved` on `place`: 20 s a path, about 60 paths a case, 16 cases, for a verdict
-# known after two).  The paths not asked are not recorded, so a later run asks them.
+# With a journal or a store, a candidate z3 gave up on (or broke only on a path whose fixpoint
+# was cut short, `COARSE`) is still checked on the later paths (a time-out may say more of the
+# machine's load than of the rules), but on at most this many of one action's paths in a case
+# and round: past that, the action's paths cannot all hold in this pass, and each more path
+# cost its whole time-out to learn nothing (Towers' `blocks_conserved` on `place`: 20 to 28 s
+# a path, about 60 paths a case, 16 cases, for a verdict known after two).  The paths not
+# asked are not recorded, so a later run asks them.
 GAVE_UP_MISSES = 2
 
 
@@ -507,10 +508,10 @@ def _check_paths(game, S, work, local, conj, readers_of, candidates, lengths, sp
                                      timeout_ms)
             except Unknown:
                 verdict = GAVE_UP
-                memo[misses] = memo.get(misses, 0) + 1
             if verdict is not None and b.approx:
                 verdict = COARSE
             if verdict is GAVE_UP or verdict is COARSE:
+                memo[misses] = memo.get(misses, 0) + 1
                 (unsure if note is not None else dropped).add(n)
                 gave_up = True
                 ctis.setdefault(n, (at, gave_up_why(b.action, timeout_ms, verdict is COARSE)))
