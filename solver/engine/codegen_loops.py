@@ -202,8 +202,17 @@ class LoopGen:
             # The arguments are put in env before the lookup by the closures; only the
             # body reads them there, so here they are put only when it runs.
             if kind == "pure":
-                # memo.memoised_pure: per call site, across states, bounded.
-                m, size = self.const({}, "M"), PURE_MEMO_SIZE
+                # memo.memoised_pure: across states, bounded; shared by the def's generated
+                # call sites whose keys are alike (a def that reads no state has one value
+                # for given arguments wherever it is called: a tower's occupancy asked by a
+                # puzzle's check and then by its start, its statics asked again by the
+                # next step of a collapse).  Each site keeps its own rate (`pure_rate`).
+                fmt = (e.name, tuple(_large(x.type) for x in e.args)) \
+                    if paused is not None else (e.name, None)
+                shared_memo = comp._pure_memos.get(fmt)
+                if shared_memo is None:
+                    shared_memo = comp._pure_memos[fmt] = {}
+                m, size = self.const(shared_memo, "M"), PURE_MEMO_SIZE
             else:
                 # memo.memoised: the def's memo (shared with its closure call sites),
                 # for the state's value of the fields the def reads.

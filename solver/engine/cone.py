@@ -38,15 +38,25 @@ def reduce(rows):
     others = 0
     parsed = _PARSED
     if len(parsed) >= _CAP:         # never during a call: its rows are read from here
+        # The rows' numbers name them in the groups' and eliminations' keys: all go together.
         parsed.clear()
+        _GROUPS.clear()
+        _ELIMINATED.clear()
+    # The parse of each row met, by the row's identity: a row's hash walks all its terms, and
+    # the loops below ask for the parse of every live row once per group.  The rows are kept
+    # alive in ``held``, so their ids are not reused during the call.
+    info_of: dict = {}
+    held: list = []
     for kind, t in rows:
         if kind == "eq":
             info = parsed.get(t)
             if info is None:
-                info = parsed[t] = _parse(t)
+                info = parsed[t] = _parse(t, len(parsed))
             if info is False:
                 return None         # integers only (the interpreter's rows are)
             eqs.append(t)
+            info_of[id(t)] = info
+            held.append(t)
             continue
         others += 1
         if kind == "le":
@@ -61,16 +71,16 @@ def reduce(rows):
     live = set(eqs)                 # rows, not their number: equal rows are one row
     # The widest rows first (pop takes the last): a body's force row reads all its bearing
     # points, its moment rows only some, and its group is the force row's.
-    todo = sorted((t for t in live if parsed[t][2] and parsed[t][0] <= nonneg),
-                  key=lambda t: len(parsed[t][0]))
+    todo = sorted((t for t in live if info_of[id(t)][2] and info_of[id(t)][0] <= nonneg),
+                  key=lambda t: len(info_of[id(t)][0]))
     while todo:
         t0 = todo.pop()
         if t0 not in live:
             continue
-        vs = parsed[t0][0]
+        vs = info_of[id(t0)][0]
         group, near = [], []
         for t in live:
-            ws = parsed[t][0]
+            ws = info_of[id(t)][0]
             if ws <= vs:
                 group.append(t)
             elif not ws.isdisjoint(vs):
@@ -78,10 +88,10 @@ def reduce(rows):
         if len(group) > 3:
             continue
         group.sort()
-        gkey = tuple(group)
+        gkey = tuple([info_of[id(t)][3] for t in group])
         res = _GROUPS.get(gkey, _GROUPS)
         if res is _GROUPS:
-            res = _group(vs, [parsed[t][1] for t in group])
+            res = _group(vs, [info_of[id(t)][1] for t in group])
             if len(_GROUPS) >= _CAP:
                 _GROUPS.clear()
             _GROUPS[gkey] = res
@@ -92,14 +102,15 @@ def reduce(rows):
             continue
         new = []
         for t in near:
-            r = _ELIMINATED.get((t, gkey), _ELIMINATED)
+            ekey = (info_of[id(t)][3], gkey)
+            r = _ELIMINATED.get(ekey, _ELIMINATED)
             if r is _ELIMINATED:
-                r = _eliminate(parsed[t][1], [parsed[g][1] for g in group], vs)
+                r = _eliminate(info_of[id(t)][1], [info_of[id(g)][1] for g in group], vs)
                 if r is not None:
                     r = tuple(sorted(r.items()))
                 if len(_ELIMINATED) >= _CAP:
                     _ELIMINATED.clear()
-                _ELIMINATED[t, gkey] = r
+                _ELIMINATED[ekey] = r
             if r is None:
                 break
             new.append(r)
@@ -116,7 +127,9 @@ def reduce(rows):
                     continue
                 info = parsed.get(r)
                 if info is None:
-                    info = parsed[r] = _parse(r)
+                    info = parsed[r] = _parse(r, len(parsed))
+                info_of[id(r)] = info
+                held.append(r)
                 live.add(r)
                 if info[2] and info[0] <= nonneg:
                     todo.append(r)
@@ -137,7 +150,9 @@ def reduce(rows):
 
 
 # Remembered per row and per group (their content): between two systems that differ in a
-# few rows, the others are parsed, tested and eliminated once.
+# few rows, the others are parsed, tested and eliminated once.  A row's parse carries a
+# number, which names it in the keys of the groups and eliminations (a tuple of ints hashes
+# in a few steps; the rows themselves walk all their terms): the three are emptied together.
 _CAP = 1 << 16
 _PARSED: dict = {}
 _GROUPS: dict = {}
@@ -151,15 +166,16 @@ def forget() -> None:
     _ELIMINATED.clear()
 
 
-def _parse(t):
-    """(the unknowns, the row as a dict, whether it has one sign) of an equality; False
-    when a coefficient is not an integer."""
+def _parse(t, number: int):
+    """(the unknowns, the row as a dict, whether it has one sign, ``number``: the row's name
+    in the keys of `_GROUPS` and `_ELIMINATED`) of an equality; False when a coefficient is
+    not an integer."""
     d = dict(t)
     if any(type(c) is not int for c in d.values()):
         return False
     vs = frozenset(v for v in d if v != -1)
     signs = {d[v] > 0 for v in vs}
-    return vs, d, len(signs) == 1
+    return vs, d, len(signs) == 1, number
 
 
 def _eliminate(r: dict, group: list, vs: set):

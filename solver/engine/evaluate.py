@@ -87,6 +87,9 @@ class Compiler(Operators, Loops):
             codegen = os.environ.get("RULEBOOK_CODEGEN", "1") != "0"
         self.codegen = codegen and not symbolic
         self._def_memos: dict = {}    # def name -> DefMemo, shared by its call sites
+        # (def name, which arguments stand as their numbers) -> the memo that the generated
+        # call sites of a def that reads no state share (codegen_loops.remembered_call)
+        self._pure_memos: dict = {}
         self._stateless_defs: dict = {}   # def name -> whether it reads only its arguments
         self._summaries: dict = {}        # IR node id -> what it reads (fixinc.summary)
         self._fields_read: dict = {}      # IR node id -> the state fields it reads

@@ -177,8 +177,9 @@ def _not(D, a):
     return dz.not_(a) if D.symbolic else (not a)
 
 
-def _rows(comp, D, e) -> Fn:
-    """``f(st, env, guard) -> [(guard, kind, term)]`` for a bool in the body."""
+def _rows(comp, D, e, outer=None) -> Fn:
+    """``f(st, env, guard) -> [(guard, kind, term)]`` for a bool in the body.  ``outer``:
+    the locals read by the nearest remembered part around ``e`` (`_sub_memo`), if any."""
     if not has_real(e):
         fc = comp.expr(e)
         one = D.const(1, IntT(1, 1))
@@ -193,12 +194,12 @@ def _rows(comp, D, e) -> Fn:
         return plain
     match e:
         case ir.Binary(op="and", left=l, right=r):
-            fl, fr = _rows(comp, D, l), _rows(comp, D, r)
+            fl, fr = _rows(comp, D, l, outer), _rows(comp, D, r, outer)
             return lambda st, env, g: fl(st, env, g) + fr(st, env, g)
         case ir.Binary(op="or", left=l, right=r):
             # Only `a implies b` (checked as `not a or b`) reaches here with a real-free side.
             cond, body = (l, r) if not has_real(l) else (r, l)
-            fc, fb = comp.expr(cond), _rows(comp, D, body)
+            fc, fb = comp.expr(cond), _rows(comp, D, body, outer)
 
             def implies(st, env, g):
                 c = fc(st, env)
@@ -207,7 +208,7 @@ def _rows(comp, D, e) -> Fn:
                 return fb(st, env, _and(D, g, _not(D, c)))
             return implies
         case ir.Binary(op=op, left=l, right=r) if op in ("<=", ">=", "<", ">", "=="):
-            fl, fr = _term(comp, D, l), _term(comp, D, r)
+            fl, fr = _term(comp, D, l, outer), _term(comp, D, r, outer)
             kind = {"<=": "le", ">=": "le", "<": "lt", ">": "lt", "==": "eq"}[op]
             flip = op in (">=", ">")
 
@@ -219,7 +220,8 @@ def _rows(comp, D, e) -> Fn:
         case ir.Quant(kind="forall", slot=s, domain=d, where=w, body=b):
             fd = comp.domain(d)
             fw = comp.expr(w) if w is not None else None
-            fb = _rows(comp, D, b)
+            sub = _sub_memo(D, e, outer)
+            fb = _rows(comp, D, b, outer if sub is None else _INSIDE)
             s1 = s + 1
 
             def forall(st, env, g):
@@ -233,9 +235,9 @@ def _rows(comp, D, e) -> Fn:
                         continue
                     out += fb(st, env, h)
                 return out
-            return forall
+            return forall if sub is None else _remembered_rows(forall, *sub)
         case ir.Ite(cond=c, then=a, other=b):
-            fc, fa, fb = comp.expr(c), _rows(comp, D, a), _rows(comp, D, b)
+            fc, fa, fb = comp.expr(c), _rows(comp, D, a, outer), _rows(comp, D, b, outer)
 
             def ite(st, env, g):
                 cv = fc(st, env)
@@ -246,14 +248,15 @@ def _rows(comp, D, e) -> Fn:
                 return fa(st, env, _and(D, g, cv)) + fb(st, env, _and(D, g, _not(D, cv)))
             return ite
         case ir.Let(slot=s, value=v, body=b):
-            fv = _term(comp, D, v) if has_real(v) else comp.expr(v)
-            fb, s1 = _rows(comp, D, b), s + 1
+            fv = _term(comp, D, v, outer) if has_real(v) else comp.expr(v)
+            s1 = s + 1
             reads = None if D.symbolic or has_real(v) else _pure_reads(b)
             # Only the innermost of nested remembered lets: an outer one's key holds what
             # the inner ones read and more (a whole state, say), and seldom recurs.
             if reads is not None and not (isinstance(b, ir.Let) and not has_real(b.value)
                                           and _pure_reads(b.body) is not None):
-                return _remembered_let(fv, fb, s1, *reads)
+                return _remembered_let(fv, _rows(comp, D, b, reads[0]), s1, *reads)
+            fb = _rows(comp, D, b, outer)
 
             def let(st, env, g):
                 env[s1] = fv(st, env)
@@ -348,8 +351,101 @@ def _remembered_let(fv, fb, s1, reads, fams):
     return let
 
 
-def _term(comp, D, e) -> Fn:
-    """``f(st, env) -> term`` for a real (or integer) term of the body."""
+# Below a part remembered apart (`_sub_memo`), none more: one level of parts only.
+_INSIDE = False
+
+
+def _sub_memo(D, e, outer):
+    """``(locals, families)`` when the quantifier ``e`` (a `forall` of rows, a `sum` of a
+    term) is remembered apart, by the values of the locals it reads: concretely, under a
+    remembered `let` (``outer``: the locals its key holds) when ``e`` reads no state and
+    not every one of those (a body's sign rows do not read what lies on it; its moments'
+    bearing part, not what lies on it either).  When the let's key changes in a local that
+    ``e`` does not read, its rows are found here instead of being built again, and they
+    are the same row objects as before (lp.py knows their normal forms by identity).  None
+    otherwise, and inside such a part."""
+    if D.symbolic or not outer:
+        return None
+    got = _pure_reads(e)
+    if got is None or set(outer) <= set(got[0]):
+        return None
+    return got
+
+
+def _key_slots(reads, fams, memo: dict):
+    """The env slots of a remembered part's locals and families, its memo registered with
+    `forget`."""
+    _LET_MEMOS.append(memo)
+    return tuple(r + 1 for r in reads), tuple(f + 1 for f in fams)
+
+
+def _built_all_active(fb, st, env, fslots, *args):
+    """``fb(st, env, *args)`` with every unknown of the families active (`_ALL`)."""
+    saved = [env[x] for x in fslots]
+    for x in fslots:
+        env[x] = _ALL
+    try:
+        return fb(st, env, *args)
+    finally:
+        for x, a in zip(fslots, saved):
+            env[x] = a
+
+
+def _remembered_rows(fb, reads, fams):
+    """The rows of a `forall` (``fb``) remembered per the values of the locals it reads,
+    as `_remembered_let` remembers a let's."""
+    memo: dict = {}
+    slots, fslots = _key_slots(reads, fams, memo)
+
+    def rows(st, env, g):
+        try:
+            key = tuple([env[x] for x in slots])
+            hit = memo.get(key)
+        except TypeError:   # an unhashable value
+            return fb(st, env, g)
+        if hit is None:
+            hit = _built_all_active(fb, st, env, fslots, True)
+            if len(memo) >= _LET_CAP:
+                memo.clear()
+            memo[key] = hit
+        if not g:
+            return []
+        active = env[fslots[0]]
+        if active is _ALL:
+            return hit      # shared: the rows are read, never changed, by their users
+        return [(True, kind, {v: c for v, c in t.items() if v == -1 or active[v]})
+                for _, kind, t in hit]
+    return rows
+
+
+def _remembered_term(fb, reads, fams):
+    """The term of a `sum` (``fb``) remembered per the values of the locals it reads: built
+    with every unknown active, then its inactive unknowns dropped (they only drop out of its
+    monomials)."""
+    memo: dict = {}
+    slots, fslots = _key_slots(reads, fams, memo)
+
+    def term(st, env):
+        try:
+            key = tuple([env[x] for x in slots])
+            hit = memo.get(key)
+        except TypeError:   # an unhashable value
+            return fb(st, env)
+        if hit is None:
+            hit = _built_all_active(fb, st, env, fslots)
+            if len(memo) >= _LET_CAP:
+                memo.clear()
+            memo[key] = hit
+        active = env[fslots[0]]
+        if active is _ALL:
+            return hit      # shared: terms are read, never changed, by their users
+        return {v: c for v, c in hit.items() if v == -1 or active[v]}
+    return term
+
+
+def _term(comp, D, e, outer=None) -> Fn:
+    """``f(st, env) -> term`` for a real (or integer) term of the body (``outer`` as in
+    `_rows`)."""
     if not has_real(e):
         fc, t = comp.expr(e), e.type
         return lambda st, env: D.const(fc(st, env), t)
@@ -362,10 +458,10 @@ def _term(comp, D, e) -> Fn:
             s1 = s + 1
             return lambda st, env: env[s1]
         case ir.Unary(op="neg", arg=a):
-            fa = _term(comp, D, a)
+            fa = _term(comp, D, a, outer)
             return lambda st, env: D.add({} if not D.symbolic else [], fa(st, env), -1)
         case ir.Binary(op="+" | "-", left=l, right=r):
-            fl, fr = _term(comp, D, l), _term(comp, D, r)
+            fl, fr = _term(comp, D, l, outer), _term(comp, D, r, outer)
             sign = 1 if e.op == "+" else -1
             return lambda st, env: D.add(fl(st, env), fr(st, env), sign)
         case ir.Binary(op="*", left=l, right=r):
@@ -382,12 +478,13 @@ def _term(comp, D, e) -> Fn:
                     c = fc(st, env)
                     return {o: c} if c and env[s1][o] else {}
                 return monomial
-            fr = _term(comp, D, real)
+            fr = _term(comp, D, real, outer)
             return lambda st, env: D.scale(fr(st, env), fc(st, env), ct)
         case ir.Quant(kind="sum", slot=s, domain=d, where=w, body=b):
             fd = comp.domain(d)
             fw = comp.expr(w) if w is not None else None
-            fb = _term(comp, D, b)
+            sub = _sub_memo(D, e, outer)
+            fb = _term(comp, D, b, outer if sub is None else _INSIDE)
             s1 = s + 1
 
             if not D.symbolic:
@@ -406,7 +503,7 @@ def _term(comp, D, e) -> Fn:
                             for k, c in t.items():
                                 acc[k] = get(k, 0) + c
                     return acc
-                return total_conc
+                return total_conc if sub is None else _remembered_term(total_conc, *sub)
 
             def total(st, env):
                 acc = [] if D.symbolic else {}
@@ -420,7 +517,7 @@ def _term(comp, D, e) -> Fn:
                 return acc
             return total
         case ir.Ite(cond=c, then=a, other=b):
-            fc, fa, fb = comp.expr(c), _term(comp, D, a), _term(comp, D, b)
+            fc, fa, fb = comp.expr(c), _term(comp, D, a, outer), _term(comp, D, b, outer)
 
             def ite(st, env):
                 cv = fc(st, env)
@@ -431,8 +528,8 @@ def _term(comp, D, e) -> Fn:
                 return D.add(D.guard(fa(st, env), cv), D.guard(fb(st, env), dz.not_(cv)))
             return ite
         case ir.Let(slot=s, value=v, body=b):
-            fv = _term(comp, D, v) if has_real(v) else comp.expr(v)
-            fb, s1 = _term(comp, D, b), s + 1
+            fv = _term(comp, D, v, outer) if has_real(v) else comp.expr(v)
+            fb, s1 = _term(comp, D, b, outer), s + 1
 
             def let(st, env):
                 env[s1] = fv(st, env)
