@@ -315,39 +315,14 @@ def _pure_reads(body):
 def _remembered_let(fv, fb, s1, reads, fams):
     """A `let` whose body's rows depend only on the values of the locals it reads: its rows
     are remembered per those values, built with every unknown active, and filtered by the
-    actual families.  Between two candidates only the parts near the changed one change, so
-    the rows of every other part are found here instead of being rebuilt."""
-    memo: dict = {}
-    _LET_MEMOS.append(memo)
-    slots = tuple(r + 1 for r in reads)
-    fslots = tuple(f + 1 for f in fams)
+    actual families (`_remembered_rows`).  Between two candidates only the parts near the
+    changed one change, so the rows of every other part are found here instead of being
+    rebuilt."""
+    rows = _remembered_rows(fb, reads, fams)
 
     def let(st, env, g):
         env[s1] = fv(st, env)
-        try:
-            key = tuple(env[x] for x in slots)
-            hit = memo.get(key)
-        except TypeError:   # an unhashable value
-            return fb(st, env, g)
-        if hit is None:
-            saved = [env[x] for x in fslots]
-            for x in fslots:
-                env[x] = _ALL
-            try:
-                hit = fb(st, env, True)
-            finally:
-                for x, a in zip(fslots, saved):
-                    env[x] = a
-            if len(memo) >= _LET_CAP:
-                memo.clear()
-            memo[key] = hit
-        if not g:
-            return []
-        active = env[fslots[0]]
-        if active is _ALL:
-            return hit      # shared: the rows are read, never changed, by their users
-        return [(True, kind, {v: c for v, c in t.items() if v == -1 or active[v]})
-                for _, kind, t in hit]
+        return rows(st, env, g)
     return let
 
 
@@ -393,7 +368,7 @@ def _built_all_active(fb, st, env, fslots, *args):
 
 def _remembered_rows(fb, reads, fams):
     """The rows of a `forall` (``fb``) remembered per the values of the locals it reads,
-    as `_remembered_let` remembers a let's."""
+    also a let's body (`_remembered_let`)."""
     memo: dict = {}
     slots, fslots = _key_slots(reads, fams, memo)
 
