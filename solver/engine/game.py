@@ -749,12 +749,11 @@ def _bool_check(cc: Compiler, stmts):
 
 def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
     """Compile a game, by id (its `game` line: from spec/ or RULEBOOK_SPECS) or by the path of
-    its .rules file, cached per variants and parameters as given, per z3 context
-    (`fresh_z3`) and per the text of its sources: a spec edited on disk is compiled again,
-    in a long-lived process too (a Dask worker kept across proofs)."""
+    its .rules file, cached per variants, parameters, z3 context (`fresh_z3`) and the files
+    it reads, their text included: an edited spec is compiled again in a long-lived process."""
     variants = tuple(variants)
     return _load_game(z3.main_ctx(), name, variants, tuple(params),
-                      texts_digest(name, variants))
+                      texts_digest(name, variants, paths=True))
 
 
 @lru_cache(maxsize=64)
@@ -774,12 +773,10 @@ load_game.cache_clear = _load_game.cache_clear
 @contextlib.contextmanager
 def fresh_z3():
     """Within it, z3 starts afresh, for a search whose answer must not depend on what this
-    process asked z3 before: a model (a witness) follows the order in which terms were first
-    made in the context, so the same query after other work can answer with another, equally
-    valid, model.  A new main context, in which `load_game` loads its games again (a game of
-    the old one keeps working in it); the old context is the main one again after.  A search
-    within it answers as in a fresh process, whichever process runs it (`queries.ascent`:
-    one pair of readings)."""
+    process asked z3 before (a model follows the order in which terms were first made, so
+    after other work the same query can give another valid model): a new main context, where
+    `load_game` loads its games again, the old one main again after.  A search within it
+    answers as in a fresh process (`queries.ascent`: one pair of readings)."""
     saved = z3.z3._main_ctx     # noqa: SLF001 - z3's own global, read by main_ctx()
     z3.z3._main_ctx = z3.Context()
     try:

@@ -277,17 +277,18 @@ def spec_texts(game: str, variants: tuple[str, ...]):
     return [(f.path, f.text) for f in files], readings
 
 
-def texts_digest(game: str, variants: tuple[str, ...]) -> str:
+def texts_digest(game: str, variants: tuple[str, ...], paths: bool = False) -> str:
     """A digest of what `spec_texts` finds: the text of each source file, base first, and the
-    reading choices, not where the files lie (a worker on another machine has its checkout
-    elsewhere); "" where `load_files` would refuse."""
+    reading choices, and with ``paths`` where each file lies (not without: a worker on
+    another machine has its checkout elsewhere); "" where `load_files` would refuse."""
     found = spec_texts(game, variants)
     if found is None:
         return ""
     texts, readings = found
     h = hashlib.sha256()
-    for _, text in texts:
-        h.update(f"{len(text)}\0".encode() + text.encode("utf-8"))
+    for path, text in texts:
+        where = f"{path}\0" if paths else ""
+        h.update(f"{where}{len(text)}\0".encode() + text.encode("utf-8"))
     h.update(repr(sorted(readings.items())).encode())
     return h.hexdigest()[:16]
 
