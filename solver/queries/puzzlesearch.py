@@ -220,7 +220,7 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
             memo[key] = best
             return best
         if d > 0:
-            moves = game.legal(st, actions)
+            moves = game.legal(st, actions, False)
             top = progress is not None and st is st0 and d == depth
             if top:
                 moves = list(moves)
@@ -247,7 +247,7 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
     res = best_from(st0, depth)
     if res is None:
         return None
-    return res[0], [step_json(game, m, shows) for m, shows in res[1]]
+    return res[0], _shown(game, st0, res[1])
 
 
 class _Visit:
@@ -450,7 +450,8 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
 
 
 def _shown(game: Game, st0, path: list) -> list:
-    """The steps of a run found by `_search_bb` (its moves were listed without their shows):
+    """The steps of a run found by `_search_one` or `_search_bb` (their moves were listed
+    without their shows, which a search would render for every move it tries):
     each move replayed from ``st0`` as the action shows it."""
     out = []
     st = st0

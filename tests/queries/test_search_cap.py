@@ -38,8 +38,8 @@ def test_the_cap_is_the_market_size_and_the_score_has_none():
 def _search(prep, q, monkeypatch, **kw):
     calls = []
     legal = Game.legal
-    monkeypatch.setattr(Game, "legal", lambda self, st, a=None: calls.append(1)
-                        or legal(self, st, a))
+    monkeypatch.setattr(Game, "legal", lambda self, st, a=None, shown=True: calls.append(1)
+                        or legal(self, st, a, shown))
     game = prep.game
     st, env = query_start(prep, q)
     res = _search_one(game, st, env, game.compiled(q.goal), game.compiled(q.maximize),
