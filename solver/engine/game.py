@@ -747,13 +747,13 @@ def _bool_check(cc: Compiler, stmts):
     return scope["check"]
 
 
-def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = ()) -> Game:
+def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = (), digest=None):
     """Compile a game, by id (its `game` line: from spec/ or RULEBOOK_SPECS) or by the path of
-    its .rules file, cached per variants, parameters, z3 context (`fresh_z3`) and the files
-    it reads, their text included: an edited spec is compiled again in a long-lived process."""
-    variants = tuple(variants)
-    return _load_game(z3.main_ctx(), name, variants, tuple(params),
-                      texts_digest(name, variants, paths=True))
+    its .rules file, cached per variants, parameters, z3 context (`fresh_z3`) and the files it
+    reads, their text included: an edited spec is compiled again in a long-lived process.
+    ``digest``: their `texts_digest(name, variants, paths=True)`, if the caller just took it."""
+    return _load_game(z3.main_ctx(), name, tuple(variants), tuple(params),
+                      digest or texts_digest(name, tuple(variants), paths=True))
 
 
 @lru_cache(maxsize=64)

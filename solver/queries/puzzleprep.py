@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from ..lang import ir
 from ..lang.codec import from_json, to_json
 from ..lang.errors import Disagreement, InputError, SpecError, VariantError
-from ..lang.sources import find_spec
+from ..lang.sources import find_spec, texts_digest
 from ..engine.evaluate import Refused
 from ..engine.game import Game, Move, load_game
 from ..engine.pins import allows
@@ -37,8 +37,11 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
     variants = obj.get("variants", [])
     if not isinstance(variants, list) or not all(isinstance(v, str) for v in variants):
         raise InputError(f"{where}.variants: expected a list of names")
+    # The files are read and digested once for both loads below (the game, then the game
+    # under the puzzle's parameters): `load_game` would read them on each.
+    digest = texts_digest(name, tuple(variants), paths=True)
     try:
-        base = _load(name, tuple(variants), (), where, variants)
+        base = _load(name, tuple(variants), (), where, variants, digest)
     except SpecError:
         # No such game: the error points at "game".  (Looked up only when the load fails:
         # a game already compiled is a cache hit, and the look-up reads the spec's file.)
@@ -83,7 +86,7 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
             else:
                 v = base.p.param_values[inp.name]
             params.append((inp.name, v))
-    game = _load(name, tuple(variants), tuple(params), where, variants)
+    game = _load(name, tuple(variants), tuple(params), where, variants, digest)
     decl = next(p for p in game.p.puzzles if p.name == pname)
     env = [None] * (decl.frame + 1)
     present = set()
@@ -103,11 +106,12 @@ def prepare(obj: dict, where: str = "puzzle") -> Prepared:
     return Prepared(game, decl, env, present)
 
 
-def _load(name: str, variants: tuple, params: tuple, where: str, written: list) -> Game:
+def _load(name: str, variants: tuple, params: tuple, where: str, written: list,
+          digest: str) -> Game:
     """`load_game`, an error about one of the puzzle's variants pointed at its entry in
     "variants" (the last entry of that reading or expansion: the one that conflicts)."""
     try:
-        return load_game(name, variants, params)
+        return load_game(name, variants, params, digest)
     except VariantError as e:
         at = [i for i, v in enumerate(written)
               if v == e.variant or v.partition(":")[0].strip() == e.variant]

@@ -67,7 +67,7 @@ def _solve(obj, backend="search"):
     orig, orig_find = G.load_game, PP.find_spec
     try:
         # A fixture game is not in spec/: serve it by name.
-        PP.load_game = lambda name, variants=(), params=(): load_path(
+        PP.load_game = lambda name, variants=(), params=(), digest=None: load_path(
             PATH, tuple(v for v in variants if ":" in v), params)
         PP.find_spec = lambda name, near=None: PATH
         return P.solve(obj, backend=backend)

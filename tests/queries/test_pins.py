@@ -20,7 +20,8 @@ PATH = FIXTURES / "pins.rules"
 @pytest.fixture(autouse=True)
 def _serve_fixture(monkeypatch):
     # A fixture game is not in spec/: serve it by name.
-    monkeypatch.setattr(PP, "load_game", lambda name, variants=(), params=(): load_path(PATH))
+    monkeypatch.setattr(PP, "load_game",
+                        lambda name, variants=(), params=(), digest=None: load_path(PATH))
     monkeypatch.setattr(PP, "find_spec", lambda name, near=None: PATH)
 
 
