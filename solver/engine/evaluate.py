@@ -28,7 +28,7 @@ from .abstraction import EXACT, Abstraction
 from .loops import Loops
 from .memo import DefMemo, Idents, memoised, memoised_pure, reads_no_state
 from .operators import Operators
-from .values import fits, proved, seq_get, seq_set, sym_fits, truncate
+from .values import fits, fits_check, proved, seq_get, seq_set, sym_fits, truncate
 from ..lang import ir
 from ..lang.errors import EvalError
 from ..lang.irwalk import nodes
@@ -547,8 +547,7 @@ def _concrete_assign(fv, getters, bounds, source, target, span):
         def ok(v):
             return not v or (min(v) >= 0 and max(v) <= most)
     elif bounds is not None:
-        def ok(v):
-            return fits(bounds, v, source)
+        ok = fits_check(bounds, source)
 
     def level(depth):
         kind, a, _, _ = getters[depth]

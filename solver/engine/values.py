@@ -142,6 +142,26 @@ def fits(t: Type, v, src: Type | None = None) -> bool:
     return True
 
 
+def fits_check(t: Type, src: Type | None = None):
+    """`fits` for ``t`` and a value of static type ``src``, as a function of the value alone:
+    what the types prove is decided once, not on every value (an assignment checks each)."""
+    if proved(t, src):
+        return lambda v: True
+    match t:
+        case IntT(lo, hi):
+            return lambda v: lo <= v <= hi
+        case SeqT(elem=et, cap=cap):
+            se = _part(src, "elem")
+            if proved(et, se):
+                return lambda v: len(v) <= cap
+            inner = fits_check(et, se)
+            return lambda v: len(v) <= cap and all(inner(x) for x in v)
+        case MapT(val=vt):
+            inner = fits_check(vt, _part(src, "val"))
+            return lambda v: all(inner(x) for x in v)
+    return lambda v: fits(t, v, src)
+
+
 def sym_fits(t: Type, v, src: Type | None = None):
     """The bounds condition, for only what the value's static type does not prove."""
     if proved(t, src):
