@@ -204,9 +204,9 @@ class LoopGen:
             if kind == "pure":
                 # memo.memoised_pure: across states, bounded; shared by the def's generated
                 # call sites whose keys are alike (a def that reads no state has one value
-                # for given arguments wherever it is called: a tower's occupancy asked by a
-                # puzzle's check and then by its start, its statics asked again by the
-                # next step of a collapse).  Each site keeps its own rate (`pure_rate`).
+                # for given arguments wherever it is called: a table asked by a puzzle's
+                # check and then by its start, a real existence asked again by the next
+                # step of a fixpoint).  Each site keeps its own rate (`pure_rate`).
                 fmt = (e.name, tuple(_large(x.type) for x in e.args)) \
                     if paused is not None else (e.name, None)
                 shared_memo = comp._pure_memos.get(fmt)

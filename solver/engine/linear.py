@@ -347,74 +347,72 @@ def _sub_memo(D, e, outer):
     return got
 
 
-def _key_slots(reads, fams, memo: dict):
-    """The env slots of a remembered part's locals and families, its memo registered with
-    `forget`."""
+def _remembered(fb, reads, fams):
+    """``(find, slot)``: ``find(st, env, *args)`` is ``fb(st, env, *args)`` built with every
+    unknown of the families active (`_ALL`), remembered per the values of the locals
+    ``reads`` (None for an unhashable value: the caller builds it as it is); ``slot``: the
+    env slot of the families, whose actual unknowns the caller keeps.  The memo is
+    registered with `forget`."""
+    memo: dict = {}
     _LET_MEMOS.append(memo)
-    return tuple(r + 1 for r in reads), tuple(f + 1 for f in fams)
+    slots, fslots = tuple(r + 1 for r in reads), tuple(f + 1 for f in fams)
+
+    def find(st, env, *args):
+        try:
+            key = tuple([env[x] for x in slots])
+            hit = memo.get(key)
+        except TypeError:   # an unhashable value
+            return None
+        if hit is None:
+            saved = [env[x] for x in fslots]
+            for x in fslots:
+                env[x] = _ALL
+            try:
+                hit = fb(st, env, *args)
+            finally:
+                for x, a in zip(fslots, saved):
+                    env[x] = a
+            if len(memo) >= _LET_CAP:
+                memo.clear()
+            memo[key] = hit
+        return hit
+    return find, fslots[0]
 
 
-def _built_all_active(fb, st, env, fslots, *args):
-    """``fb(st, env, *args)`` with every unknown of the families active (`_ALL`)."""
-    saved = [env[x] for x in fslots]
-    for x in fslots:
-        env[x] = _ALL
-    try:
-        return fb(st, env, *args)
-    finally:
-        for x, a in zip(fslots, saved):
-            env[x] = a
+def _active_only(t: dict, active) -> dict:
+    """Term ``t`` without the unknowns ``active`` leaves out (they only drop out of it)."""
+    return {v: c for v, c in t.items() if v == -1 or active[v]}
 
 
 def _remembered_rows(fb, reads, fams):
     """The rows of a `forall` (``fb``) remembered per the values of the locals it reads,
     also a let's body (`_remembered_let`)."""
-    memo: dict = {}
-    slots, fslots = _key_slots(reads, fams, memo)
+    find, fslot = _remembered(fb, reads, fams)
 
     def rows(st, env, g):
-        try:
-            key = tuple([env[x] for x in slots])
-            hit = memo.get(key)
-        except TypeError:   # an unhashable value
-            return fb(st, env, g)
+        hit = find(st, env, True)
         if hit is None:
-            hit = _built_all_active(fb, st, env, fslots, True)
-            if len(memo) >= _LET_CAP:
-                memo.clear()
-            memo[key] = hit
+            return fb(st, env, g)
         if not g:
             return []
-        active = env[fslots[0]]
+        active = env[fslot]
         if active is _ALL:
             return hit      # shared: the rows are read, never changed, by their users
-        return [(True, kind, {v: c for v, c in t.items() if v == -1 or active[v]})
-                for _, kind, t in hit]
+        return [(True, kind, _active_only(t, active)) for _, kind, t in hit]
     return rows
 
 
 def _remembered_term(fb, reads, fams):
-    """The term of a `sum` (``fb``) remembered per the values of the locals it reads: built
-    with every unknown active, then its inactive unknowns dropped (they only drop out of its
-    monomials)."""
-    memo: dict = {}
-    slots, fslots = _key_slots(reads, fams, memo)
+    """The term of a `sum` (``fb``) remembered per the values of the locals it reads, its
+    inactive unknowns dropped."""
+    find, fslot = _remembered(fb, reads, fams)
 
     def term(st, env):
-        try:
-            key = tuple([env[x] for x in slots])
-            hit = memo.get(key)
-        except TypeError:   # an unhashable value
-            return fb(st, env)
+        hit = find(st, env)
         if hit is None:
-            hit = _built_all_active(fb, st, env, fslots)
-            if len(memo) >= _LET_CAP:
-                memo.clear()
-            memo[key] = hit
-        active = env[fslots[0]]
-        if active is _ALL:
-            return hit      # shared: terms are read, never changed, by their users
-        return {v: c for v, c in hit.items() if v == -1 or active[v]}
+            return fb(st, env)
+        active = env[fslot]
+        return hit if active is _ALL else _active_only(hit, active)
     return term
 
 

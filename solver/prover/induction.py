@@ -25,9 +25,9 @@ VACUITY_MISSES = 3
 # was cut short, `COARSE`) is still checked on the later paths (a time-out may say more of the
 # machine's load than of the rules), but on at most this many of one action's paths in a case
 # and round: past that, the action's paths cannot all hold in this pass, and each more path
-# cost its whole time-out to learn nothing (Towers' `blocks_conserved` on `place`: 20 to 28 s
-# a path, about 60 paths a case, 16 cases, for a verdict known after two).  The paths not
-# asked are not recorded, so a later run asks them.
+# cost its whole time-out to learn nothing (20 to 28 s a path, about 60 paths a case, 16 cases,
+# for a verdict known after two: docs/prover.md).  The paths not asked are not recorded, so a
+# later run asks them.
 GAVE_UP_MISSES = 2
 
 
