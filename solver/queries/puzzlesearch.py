@@ -244,7 +244,12 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
         memo[key] = best
         return best
 
-    res = best_from(st0, depth)
+    try:
+        res = best_from(st0, depth)
+    finally:
+        # `best_from` calls itself through its closure: that cycle would keep the memo (every
+        # state met) alive until the cyclic collector's next pass, which then walks them all.
+        best_from = None
     if res is None:
         return None
     return res[0], _shown(game, st0, res[1])
@@ -444,6 +449,8 @@ def _search_bb(game: Game, st0, env, goal, obj, bound, depth: int, actions,
         s = Stopped(e, [], "")
         s.incumbent = (so_far, at_most())
         raise s from None
+    finally:
+        visit = None                    # the closure's cycle, as in `_search_one`
     if best[0] is None:
         return None
     return best[0], _shown(game, st0, best[1])
