@@ -16,6 +16,7 @@ from ..lang import ir
 from ..lang.check import Symbols, check_expression, check_program, state_type
 from ..lang.codec import from_json, to_json
 from ..lang.errors import EvalError, InputError
+from .checks import bool_check, conjunct_gates, gate, passes, split_gates
 from .evaluate import Compiler, Refused, ShowLog, SymCtx, const_value
 from .instances import fixed_instances, instances_fn, weights_fn
 from .instances import locals_used as _locals_used
@@ -82,7 +83,7 @@ class CompiledAction:
                 hoist.append(st_)
             else:
                 break
-        self.hoisted = _bool_check(cc, hoist)
+        self.hoisted = bool_check(cc, hoist)
         # The first check after them, when it reads the first parameter alone (a move's
         # piece must be the player's): in a long random draw its verdict is kept per value.
         # (Its other locals are its own binders: no let of the prefix comes before it.)
@@ -92,14 +93,14 @@ class CompiledAction:
             locals_used(nxt.cond) & {b.slot for b in a.params} == {a.params[0].slot} \
             else None
         self.first_test = cc.expr(self.first_cond) if self.first_cond is not None else None
-        self.guard_check = _bool_check(cc, prefix[len(hoist):])
+        self.guard_check = bool_check(cc, prefix[len(hoist):])
         # The same without that first check, for a candidate whose first value passed it
         # (its verdict known, without an error): the draw does not test it twice.
-        self.guard_after_first = _bool_check(cc, prefix[len(hoist) + 1:]) \
+        self.guard_after_first = bool_check(cc, prefix[len(hoist) + 1:]) \
             if self.first_cond is not None else None
         # The requires after it that read no other field: verdicts per candidate (draws.py).
         self.static_test, self.guard_after_static = draws.static_prefix(
-            cc, self.first_cond, prefix[len(hoist) + 1:], _bool_check)
+            cc, self.first_cond, prefix[len(hoist) + 1:], bool_check)
         self.first_env = [None] * self.frame    # reused by each first check (draws.py)
         # Reused by each candidate a draw tries (draws.successor): every slot its guard and
         # body read is written first (its parameters, lets and binders), as `_enabled`'s
@@ -127,15 +128,15 @@ class CompiledAction:
         # The same hoisted checks, split for playouts: leading `field == constant` tests on the
         # state (`gates`, compared inline or dispatched on), leading constant conditions decided
         # now (`never` when one is false), then the rest in their order (`residual`).
-        self.gates, self.never, residual = _split_gates(cc, hoist, self.frame)
+        self.gates, self.never, residual = split_gates(cc, hoist, self.frame)
         # A `field == constant` test anywhere in the prefix, alone or as a conjunct of a
         # requires that reads no parameter (after an `extend a before` rule, say), is a gate
         # too: a necessary condition that cannot fail to evaluate, so testing it first changes
         # no verdict; the requires it came from is still checked in full.
         more = tuple(g for r in prefix if isinstance(r, ir.Requires) and not locals_used(r.cond)
-                     for g in _conjunct_gates(r.cond))
+                     for g in conjunct_gates(r.cond))
         self.gates += tuple(g for g in dict.fromkeys(more) if g not in self.gates)
-        self.residual = _bool_check(cc, residual)
+        self.residual = bool_check(cc, residual)
         # A requires that reads no parameter but comes after one that does (a base rule's
         # phase test after an `extend a before` rule that reads the move's parameter) is
         # tested once per state too, before the instances: false, every instance is refused
@@ -144,12 +145,12 @@ class CompiledAction:
         # before its parameters are enumerated, as they do for the base's.
         late = tuple(cc.expr(r.cond) for r in prefix[len(hoist):]
                      if isinstance(r, ir.Requires) and not locals_used(r.cond)
-                     and _gate(r.cond) is None and not searches_in(r.cond))
+                     and gate(r.cond) is None and not searches_in(r.cond))
         if late:
             first = self.residual
 
             def residual_and_late(st, env, first=first, late=late):
-                return (first is None or first(st, env)) and _passes(late, st, env)
+                return (first is None or first(st, env)) and passes(late, st, env)
             self.residual = residual_and_late
         self._fast_instances = instances_fn(cc, a, self.seq_domain)
         # Parameters over types and constant ranges: the same tuples in every state.
@@ -237,7 +238,7 @@ class CompiledAction:
                 if pin is not None and v != pin:
                     continue
                 env[slot] = v
-                if self.prune[i] and not _passes(self.prune[i], st, env):
+                if self.prune[i] and not passes(self.prune[i], st, env):
                     continue
                 acc.append(v)
                 if i == last:
@@ -250,6 +251,32 @@ class CompiledAction:
                 acc.pop()
         rec(0, [])
         return out
+
+    def legal_into(self, res: list, st, pins: tuple | None, shown: bool) -> None:
+        """`Game.legal` for this action, its gates passed: each legal move appended to
+        ``res`` as (move, new state, shows)."""
+        insts = self.candidates(st, pins)
+        if not insts or (self.residual is not None
+                         and not self.residual(st, [None] * self.frame)):
+            return
+        pre, rest, slots, frame, slot0 = (self.guard_check, self.rest, self.slots,
+                                          self.frame, self.slot0)
+        name = self.name
+        for params in insts:
+            env = [None] * frame
+            if slot0 is not None:
+                env[slot0] = params[0]
+            else:
+                for slot, v in zip(slots, params):
+                    env[slot] = v
+            if pre is not None and not pre(st, env):
+                continue
+            shows: list | None = [] if shown else None
+            try:
+                st2 = rest(st, env, shows)
+            except Refused:
+                continue
+            res.append((Move(name, params), st2, shows))
 
     def apply(self, st, params: tuple, check_domain: bool = False):
         """Return ``(new state, shown items)`` or raise `Refused` naming the rule."""
@@ -342,8 +369,7 @@ class Game:
         self._exprs: dict = {}
         self._openers: dict = {}
         self._compiled: dict = {}
-        gate = _gate(program.terminal) if program.terminal else None
-        self._terminal_gate = gate
+        self._terminal_gate = gate(program.terminal) if program.terminal else None
 
     @property
     def source(self) -> str:
@@ -488,25 +514,16 @@ class Game:
         that shows only the moves of its answer replays them with `apply`)."""
         res = []
         for a in self.actions:
-            if actions is not None and a.name not in actions:
+            if a.never or actions is not None and a.name not in actions:
                 continue
-            insts = a.candidates(st, pins_of(actions, a.name))
             # The hoisted requires lead the body: when they fail, every instance is refused.
-            if not insts or not a.is_open(st):
-                continue
-            pre, rest, domains, frame = a.guard_check, a.rest, a.domains, a.frame
-            for params in insts:
-                env = [None] * frame
-                for (slot, _), v in zip(domains, params):
-                    env[slot] = v
-                if pre is not None and not pre(st, env):
-                    continue
-                shows: list | None = [] if shown else None
-                try:
-                    st2 = rest(st, env, shows)
-                except Refused:
-                    continue
-                res.append((Move(a.name, params), st2, shows))
+            # Their gates (`field == constant`, which cannot fail to evaluate) are tested
+            # before the candidates are listed, as a playout's draw does.
+            for i, v in a.gates:
+                if st[i] != v:
+                    break
+            else:
+                a.legal_into(res, st, pins_of(actions, a.name), shown)
         # The successors of the last state asked about are kept: a solver's answer is replayed
         # move by move from a state whose moves were just listed, and a move can be costly (an
         # `exists real` per placement).
@@ -662,89 +679,6 @@ class _Opener:
                 if residual is None or residual(st, [None] * a.frame):
                     out.append(a)
         return out
-
-
-def _gate(e):
-    """``(field index, value)`` when ``e`` is ``state_field == constant`` (either way round)."""
-    if isinstance(e, ir.Binary) and e.op == "==":
-        for f, c in ((e.left, e.right), (e.right, e.left)):
-            if isinstance(f, ir.Field) and isinstance(f.record, ir.StateRef) \
-                    and not f.record.old and isinstance(c, ir.Const) \
-                    and isinstance(c.value, (int, bool)):
-                return f.index, c.value
-    return None
-
-
-def _conjunct_gates(e) -> list:
-    """The gates among the top-level conjuncts of ``e``."""
-    if isinstance(e, ir.Binary) and e.op == "and":
-        return _conjunct_gates(e.left) + _conjunct_gates(e.right)
-    g = _gate(e)
-    return [g] if g is not None else []
-
-
-def _split_gates(cc: Compiler, hoist: list, frame: int):
-    """Split leading hoisted requires into state gates and constants: (gates, never, rest)."""
-    gates = []
-    k = 0
-    for r in hoist:
-        g = _gate(r.cond)
-        if g is not None:
-            gates.append(g)
-        elif not any(isinstance(n, (ir.StateRef, ir.Local)) for n in nodes(r.cond)):
-            try:
-                v = cc.expr(r.cond)(None, [None] * frame)
-            except Exception:
-                break
-            if not v:
-                return tuple(gates), True, ()
-        else:
-            break
-        k += 1
-    return tuple(gates), False, tuple(hoist[k:])
-
-
-def _passes(checks, st, env) -> bool:
-    for f in checks:
-        try:
-            if not f(st, env):
-                return False
-        except EvalError:
-            return True
-    return True
-
-
-def _bool_check(cc: Compiler, stmts):
-    """Compile requires/lets to ``f(st, env) -> bool`` (no exceptions on the hot path)."""
-    if not stmts:
-        return None
-    # The leading requires are one `and` of their conditions, compiled as one expression: one
-    # generated function asks them in their order, not a call per check.
-    k = 0
-    while k < len(stmts) and isinstance(stmts[k], ir.Requires):
-        k += 1
-    steps = []
-    if k:
-        cond = stmts[0].cond
-        for s in stmts[1:k]:
-            cond = ir.Binary(cond.type, cond.span, "and", cond, s.cond)
-        steps.append((0, cc.expr(cond)))
-    for s in stmts[k:]:
-        if isinstance(s, ir.Requires):
-            steps.append((0, cc.expr(s.cond)))
-        else:
-            steps.append((s.slot + 1, cc.expr(s.value)))
-    # Written out as one function: no loop over the steps.
-    lines, names = [], []
-    for j, (slot, _) in enumerate(steps):
-        names.append(f"f{j}")
-        lines.append(f"    env[{slot}] = f{j}(st, env)" if slot else
-                     f"    if not f{j}(st, env):\n        return False")
-    src = "def check(st, env, {}):\n{}\n    return True\n".format(
-        ", ".join(f"{x}={x}" for x in names), "\n".join(lines))
-    scope = {x: f for x, (_, f) in zip(names, steps)}
-    exec(src, {}, scope)
-    return scope["check"]
 
 
 def load_game(name: str, variants: tuple[str, ...] = (), params: tuple = (), digest=None):
