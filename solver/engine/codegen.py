@@ -26,6 +26,7 @@ from __future__ import annotations
 import linecache
 import re
 from contextlib import contextmanager
+from operator import add, le, sub
 from types import CodeType, FunctionType
 from typing import assert_never
 
@@ -111,16 +112,17 @@ def _seq_index_error(i, s, span):
     return EvalError(f"index {i} is outside a seq of length {len(s)}", span)
 
 
+# `map` over the operator: a generator costs twice as much on a bag of 80 counts.
 def _bag_add(a, b):
-    return tuple(x + y for x, y in zip(a, b))
+    return tuple(map(add, a, b))
 
 
 def _bag_sub(a, b):
-    return tuple(x - y for x, y in zip(a, b))
+    return tuple(map(sub, a, b))
 
 
 def _bag_le(a, b):
-    return all(x <= y for x, y in zip(a, b))
+    return all(map(le, a, b))
 
 
 def _lookup(e) -> tuple | None:

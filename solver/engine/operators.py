@@ -2,6 +2,7 @@
 membership and the builtins, in both domains (a mixin of `evaluate.Compiler`)."""
 from __future__ import annotations
 
+from operator import add, le, sub
 from typing import Callable
 
 import z3
@@ -196,12 +197,13 @@ class Operators:
 
     def _bag_binary(self, op, fa, fb, t: BagT) -> Fn:
         if op == "+":
-            return lambda st, env: tuple(x + y for x, y in zip(fa(st, env), fb(st, env)))
+            # `map` over the operator: a generator costs twice as much on a bag of 80 counts.
+            return lambda st, env: tuple(map(add, fa(st, env), fb(st, env)))
         if op == "-":
-            return lambda st, env: tuple(x - y for x, y in zip(fa(st, env), fb(st, env)))
+            return lambda st, env: tuple(map(sub, fa(st, env), fb(st, env)))
         if op == "<=":
             if not self.symbolic:
-                return lambda st, env: all(x <= y for x, y in zip(fa(st, env), fb(st, env)))
+                return lambda st, env: all(map(le, fa(st, env), fb(st, env)))
             return lambda st, env: dz.all_(x <= y for x, y in zip(fa(st, env), fb(st, env)))
         if op == "==":
             if not self.symbolic:
