@@ -120,7 +120,8 @@ def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) ->
                 res = _search_one(game, st, env, goal, obj, within(st, env),
                                   query_actions(prep, q, st, env), deadline, progress,
                                   f" (choice {k + 1} of {len(ranked)})" if len(ranked) > 1
-                                  else "", cap=cap, greedy=cap is not None and not keep_order)
+                                  else "", cap=cap, greedy=cap is not None and not keep_order,
+                                  steps=keep_order)
             except _OutOfTime:
                 # Exhaustive, so nothing found so far is claimed: no answer within the time.
                 return {"found": "unknown", "steps": None, "best": "unknown"}
@@ -155,7 +156,7 @@ def search_all(prep: Prepared, q: ir.Query, progress=None) -> list:
                 say("choices checked", done=k, total=len(choices), note=f"{len(found)} found")
                 st, env = query_start(prep, q, c)
                 if _search_one(game, st, env, goal, None, within(st, env),
-                               query_actions(prep, q, st, env)) is not None:
+                               query_actions(prep, q, st, env), steps=False) is not None:
                     found.append(c)
         else:
             # The start does not depend on the choice: explore the runs once, then ask the
@@ -182,7 +183,7 @@ def _reads_state(e: ir.Expr) -> bool:
 
 def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
                 deadline: float | None = None, progress=None, what: str = "",
-                cap: int | None = None, greedy: bool = False):
+                cap: int | None = None, greedy: bool = False, steps: bool = True):
     """Best (objective, shown steps) over runs of at most ``depth`` moves ending in a goal.
     Past ``deadline`` (checked on every state: one state's goal or objective can take
     seconds) it raises `_OutOfTime`; ``progress``
@@ -192,7 +193,8 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
     run, and the search stops there.  The run reported is then still the first best run in
     the order of the legal moves.  With ``greedy``, the moves are tried in decreasing order of
     the objective of the state they reach (a goal state first), so that a run worth ``cap``
-    tends to be met early: the best value is the same, the run reported may differ."""
+    tends to be met early: the best value is the same, the run reported may differ.
+    Without ``steps`` (the query answers none), the run is not replayed: None in its place."""
     memo: dict = {}
     say = reporter(progress)
     missing = memo                      # a sentinel no memo entry is
@@ -252,7 +254,7 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
         best_from = None
     if res is None:
         return None
-    return res[0], _shown(game, st0, res[1])
+    return res[0], (_shown(game, st0, res[1]) if steps else None)
 
 
 class _Visit:
