@@ -10,6 +10,7 @@ import hashlib
 import json
 import os
 import re
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +63,9 @@ def spec_dirs() -> list[Path]:
 def header_of(path: Path) -> tuple[str, str | None] | None:
     """The game id of a spec file and the id it extends (None), from its `game` line; None
     when the file cannot be read or does not start with one."""
+    hit = _HEADERS.get((str(path), os.getcwd()))
+    if hit is not None and hit[0] == _signature(path):
+        return hit[2]
     try:
         with open(path, encoding="utf-8") as f:
             return header_in(f.read(8192))
@@ -190,6 +194,11 @@ class SpecHeader:
 
 def read_header(path: Path) -> SpecHeader:
     """The text of a spec file and the ids of its `game` line, unparsed."""
+    key = (str(path), os.getcwd())
+    sig = _signature(path)
+    hit = _HEADERS.get(key)
+    if hit is not None and sig is not None and hit[0] == sig:
+        return hit[1]
     try:
         text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
@@ -197,7 +206,31 @@ def read_header(path: Path) -> SpecHeader:
     head = header_in(text)
     if head is None:
         raise SpecError(f"{display(path)}: no `game` line")
-    return SpecHeader(display(path), text, *head)
+    out = SpecHeader(display(path), text, *head)
+    if sig is not None and time.time_ns() - max(sig[0], sig[1]) > _SETTLED_NS:
+        if len(_HEADERS) >= 256:
+            _HEADERS.clear()
+        _HEADERS[key] = (sig, out, header_in(text[:8192]))     # and `header_of`'s answer
+    return out
+
+
+# `read_header`'s answers by path and working directory (a reported path is relative to it),
+# with the file's signature when read: a long-lived process (a batch of puzzles, the language
+# server) reads and hashes a spec's text for every load otherwise.  An answer is kept only for
+# a file last changed a while before it was read: a file changed again within the clock's
+# granularity of its last change could keep its times and size (the "racy" entries of git's
+# index); one changed later gets later times.
+_HEADERS: dict = {}
+_SETTLED_NS = 2_000_000_000
+
+
+def _signature(path: Path) -> tuple | None:
+    """What changes when a file is written or replaced: its times, size, inode and device."""
+    try:
+        s = os.stat(path)
+    except OSError:
+        return None
+    return s.st_mtime_ns, s.st_ctime_ns, s.st_size, s.st_ino, s.st_dev
 
 
 def resolve(game: str, variants: tuple[str, ...], read=read_source) -> tuple[list, dict[str, str]]:
@@ -285,12 +318,24 @@ def texts_digest(game: str, variants: tuple[str, ...], paths: bool = False) -> s
     if found is None:
         return ""
     texts, readings = found
+    # Remembered by the texts themselves: a text `read_header` served again is the same
+    # string, compared by identity and hashed once.
+    key = (tuple(texts), tuple(sorted(readings.items())), paths)
+    hit = _DIGESTS.get(key)
+    if hit is not None:
+        return hit
     h = hashlib.sha256()
     for path, text in texts:
         where = f"{path}\0" if paths else ""
         h.update(f"{where}{len(text)}\0".encode() + text.encode("utf-8"))
     h.update(repr(sorted(readings.items())).encode())
-    return h.hexdigest()[:16]
+    if len(_DIGESTS) >= 256:
+        _DIGESTS.clear()
+    out = _DIGESTS[key] = h.hexdigest()[:16]
+    return out
+
+
+_DIGESTS: dict = {}
 
 
 def load_path(path: Path) -> list[SourceFile]:
