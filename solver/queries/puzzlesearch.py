@@ -211,15 +211,20 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
             if deadline is not None and _clock() > deadline:
                 raise _OutOfTime(None, None)
             return value_of(st) if here is missing else here
-        key = _Visit(st, d)
-        hit = memo.get(key, missing)
-        if hit is not missing:
-            return hit
+        # The memo is keyed by the state's hash and the moves left, each entry a list of
+        # (state, best): a state is a large tuple, which Python would hash afresh on the
+        # lookup and again on the store.
+        key = (hash(st), d)
+        seen = memo.get(key)
+        if seen is not None:
+            for st1, hit in seen:
+                if st1 is st or st1 == st:
+                    return hit
         if deadline is not None and _clock() > deadline:
             raise _OutOfTime(None, None)
         best = value_of(st) if here is missing else here
         if best is not None and (obj is None or (cap is not None and best[0] >= cap)):
-            memo[key] = best
+            memo.setdefault(key, []).append((st, best))
             return best
         if d > 0:
             moves = game.legal(st, actions, False)
@@ -243,7 +248,7 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
                     best = (sub[0], ((m, shows),) + sub[1])
                     if obj is None or (cap is not None and best[0] >= cap):
                         break
-        memo[key] = best
+        memo.setdefault(key, []).append((st, best))
         return best
 
     try:
@@ -255,23 +260,6 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
     if res is None:
         return None
     return res[0], (_shown(game, st0, res[1]) if steps else None)
-
-
-class _Visit:
-    """A state and the moves left, as a memo key whose hash is computed once: a state is a
-    large tuple, which Python hashes afresh on every lookup (a memo lookup and its store
-    would hash it twice).  Equality is the states'."""
-
-    __slots__ = ("st", "d", "h")
-
-    def __init__(self, st, d: int):
-        self.st, self.d, self.h = st, d, hash((st, d))
-
-    def __hash__(self) -> int:
-        return self.h
-
-    def __eq__(self, other) -> bool:
-        return self.d == other.d and self.st == other.st
 
 
 def fixed_slots(prep: Prepared, q: ir.Query) -> frozenset:
