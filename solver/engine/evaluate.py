@@ -531,76 +531,47 @@ def _abstractable(e: ir.Expr) -> bool:
 
 
 def _concrete_assign(fv, getters, bounds, source, target, span):
-    """The interpreter's assignment: one closure per level of the path, built once (the
-    playouts run millions of them), with the bounds check reduced to what the value's static
-    type does not already prove."""
+    """The interpreter's assignment, written out as one Python function per statement (the
+    playouts and searches run millions of them): the value, its bounds check reduced to what
+    the value's static type does not already prove, then the path down and the containers
+    rebuilt on the way up, with no call per level of the path."""
     if bounds is not None and proved(bounds, source):
         bounds = None
+    scope = {"fv": fv, "Refused": Refused, "EvalError": EvalError, "span": span,
+             "msg": f"{target} would leave {bounds}"}
+    lines = ["def assign(st, env, ctx):", "    v = fv(st, env)"]
     if isinstance(bounds, IntT):
-        lo, hi = bounds.lo, bounds.hi
-
-        def ok(v):
-            return lo <= v <= hi
+        scope["lo"], scope["hi"] = bounds.lo, bounds.hi
+        lines.append("    if not lo <= v <= hi:")
     elif isinstance(bounds, BagT):
-        most = bounds.most
-
-        def ok(v):
-            return not v or (min(v) >= 0 and max(v) <= most)
+        scope["most"] = bounds.most
+        lines.append("    if v and (min(v) < 0 or max(v) > most):")
     elif bounds is not None:
-        ok = fits_check(bounds, source)
-
-    def level(depth):
-        kind, a, _, _ = getters[depth]
-        last = depth + 1 == len(getters)
-        inner = None if last else level(depth + 1)
+        scope["ok"] = fits_check(bounds, source)
+        lines.append("    if not ok(v):")
+    if bounds is not None:
+        lines.append('        raise Refused("bounds", msg, span)')
+    # Down the path: c{d} is the container at depth d, i{d} the index of the entry there.
+    lines.append("    c0 = st")
+    last = len(getters) - 1
+    for d, (kind, a, _, _) in enumerate(getters):
         if kind == "field":
-            if last:
-                def set_field(c, value, st, env):
-                    out = list(c)
-                    out[a] = value
-                    return tuple(out)
-                return set_field
-
-            def in_field(c, value, st, env):
-                out = list(c)
-                out[a] = inner(c[a], value, st, env)
-                return tuple(out)
-            return in_field
-        if kind == "seq":
-            def in_seq(c, value, st, env):
-                i = a(st, env)
-                if not 0 <= i < len(c):
-                    raise EvalError(f"index {i} is outside a seq of length {len(c)}", span)
-                out = list(c)
-                out[i] = value if last else inner(c[i], value, st, env)
-                return tuple(out)
-            return in_seq
-        if last:
-            def set_key(c, value, st, env):
-                out = list(c)
-                out[a(st, env)] = value
-                return tuple(out)
-            return set_key
-
-        def in_key(c, value, st, env):
-            i = a(st, env)
-            out = list(c)
-            out[i] = inner(c[i], value, st, env)
-            return tuple(out)
-        return in_key
-
-    put = level(0)
-    if bounds is None:
-        def assign(st, env, ctx):
-            return put(st, fv(st, env), st, env)
-        return assign
-
-    def checked(st, env, ctx):
-        v = fv(st, env)
-        if not ok(v):
-            raise Refused("bounds", f"{target} would leave {bounds}", span)
-        return put(st, v, st, env)
-    return checked
+            lines.append(f"    i{d} = {a}")
+        else:
+            scope[f"k{d}"] = a
+            lines.append(f"    i{d} = k{d}(st, env)")
+            if kind == "seq":
+                lines += [f"    if not 0 <= i{d} < len(c{d}):",
+                          f'        raise EvalError(f"index {{i{d}}} is outside a seq of '
+                          f'length {{len(c{d})}}", span)']
+        if d < last:
+            lines.append(f"    c{d + 1} = c{d}[i{d}]")
+    # Up again: each container copied with its entry replaced.
+    for d in range(last, -1, -1):
+        lines += [f"    o = list(c{d})", f"    o[i{d}] = v", "    v = tuple(o)"]
+    lines.append("    return v")
+    exec("\n".join(lines), scope)
+    return scope["assign"]
 
 
 # ---- compile-time constants -------------------------------------------------------------------
