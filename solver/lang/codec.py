@@ -48,6 +48,15 @@ def _key_name(t: Type, k) -> str:
 
 def from_json(t: Type, j, where: str):
     """Decode ``j`` as a value of ``t``; ``where`` names the field for error messages."""
+    # The common shapes first, by a decoder built once per type that names no field: on
+    # anything else (or anything wrong) the full decoding below gives the value or the error.
+    try:
+        return decoder(t)(j)
+    except Exception:       # noqa: BLE001 - any refusal of the fast path: the full one says
+        return _from_json(t, j, where)
+
+
+def _from_json(t: Type, j, where: str):
     match t:
         case BoolT():
             if not isinstance(j, bool):
@@ -145,6 +154,98 @@ def from_json(t: Type, j, where: str):
                 return tuple(out)
             raise InputError(f"{where}: expected an object or a list, found {_show(j)}")
     raise TypeError(t)
+
+
+class _Refused(Exception):
+    """The fast decoding does not take this JSON (`from_json` then decodes it in full)."""
+
+
+def _refuse(j=None):
+    raise _Refused
+
+
+# Decoders by type, by identity (a type's own hash walks all of it): the types of a compiled
+# game live as long as it.  Each entry holds its type, so its id is not reused meanwhile.
+_DECODERS: dict = {}
+
+
+def decoder(t: Type):
+    """A function decoding the JSON of ``t`` in its common shapes (a record as a list, a map
+    keyed by an enum as an object; no enum spelt otherwise than by name), raising anything
+    where `from_json` might not give that very value."""
+    hit = _DECODERS.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    f = _decoder(t)
+    if len(_DECODERS) >= 4096:
+        _DECODERS.clear()
+    _DECODERS[id(t)] = (t, f)
+    return f
+
+
+def _decoder(t: Type):
+    match t:
+        case BoolT():
+            return lambda j: j if j is True or j is False else _refuse()
+        case IntT(lo, hi):
+            return lambda j: j if type(j) is int and lo <= j <= hi else _refuse()
+        case EnumT(members=m, json=spelt):
+            if spelt:
+                return _refuse
+            names: dict = {}
+            for i, name in enumerate(m):
+                names.setdefault(name, i)
+            return lambda j: names[j] if type(j) is str else _refuse()
+        case RecordT(fields=fields):
+            fs = tuple(decoder(ft) for _, ft in fields)
+            n = len(fs)
+            if n == 2:
+                f0, f1 = fs
+                return lambda j: (f0(j[0]), f1(j[1])) if type(j) is list and len(j) == 2 \
+                    else _refuse()
+            return lambda j: tuple([f(x) for f, x in zip(fs, j)]) \
+                if type(j) is list and len(j) == n else _refuse()
+        case SeqT(elem=et, cap=cap):
+            fe = decoder(et)
+            return lambda j: tuple([fe(x) for x in j]) \
+                if type(j) is list and len(j) <= cap else _refuse()
+        case BagT(elem=et, most=most):
+            fe, index, size = decoder(et), finite(et).index, finite(et).size
+
+            def bag(j):
+                if type(j) is not list:
+                    _refuse()
+                counts = [0] * size
+                for x in j:
+                    counts[index[fe(x)]] += 1
+                if counts and max(counts) > most:
+                    _refuse()
+                return tuple(counts)
+            return bag
+        case SetT(elem=et):
+            fe, index, size = decoder(et), finite(et).index, finite(et).size
+
+            def flags(j):
+                if type(j) is not list:
+                    _refuse()
+                out = [False] * size
+                for x in j:
+                    out[index[fe(x)]] = True
+                return tuple(out)
+            return flags
+        case MapT(key=EnumT() as kt, val=vt):
+            fk, fv, index = decoder(kt), decoder(vt), finite(kt).index
+            blank = [default(vt)] * finite(kt).size
+
+            def by_name(j):
+                if type(j) is not dict:
+                    _refuse()
+                out = list(blank)
+                for name, x in j.items():
+                    out[index[fk(name)]] = fv(x)
+                return tuple(out)
+            return by_name
+    return _refuse
 
 
 def grid_axes(t: Type):
