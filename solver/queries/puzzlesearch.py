@@ -5,6 +5,7 @@ replaying."""
 from __future__ import annotations
 
 import time
+from weakref import WeakKeyDictionary
 
 from ..lang.progress import reporter
 
@@ -278,11 +279,27 @@ def objective_cap(game: Game, e: ir.Expr, st, env, fixed: frozenset) -> int | No
     nothing tighter than the type of ``e`` itself."""
     if not isinstance(e.type, IntT):
         return None
+    # The shape is read once per game, objective and fixed slots (a batch of puzzles asks
+    # every puzzle's cap of the same query); only the fixed parts are evaluated each time.
+    plans = _CAP_PLANS.setdefault(game, {})
+    hit = plans.get((id(e), fixed))
+    if hit is None or hit[0] is not e:
+        try:
+            hit = plans[id(e), fixed] = (e, _interval(game, e, fixed))
+        except _CAP_ERRORS:
+            hit = plans[id(e), fixed] = (e, None)
+    if hit[1] is None:
+        return None
     try:
-        _, hi = _interval(game, e, st, env, fixed)
-    except (EvalError, ArithmeticError, TypeError, ValueError, IndexError, KeyError):
+        _, hi = hit[1](st, env)
+    except _CAP_ERRORS:
         return None
     return hi if hi < e.type.hi else None
+
+
+_CAP_ERRORS = (EvalError, ArithmeticError, TypeError, ValueError, IndexError, KeyError)
+# `objective_cap`'s reading of each objective's shape, per game (and gone with it).
+_CAP_PLANS: WeakKeyDictionary = WeakKeyDictionary()
 
 
 # Nodes that read nothing but their operands: a tree of them over constants and fixed slots
@@ -314,24 +331,37 @@ def _operands(e):
             yield v
 
 
-def _interval(game: Game, e, st, env, fixed: frozenset) -> tuple[int, int]:
-    """(lowest, highest) value of the integer expression ``e`` over every state."""
+def _interval(game: Game, e, fixed: frozenset):
+    """``f(st, env) -> (lowest, highest)``: the range of the integer expression ``e`` over
+    every state, its fixed parts evaluated in ``env``."""
     t = e.type
     if _fixed(e, fixed):
-        v = game.compiled(e)(st, env)
-        return v, v
+        f = game.compiled(e)
+
+        def value(st, env):
+            v = f(st, env)
+            return v, v
+        return value
     if isinstance(e, ir.Binary) and e.op in ("+", "-") and isinstance(t, IntT):
-        llo, lhi = _interval(game, e.left, st, env, fixed)
-        rlo, rhi = _interval(game, e.right, st, env, fixed)
-        lo, hi = (llo + rlo, lhi + rhi) if e.op == "+" else (llo - rhi, lhi - rlo)
-        return max(lo, t.lo), min(hi, t.hi)
+        left, right = _interval(game, e.left, fixed), _interval(game, e.right, fixed)
+        plus = e.op == "+"
+
+        def sum_(st, env):
+            (llo, lhi), (rlo, rhi) = left(st, env), right(st, env)
+            lo, hi = (llo + rlo, lhi + rhi) if plus else (llo - rhi, lhi - rlo)
+            return max(lo, t.lo), min(hi, t.hi)
+        return sum_
     if isinstance(e, ir.Unary) and e.op == "neg" and isinstance(t, IntT):
-        lo, hi = _interval(game, e.arg, st, env, fixed)
-        return max(-hi, t.lo), min(-lo, t.hi)
+        arg = _interval(game, e.arg, fixed)
+
+        def neg(st, env):
+            lo, hi = arg(st, env)
+            return max(-hi, t.lo), min(-lo, t.hi)
+        return neg
     if isinstance(e, ir.Builtin) and e.name in ("size", "len") and isinstance(t, IntT):
-        return max(0, t.lo), t.hi
+        return lambda st, env: (max(0, t.lo), t.hi)
     if isinstance(t, IntT):
-        return t.lo, t.hi
+        return lambda st, env: (t.lo, t.hi)
     raise TypeError(t)
 
 
