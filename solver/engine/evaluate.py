@@ -356,28 +356,57 @@ class Compiler(Operators, Loops):
         Symbolic: ``run(st, ctx) -> [(st, ctx), ...]``, one pair per path: an `if` whose
         condition is symbolic forks the path instead of merging two different states, so the
         control of each path stays concrete."""
+        if not self.symbolic:
+            if len(body) == 1 and isinstance(body[0], (ir.Assign, ir.Show)):
+                return self.stmt(body[0])
+            return self._written(body)
         runs = [self.stmt(s) for s in body]
-        if self.symbolic:
-            def srun(st, ctx):
-                paths = [(st, ctx)]
-                for r in runs:
-                    nxt = []
-                    for st_, ctx_ in paths:
-                        if ctx_.dead:
-                            nxt.append((st_, ctx_))
-                        else:
-                            nxt.extend(r(st_, ctx_))
-                    paths = nxt
-                return paths
-            return srun
-        if len(runs) == 1:
-            return runs[0]
 
-        def run(st, env, ctx):
+        def srun(st, ctx):
+            paths = [(st, ctx)]
             for r in runs:
-                st = r(st, env, ctx)
-            return st
-        return run
+                nxt = []
+                for st_, ctx_ in paths:
+                    if ctx_.dead:
+                        nxt.append((st_, ctx_))
+                    else:
+                        nxt.extend(r(st_, ctx_))
+                paths = nxt
+            return paths
+        return srun
+
+    def _written(self, body: tuple[ir.Stmt, ...]) -> Fn:
+        """Concrete statements as the source of one function: a `requires`, a `let` and an
+        `if` written inline, an assignment or a `show` called as `stmt` compiles it; the same
+        evaluations in the same order, the same errors, as a closure per statement."""
+        scope: dict = {"Refused": Refused}
+        lines = ["def run(st, env, ctx):"]
+        def block(stmts, pad: str):
+            if not stmts:
+                lines.append(f"{pad}pass")
+            for s in stmts:
+                k = len(lines)          # a name of its own for each statement's functions
+                match s:
+                    case ir.Requires(name=name, message=msg, cond=c, span=span):
+                        scope[f"c{k}"], scope[f"r{k}"] = self.expr(c), (name, msg, span)
+                        lines.extend([f"{pad}if not c{k}(st, env):",
+                                      f"{pad}    raise Refused(*r{k})"])
+                    case ir.LetStmt(slot=slot, value=v):
+                        scope[f"v{k}"] = self.expr(v)
+                        lines.append(f"{pad}env[{slot + 1}] = v{k}(st, env)")
+                    case ir.IfStmt(cond=c, then=then, other=other) if len(pad) < 64:
+                        scope[f"c{k}"] = self.expr(c)
+                        lines.append(f"{pad}if c{k}(st, env):")
+                        block(then, pad + "    ")
+                        lines.append(f"{pad}else:")
+                        block(other, pad + "    ")
+                    case _:
+                        scope[f"s{k}"] = self.stmt(s)
+                        lines.append(f"{pad}st = s{k}(st, env, ctx)")
+        block(body, "    ")
+        lines.append("    return st")
+        exec("\n".join(lines), scope)
+        return scope["run"]
 
     def stmt(self, s: ir.Stmt) -> Fn:
         sym = self.symbolic
