@@ -63,7 +63,7 @@ def spec_dirs() -> list[Path]:
 def header_of(path: Path) -> tuple[str, str | None] | None:
     """The game id of a spec file and the id it extends (None), from its `game` line; None
     when the file cannot be read or does not start with one."""
-    hit = _HEADERS.get((str(path), os.getcwd()))
+    hit = _HEADERS.get(_where(path))
     if hit is not None and hit[0] == _signature(path):
         return hit[2]
     try:
@@ -194,8 +194,8 @@ class SpecHeader:
 
 def read_header(path: Path) -> SpecHeader:
     """The text of a spec file and the ids of its `game` line, unparsed."""
-    key = (str(path), os.getcwd())
-    sig = _signature(path)
+    key = _where(path)
+    sig = _signature(path) if key is not None else None
     hit = _HEADERS.get(key)
     if hit is not None and sig is not None and hit[0] == sig:
         return hit[1]
@@ -222,6 +222,14 @@ def read_header(path: Path) -> SpecHeader:
 # index); one changed later gets later times.
 _HEADERS: dict = {}
 _SETTLED_NS = 2_000_000_000
+
+
+def _where(path: Path) -> tuple | None:
+    """`_HEADERS`' key for ``path``: it and the working directory (None without one)."""
+    try:
+        return str(path), os.getcwd()
+    except OSError:
+        return None
 
 
 def _signature(path: Path) -> tuple | None:
