@@ -5,6 +5,8 @@ replaying."""
 from __future__ import annotations
 
 import time
+from itertools import compress
+from operator import is_not
 from weakref import WeakKeyDictionary
 
 from ..lang.progress import reporter
@@ -212,10 +214,13 @@ def _search_one(game: Game, st0, env, goal, obj, depth: int, actions,
             if deadline is not None and _clock() > deadline:
                 raise _OutOfTime(None, None)
             return value_of(st) if here is missing else here
-        # The memo is keyed by the state's hash and the moves left, each entry a list of
+        # The memo is keyed by a hash of the state and the moves left, each entry a list of
         # (state, best): a state is a large tuple, which Python would hash afresh on the
-        # lookup and again on the store.
-        key = (hash(st), d)
+        # lookup and again on the store.  The hash reads only the fields that are not the
+        # start's own objects (a move rebuilds the fields it writes and shares the others):
+        # a state equal to one met before but with another field rebuilt equal would miss
+        # it and be searched again, the same best found; a hit is an equal state.
+        key = (hash(tuple(compress(st, map(is_not, st, st0)))), d)
         seen = memo.get(key)
         if seen is not None:
             for st1, hit in seen:
