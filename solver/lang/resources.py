@@ -3,6 +3,7 @@ installed package (they ship as package data, so the installed CLI works anywher
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
 
@@ -10,7 +11,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
+@lru_cache(maxsize=None)
 def _dir(name: str) -> Path:
+    # Decided once: where the package runs from does not change while it runs (and every
+    # puzzle's look-up of its spec asks).
     here = REPO / name
     if here.is_dir():
         return here
