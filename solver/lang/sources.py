@@ -207,7 +207,7 @@ def read_header(path: Path) -> SpecHeader:
     if head is None:
         raise SpecError(f"{display(path)}: no `game` line")
     out = SpecHeader(display(path), text, *head)
-    if sig is not None and time.time_ns() - max(sig[0], sig[1]) > _SETTLED_NS:
+    if sig is not None and time.time_ns() - sig[0] > _SETTLED_NS:
         if len(_HEADERS) >= 256:
             _HEADERS.clear()
         _HEADERS[key] = (sig, out, header_in(text[:8192]))     # and `header_of`'s answer
@@ -217,9 +217,9 @@ def read_header(path: Path) -> SpecHeader:
 # `read_header`'s answers by path and working directory (a reported path is relative to it),
 # with the file's signature when read: a long-lived process (a batch of puzzles, the language
 # server) reads and hashes a spec's text for every load otherwise.  An answer is kept only for
-# a file last changed a while before it was read: a file changed again within the clock's
-# granularity of its last change could keep its times and size (the "racy" entries of git's
-# index); one changed later gets later times.
+# a file last modified a while before it was read: a file written again within the clock's
+# granularity of its last write could keep its times and size (the "racy" entries of git's
+# index); one written later gets a later modification time.
 _HEADERS: dict = {}
 _SETTLED_NS = 2_000_000_000
 
