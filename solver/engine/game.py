@@ -153,6 +153,8 @@ class CompiledAction:
                 return (first is None or first(st, env)) and passes(late, st, env)
             self.residual = residual_and_late
         self._fast_instances = instances_fn(cc, a, self.seq_domain)
+        # `candidates` itself where no requires prunes them and nothing is pinned.
+        self.quick = self._fast_instances if not any(self.prune) else None
         # Parameters over types and constant ranges: the same tuples in every state.
         self.fixed = fixed_instances(a)
         self.draw_weights = weights_fn(cc, a) if self.guard_check is None else None
@@ -255,7 +257,8 @@ class CompiledAction:
     def legal_into(self, res: list, st, pins: tuple | None, shown: bool) -> None:
         """`Game.legal` for this action, its gates passed: each legal move appended to
         ``res`` as (move, new state, shows)."""
-        insts = self.candidates(st, pins)
+        quick = self.quick
+        insts = quick(st) if quick is not None and pins is None else self.candidates(st, pins)
         if not insts or (self.residual is not None
                          and not self.residual(st, [None] * self.frame)):
             return
