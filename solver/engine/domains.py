@@ -4,6 +4,7 @@ concrete, so only what depends on a symbolic choice becomes a term."""
 from __future__ import annotations
 
 import z3
+from z3.z3types import Ast
 
 from ..lang.types import (BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, SetT, TextT, Type, default,
                     finite, radix)
@@ -38,6 +39,18 @@ def is_concrete(v) -> bool:
 
 # ---- boolean helpers (shared by the symbolic domain and the solver) ------------------------
 
+def _connective(mk, xs: list, slow):
+    """z3's n-ary conjunction or disjunction (``mk``: Z3_mk_and or Z3_mk_or) of the z3
+    booleans ``xs``, made by z3's C API in one call: `z3.And` and `z3.Or` coerce and check
+    each argument in Python first, which was most of the time of building a step's paths
+    where a region is unrolled.  Anything but booleans of one context: ``slow(xs)``."""
+    ctx = xs[0].ctx
+    for x in xs:
+        if not isinstance(x, z3.BoolRef) or x.ctx is not ctx:
+            return slow(xs)
+    return z3.BoolRef(mk(ctx.ref(), len(xs), (Ast * len(xs))(*[x.ast for x in xs])), ctx)
+
+
 def and_(a, b):
     if a is False or b is False:
         return False
@@ -45,7 +58,7 @@ def and_(a, b):
         return b
     if b is True:
         return a
-    return z3.And(a, b)
+    return _connective(z3.Z3_mk_and, [a, b], z3.And)
 
 
 def or_(a, b):
@@ -55,7 +68,7 @@ def or_(a, b):
         return b
     if b is False:
         return a
-    return z3.Or(a, b)
+    return _connective(z3.Z3_mk_or, [a, b], z3.Or)
 
 
 def not_(a):
@@ -75,7 +88,7 @@ def all_(xs):
             out.append(x)
     if not out:
         return True
-    return out[0] if len(out) == 1 else z3.And(out)
+    return out[0] if len(out) == 1 else _connective(z3.Z3_mk_and, out, z3.And)
 
 
 def any_(xs):
@@ -87,7 +100,7 @@ def any_(xs):
             out.append(x)
     if not out:
         return False
-    return out[0] if len(out) == 1 else z3.Or(out)
+    return out[0] if len(out) == 1 else _connective(z3.Z3_mk_or, out, z3.Or)
 
 
 def simplify_bool(v):
