@@ -151,17 +151,26 @@ class Engine:
 
     def plan_ahead(self, run: Run, kind: str, ci: int, game: Game, S, actions: list) -> tuple:
         """`plan`'s tasks submitted, not waited for: what `planned` collects.  Submitted
-        after a case's checking tasks, they run on a worker that has none of those left."""
+        before a case's checking tasks (`induction`'s and `transitions`' ``then``), they run
+        first: the next case is built while this one is checked, and no worker waits at the
+        case's end for a build.  Each is sent to a worker at once (a preferred one, in turn),
+        to run before the checks queued there: a task free to go anywhere waits at the
+        scheduler until a worker has nothing queued, which is the case's end."""
         from . import splits
         from .workers import plan_task
-        most = PARTS_PER_WORKER * max(1, len(self.client.scheduler_info().get("workers", {})))
+        workers = sorted(self.client.scheduler_info().get("workers", {}))
+        most = PARTS_PER_WORKER * max(1, len(workers))
         jobs = []
         for a in actions:
             n = splits.instance_count(game, S, a)
             m = max(1, min(n, most))
             jobs += [(a, (n * i // m, n * (i + 1) // m)) for i in range(m)]
-        futures = {self.client.submit(plan_task, run, kind, ci, a, part, pure=False): (a, part)
-                   for a, part in jobs}
+        futures = {}
+        for k, (a, part) in enumerate(jobs):
+            where = {"workers": [workers[k % len(workers)]], "allow_other_workers": True,
+                     "priority": 1} if workers else {}
+            futures[self.client.submit(plan_task, run, kind, ci, a, part, pure=False,
+                                       **where)] = (a, part)
         return tuple(actions), jobs, futures
 
     def planned(self, ahead: tuple) -> dict | None:
@@ -201,7 +210,9 @@ class Engine:
         (the store) as it comes back; ``parts``: the shares the workers built of each
         action (`plan`), whose paths go to their builders first; ``learned``: the
         (action, invariant) pairs found to need splitting so far, for every worker;
-        ``then``: called once every task is submitted (the next case's `plan_ahead`)."""
+        ``then``: called before any task is submitted (the next case's `plan_ahead`: the
+        workers build the next case first, so that its checks can start the moment this
+        case's last check is done, not after a build the other worker waits through)."""
         from .workers import induction_task
         cands = list(candidates)
         known = sorted(learned)
@@ -218,11 +229,11 @@ class Engine:
         return self._map(items, submit, take, tally, say, "induction", ci, parts, then)
 
     def transitions(self, run: Run, ci: int, live: tuple, items: list, done: dict,
-                    journal, names: list, tally, say, parts=None) -> list[dict]:
+                    journal, names: list, tally, say, parts=None, then=None) -> list[dict]:
         """The failures of the transition properties ``live`` on the paths ``items`` of case
-        ``ci`` (as for `induction`), one dict a task (`transitions.Pass.sharer`), checked
-        on the workers; ``done``: what a previous run decided, by place; each task's
-        records written into ``journal`` as it comes back."""
+        ``ci`` (as for `induction`, ``then`` too), one dict a task
+        (`transitions.Pass.sharer`), checked on the workers; ``done``: what a previous run
+        decided, by place; each task's records written into ``journal`` as it comes back."""
         from .workers import transition_task
 
         def submit(part, **where):
@@ -235,7 +246,7 @@ class Engine:
             for at, action, decided in records:
                 journal.record_transition(ci, at, action, names, decided)
             return failed, checked
-        return self._map(items, submit, take, tally, say, "transitions", ci, parts)
+        return self._map(items, submit, take, tally, say, "transitions", ci, parts, then)
 
     def _map(self, items: list, submit, take, tally, say, what: str, ci: int,
              parts=None, then=None) -> list:
@@ -262,14 +273,14 @@ class Engine:
             chunks = [its[i:i + size] for its in by.values() for i in range(0, len(its), size)]
         else:
             chunks = [items[i:i + size] for i in range(0, len(items), size)]
+        if then is not None:
+            then()
         futures = {}
         for c, chunk in enumerate(chunks):
             home = homes.get((chunk[0][1], chunk[0][3])) if homes else None
             where = {"workers": [home if home in workers else workers[c * n // len(chunks)]],
                      "allow_other_workers": True} if workers else {}
             futures[submit(chunk, **where)] = len(chunk)
-        if then is not None:
-            then()
         say(f"{what}: {len(items)} paths of case {ci + 1} sent to {n} Dask workers in "
             f"{len(futures)} tasks (a worker builds the paths of the actions it is sent)")
         out: list = []

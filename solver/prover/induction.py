@@ -98,6 +98,16 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
             # an orbit lies within the action's paths.
             # With the paths going to Dask workers, they are built there, never here.
             lazy = engine is not None and symmetric is None and engine.remote()
+            if not lazy and engine is not None and symmetric is None and engine.workers > 1:
+                # Built here an action at a time while the proof is young: once it has run
+                # LOCAL_S, the rest of the case is built on the workers (a case can take
+                # minutes to build, which the workers would do again for what they check).
+                for a in order:
+                    if a not in held and a not in built:
+                        build({a}, quiet=True)
+                        if engine.remote():
+                            lazy = True
+                            break
             if lazy:
                 _planned(engine, run_, game, S, ci, order, held, built, plans,
                          tally, ahead.pop(ci, None))
@@ -180,7 +190,7 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                     if rest:
                         results.extend(engine.induction(
                             run_, ci, candidates, by_action(rest, work, lambda x: x[0]),
-                            journal, tally, say))
+                            journal, tally, say, then=lambda: prefetch(ci + 1)))
                 else:
                     results.append(check_paths(paths))
             run(paths)
@@ -295,12 +305,13 @@ class Step:
             parted: dict[tuple, list] = {}  # (action, lo, hi) -> a share of its paths
 
             def build(only=None, part=None, S=S, conj=conj, readers=readers, reads=reads,
-                      lengths=lengths, ci=ci, built=built, parted=parted):
+                      lengths=lengths, ci=ci, built=built, parted=parted, quiet=False):
                 # Each action's paths once (an action of no path is not built again), those of
                 # ``only`` (a set of action names) or of every action; the case's list of paths
                 # (each action's together, in the game's order) is returned whole.  With
                 # ``part`` (lo, hi) and one action in ``only``: the paths of its instances lo
-                # to hi - 1 only (`splits.paths`), kept apart and returned alone.
+                # to hi - 1 only (`splits.paths`), kept apart and returned alone.  ``quiet``: not
+                # said (an action at a time, `houdini`).
                 if part is not None:
                     (a,) = only
                     key = (a, *part)
@@ -311,11 +322,12 @@ class Step:
                 want = {a for a in order if (only is None or a in only) and a not in built}
                 if want:
                     bs = splits.paths(game, S, fields, want)
-                    say(f"induction: {len(bs)} action paths"
-                        + (f" of {len(want)} of {len(order)} actions" if len(want) < len(order)
-                           else "") + f", {len(invs)} candidate invariants"
-                        + (f" (case {ci + 1} of {len(all_cases)})" if len(all_cases) > 1
-                           else ""))
+                    if not quiet:
+                        say(f"induction: {len(bs)} action paths"
+                            + (f" of {len(want)} of {len(order)} actions" if len(want) < len(order)
+                               else "") + f", {len(invs)} candidate invariants"
+                            + (f" (case {ci + 1} of {len(all_cases)})" if len(all_cases) > 1
+                               else ""))
                     for a in want:
                         built[a] = []
                     for b in bs:

@@ -33,6 +33,9 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
     whole, and a resumed run does not build it again.  ``tally`` (a `result.Tally`), if
     given, counts the paths and those a previous run decided."""
     out = {tr.name: (True, "") for tr in trans}
+    if tally is not None:
+        # This step's own progress: its paths, not the invariants' (once 150 % of them).
+        tally.done = tally.total = 0
     tp = Pass(game, trans, assumed, options)
     fresh, fields, names = tp.fresh, tp.fields, tp.names
     cases, after, order, prepare, posts_of = tp.cases, tp.after, tp.order, tp.prepare, \
@@ -60,6 +63,17 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
         return {a for a in order if a not in held}
 
     first_case: list = []       # the first case's (prepared, post_of) and its actions built
+    ahead: dict = {}            # case -> its plan's tasks, submitted while the previous case ran
+
+    def prefetch(cj: int, live: list) -> None:
+        # The next case's paths built on the workers before this case's checks (as Houdini's).
+        if cj >= len(cases) or cj in ahead:
+            return
+        held = held_before(cj, live)
+        if done_before(cj, live, held) is None:
+            want = [a for a in order if a in to_build(cj, held)]
+            if want:
+                ahead[cj] = engine.plan_ahead(run_, "transitions", cj, game, cases[cj], want)
 
     def rotated(ci: int, prepared: tuple, post_of, paths: list, live: list, done: dict):
         """``paths`` of case ``ci`` but those that follow from the first case's path of the
@@ -110,7 +124,8 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
         if engine is not None and symmetric is None and engine.remote():
             # The paths go to Dask workers: built there, never here.
             _remote_case(engine, run_, game, S, ci, order, only, held, live, names, journal,
-                         tally, say, out)
+                         tally, say, out, ahead.pop(ci, None),
+                         lambda ci=ci, live=live: prefetch(ci + 1, live))
             continue
         prepared = prepare(ci, only)
         if prepared is None:
@@ -124,6 +139,7 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
         unbuilt = sum(n for a, n in held.items() if a not in built)
         if tally is not None:
             tally.built += len(bs)
+            tally.total += len(bs)
             tally.count(unbuilt, unbuilt)
             checked_before = tally.checked
         say(f"transitions: {len(bs)} action paths"
@@ -476,11 +492,16 @@ class Pass:
         return failed, records, count.done
 
 def _remote_case(engine, run, game: Game, S, ci: int, order: list, only: set, held: dict,
-                 live: list, names: list, journal, tally, say, out: dict) -> None:
+                 live: list, names: list, journal, tally, say, out: dict, ahead=None,
+                 then=None) -> None:
     """Case ``ci`` of `check_transitions` checked on the Dask workers, its paths built
     there only (`cluster.Engine.plan`): the failures entered into ``out``; nothing when a
-    worker found the case impossible (no state of it satisfies the invariants)."""
-    parts = engine.plan(run, "transitions", ci, game, S, [a for a in order if a in only])
+    worker found the case impossible (no state of it satisfies the invariants).  ``ahead``:
+    the plan's tasks submitted before (`Engine.plan_ahead`), used when they build the same
+    actions; ``then``: called before the checks are submitted (the next case's plan)."""
+    want = [a for a in order if a in only]
+    parts = engine.planned(ahead) if ahead is not None and ahead[0] == tuple(want) else \
+        engine.plan(run, "transitions", ci, game, S, want)
     if parts is None:
         return
     counts = {a: sum(n for _, n, _ in ps) for a, ps in parts.items()}
@@ -488,6 +509,7 @@ def _remote_case(engine, run, game: Game, S, ci: int, order: list, only: set, he
     unbuilt = sum(n for a, n in held.items() if a not in counts)
     if tally is not None:
         tally.built += len(bs)
+        tally.total += len(bs)
         tally.count(unbuilt, unbuilt)
         checked_before = tally.checked
     say(f"transitions: {len(bs)} action paths"
@@ -500,7 +522,7 @@ def _remote_case(engine, run, game: Game, S, ci: int, order: list, only: set, he
         tally.count(reused, reused)
     failed = engine.transitions(run, ci, tuple(tr.name for tr in live),
                                 induction.by_action(list(enumerate(bs)), bs, lambda b: b),
-                                done, journal, names, tally, say, parts) if bs else []
+                                done, journal, names, tally, say, parts, then) if bs else []
     _closed(ci, failed, out, journal, names, live, len(bs), counts, tally, reused,
             checked_before if tally is not None else 0)
 

@@ -258,6 +258,40 @@ def test_the_local_cluster_starts_once_the_step_has_taken_long_enough(monkeypatc
     assert got == one and tally.checked == t1.checked
 
 
+def test_a_case_begun_here_is_built_on_the_workers_once_the_proof_is_old_enough(monkeypatch):
+    # The engine says "not yet" once: this process builds the first case's first action,
+    # then the proof has run long enough (LOCAL_S 0), the cluster starts and the workers
+    # build the rest of the case; the verdicts are one process's.
+    asked, built = [], []
+    real_remote, real_paths = Engine.remote, splits.paths
+
+    def remote(self):
+        asked.append(1)
+        if len(asked) == 1:
+            return False
+        monkeypatch.setattr(cluster, "LOCAL_S", 0.0)
+        return real_remote(self)
+
+    def paths(game, S, fields, want, *rest):
+        built.append(sorted(want))
+        return real_paths(game, S, fields, want, *rest)
+    monkeypatch.setattr(Engine, "remote", remote)
+    monkeypatch.setattr(splits, "paths", paths)
+    engine = Engine(Recipe.of(str(FIXTURES / "stored.rules")), workers=2)
+    try:
+        got, tally = _verdicts("stored.rules", engine)
+        assert engine.client is not None
+    finally:
+        engine.close()
+    game = load_game(str(FIXTURES / "stored.rules"))
+    assert len(game.actions) > 1
+    assert built[0] == [game.actions[0].name]
+    assert not any(len(w) > 1 for w in built)     # no case built whole here
+    monkeypatch.setattr(splits, "paths", real_paths)
+    one, t1 = _verdicts("stored.rules")
+    assert got == one and tally.checked == t1.checked
+
+
 def test_too_many_local_workers_is_one_line_and_exit_2():
     r = run_cli("prove", str(FIXTURES / "toy.rules"), "--workers", "100", "--no-store")
     assert r.returncode == 2 and r.stdout == ""
