@@ -24,6 +24,7 @@ from . import domains as dz
 from . import fixinc
 from . import linear
 from . import reach
+from . import regions
 from .abstraction import EXACT, Abstraction
 from .loops import Loops
 from .memo import DefMemo, Idents, memoised, memoised_pure, reads_no_state
@@ -104,6 +105,8 @@ class Compiler(Operators, Loops):
         self.idents = Idents()
         # The game's bounded searches (`reachable`, reach.py), set by the game that owns it.
         self.searches: reach.Searches | None = None
+        # The connected regions the symbolic closures unrolled, shared by every call site.
+        self.unrolled = regions.Unrolled()
 
     @contextmanager
     def abstracted(self, abstraction: Abstraction):

@@ -352,12 +352,13 @@ class Operators:
                 if not sym:
                     return lambda st, env: regions.component_of(kt, f0(st, env), f1(st, env))
                 return lambda st, env: regions.component(kt, f0(st, env), f1(st, env),
-                                                         self.abstraction)
+                                                         self.abstraction, self.unrolled)
             case "components":
                 kt = e.args[0].type.key
                 if not sym:
                     return lambda st, env: regions.count_of(kt, f0(st, env))
-                return lambda st, env: regions.components(kt, f0(st, env), self.abstraction)
+                return lambda st, env: regions.components(kt, f0(st, env), self.abstraction,
+                                                          self.unrolled)
         raise AssertionError(name)
 
 

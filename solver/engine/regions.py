@@ -73,9 +73,41 @@ def count_of(t: RecordT, ok: tuple) -> int:
     return max(labels(neighbours(t), ok), default=-1) + 1
 
 
-def component(t: RecordT, seed, ok: tuple, abstraction: Abstraction) -> tuple:
+# At most this many unrolled components a `Unrolled` keeps (then it starts afresh).
+UNROLLED_MAX = 4096
+
+
+class Unrolled:
+    """The components a symbolic evaluator unrolled, by their seed and squares: a step's
+    paths ask the same ones many times (on Torres' 3x3 board, 1,602 floods of 810 distinct),
+    each some nine rounds of terms simplified.  An entry keeps its terms, so that their z3
+    ids are not reused while it stands."""
+
+    def __init__(self):
+        self.memo: dict = {}
+
+    def get(self, t: RecordT, seed, ok: tuple, abstraction):
+        hit = self.memo.get(self._key(t, seed, ok))
+        if hit is None or hit[2] is not abstraction or not identical(hit[0], seed) \
+                or not identical(hit[1], ok):
+            return None
+        return hit[3]
+
+    def put(self, t: RecordT, seed, ok: tuple, abstraction, r: tuple) -> None:
+        if len(self.memo) >= UNROLLED_MAX:
+            self.memo.clear()
+        self.memo[self._key(t, seed, ok)] = (seed, ok, abstraction, r)
+
+    @staticmethod
+    def _key(t: RecordT, seed, ok: tuple) -> tuple:
+        return (t, *(x.get_id() if dz.is_sym(x) else x for x in (seed, *ok)))
+
+
+def component(t: RecordT, seed, ok: tuple, abstraction: Abstraction,
+              unrolled: Unrolled | None = None) -> tuple:
     """`component(seed, ok)`, concrete or symbolic (the region's unknowns when
-    ``abstraction`` has them; else unrolled, stopped as a `fix` is)."""
+    ``abstraction`` has them; else unrolled, stopped as a `fix` is, and kept in
+    ``unrolled``)."""
     seed_concrete = dz.is_concrete(seed)
     if seed_concrete and dz.is_concrete(ok):
         return component_of(t, seed, tuple(bool(b) for b in ok))
@@ -87,6 +119,13 @@ def component(t: RecordT, seed, ok: tuple, abstraction: Abstraction) -> tuple:
         o = dz.ordinal(t, seed)
         return tuple(z3.Or([z3.And(o == i, dz.lift(r.same(i, j))) for i in range(len(ok))])
                      for j in range(len(ok)))
+    if unrolled is not None:
+        hit = unrolled.get(t, seed, ok, abstraction)
+        if hit is not None:
+            return hit
+        r = component(t, seed, ok, abstraction)
+        unrolled.put(t, seed, ok, abstraction, r)
+        return r
     if seed_concrete:
         i = finite(t).index[seed]
         r = tuple(ok[j] if j == i else False for j in range(len(ok)))
@@ -104,8 +143,10 @@ def component(t: RecordT, seed, ok: tuple, abstraction: Abstraction) -> tuple:
     return r
 
 
-def components(t: RecordT, ok: tuple, abstraction: Abstraction):
-    """`components(ok)`, concrete or symbolic."""
+def components(t: RecordT, ok: tuple, abstraction: Abstraction,
+               unrolled: Unrolled | None = None):
+    """`components(ok)`, concrete or symbolic (the components unrolled kept in
+    ``unrolled``)."""
     if dz.is_concrete(ok):
         return count_of(t, tuple(bool(b) for b in ok))
     r = abstraction.region(ok, neighbours(t))
@@ -115,7 +156,7 @@ def components(t: RecordT, ok: tuple, abstraction: Abstraction):
     for i, v in enumerate(finite(t).values):
         if ok[i] is False:
             continue
-        c = component(t, v, ok, abstraction)
+        c = component(t, v, ok, abstraction, unrolled)
         first = dz.all_((ok[i], *[dz.not_(c[j]) for j in range(i)]))
         if first is True:
             known += 1

@@ -1,7 +1,8 @@
 """The region primitives `component(seed, ok)` and `components(ok)` (solver/engine/regions.py): the
 values a flood written with `fix` gives, on every board of a 3 x 3 grid; the Z3 terms equal
 the interpreter's values, and equal the `fix` flood's terms for every board at once (z3
-proves it); a wrong use is refused with its place."""
+proves it); a flood unrolled once is kept for the same squares; a wrong use is refused with
+its place."""
 from __future__ import annotations
 
 import itertools
@@ -12,6 +13,9 @@ import z3
 
 from conftest import FIXTURES
 from solver.engine import domains as dz
+from solver.engine import regions
+from solver.engine.abstraction import EXACT
+from solver.engine.values import identical
 from solver.lang.errors import SpecError
 from solver.engine.game import load_path
 from solver.prover.abstractions import Opaque
@@ -121,3 +125,22 @@ def test_the_prover_may_read_a_component_as_unknowns(flood):
     assert any(d.kind() == z3.Z3_OP_ITE for d in decls(outside))
 
 
+
+
+def test_a_component_unrolled_once_is_kept_for_the_same_squares(flood):
+    """An `Unrolled` gives back the very terms it unrolled for the same seed and squares
+    (equal to a flood unrolled afresh), and nothing for other squares, another grid or
+    another abstraction."""
+    sq = square_type(flood)
+    Z = dz.Fresh("u_").value(flood.state_type, "z")
+    ok = tuple(h > 0 for h in Z[flood.field_index["height"]])
+    seed = finite(sq).values[4]
+    kept = regions.Unrolled()
+    first = regions.component(sq, seed, ok, EXACT, kept)
+    assert regions.component(sq, seed, ok, EXACT, kept) is first
+    assert identical(first, regions.component(sq, seed, ok, EXACT))
+    other = tuple(h > 1 for h in Z[flood.field_index["height"]])
+    assert kept.get(sq, seed, other, EXACT) is None
+    assert kept.get(sq, finite(sq).values[0], ok, EXACT) is None
+    assert kept.get(sq, seed, ok, Opaque(fixes=True)) is None
+    assert regions.components(sq, ok, EXACT, kept) is not None and len(kept.memo) == 9
