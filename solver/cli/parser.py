@@ -190,7 +190,7 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                    "proof starts none; the workers build the paths, shared out by ranges of "
                    "each action's instances); 1: all in this process, no cluster; at most 64; "
                    "the verdicts are the same, only the time changes; --jobs is the same "
-                   "option (default: %(default)s; two workers gave 1.4x on a proof of 2.5 "
+                   "option (default: %(default)s; two workers gave 1.5x on a proof of 2 "
                    "minutes on 2 cores, see docs/prover.md)")
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="send the inductive step's action paths to the Dask scheduler at "
