@@ -79,7 +79,7 @@ UNROLLED_MAX = 4096
 
 class Unrolled:
     """The components a symbolic evaluator unrolled, by their seed and squares: a step's
-    paths ask the same ones many times (on Torres' 3x3 board, 1,602 floods of 810 distinct),
+    paths ask the same ones many times (one case of a 3x3 board: 1,602 floods, 810 distinct),
     each some nine rounds of terms simplified.  An entry keeps its terms, so that their z3
     ids are not reused while it stands."""
 
