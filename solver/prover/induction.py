@@ -100,13 +100,18 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
             lazy = engine is not None and symmetric is None and engine.remote()
             if not lazy and engine is not None and symmetric is None and engine.workers > 1:
                 # Built here an action at a time while the proof is young: once it has run
-                # LOCAL_S, the rest of the case is built on the workers (a case can take
-                # minutes to build, which the workers would do again for what they check).
+                # LOCAL_S, the whole case is built on the workers, in shares, each once, the
+                # actions built here too (the workers check them, and a path cannot be sent:
+                # each worker would build again, whole, every action it is sent a path of).
+                here = []
                 for a in order:
                     if a not in held and a not in built:
                         build({a}, quiet=True)
+                        here.append(a)
                         if engine.remote():
                             lazy = True
+                            for b in here:
+                                tally.built -= len(built.pop(b))
                             break
             if lazy:
                 _planned(engine, run_, game, S, ci, order, held, built, plans,

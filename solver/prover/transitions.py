@@ -13,6 +13,11 @@ from . import induction, nearby, orbits, splits, terms, tiers
 from .options import COARSE, ProveOptions, gave_up_why
 from .result import Tally
 
+# The cases a Dask worker keeps built (`Pass._built`): the next case is built while this one
+# is checked (`cluster.Engine.plan_ahead`), and a worker keeping only the last would build
+# each case again for every task of the other that it is sent.
+KEEP_CASES = 3
+
 
 def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                       options: ProveOptions, say, journal=None, symmetric=None,
@@ -321,7 +326,7 @@ class Pass:
         self.cases, self.after, self.local, self.order = cases, after, local, order
         self.split_memo, self.learned, self.hard = split_memo, learned, hard
         self.prepare, self.posts_of = prepare, posts_of
-        self._ready: dict = {}       # a worker's last case: ci -> (it, post_of, paths)
+        self._ready: dict = {}       # a worker's newest cases: ci -> (it, post_of, paths)
         self._whole: dict = {}       # the last case's solver of every invariant at once
 
     def sharer(self, ci: int, prepared: tuple, post_of, live: list, done: dict,
@@ -435,14 +440,16 @@ class Pass:
         return check_share
 
     def _built(self, ci: int, want: set) -> tuple | None:
-        """A worker's case ``ci`` (the last it was sent, kept): its preparation without
+        """A worker's case ``ci`` (kept, with the KEEP_CASES newest): its preparation without
         paths, what gives the post-state conjuncts, and the paths of the actions ``want``
         (and of those built before), by action; None when no state of the case satisfies
         the invariants."""
         if ci not in self._ready:
             prepared = self.prepare(ci, set())      # the case without its paths
-            self._ready = {ci: (prepared, None if prepared is None else
-                                self.posts_of(ci, prepared), {})}
+            self._ready[ci] = (prepared, None if prepared is None else
+                               self.posts_of(ci, prepared), {})
+            while len(self._ready) > KEEP_CASES:
+                self._ready.pop(next(iter(self._ready)))
         prepared, post_of, built = self._ready[ci]
         if prepared is None:
             return None

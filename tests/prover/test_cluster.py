@@ -18,7 +18,7 @@ from conftest import FIXTURES, run_cli
 from solver.engine import domains as dz
 from solver.engine.game import load_game
 from solver.lang.errors import RulebookError
-from solver.prover import cluster, orbits, splits
+from solver.prover import cluster, orbits, splits, transitions
 from solver.prover.cluster import Engine, Recipe
 from solver.prover.options import ProveOptions
 from solver.prover.prove import prove
@@ -275,7 +275,13 @@ def test_a_case_begun_here_is_built_on_the_workers_once_the_proof_is_old_enough(
     def paths(game, S, fields, want, *rest):
         built.append(sorted(want))
         return real_paths(game, S, fields, want, *rest)
+    planned, real_plan = [], Engine.plan_ahead
+
+    def plan_ahead(self, run, kind, ci, game, S, actions):
+        planned.append(tuple(actions))
+        return real_plan(self, run, kind, ci, game, S, actions)
     monkeypatch.setattr(Engine, "remote", remote)
+    monkeypatch.setattr(Engine, "plan_ahead", plan_ahead)
     monkeypatch.setattr(splits, "paths", paths)
     engine = Engine(Recipe.of(str(FIXTURES / "stored.rules")), workers=2)
     try:
@@ -287,9 +293,34 @@ def test_a_case_begun_here_is_built_on_the_workers_once_the_proof_is_old_enough(
     assert len(game.actions) > 1
     assert built[0] == [game.actions[0].name]
     assert not any(len(w) > 1 for w in built)     # no case built whole here
+    # The action built here is built on the workers too, in shares with the rest, once:
+    # each worker sent a path of it would otherwise build it whole.
+    assert planned[0] == tuple(a.name for a in game.actions)
     monkeypatch.setattr(splits, "paths", real_paths)
     one, t1 = _verdicts("stored.rules")
     assert got == one and tally.checked == t1.checked
+
+
+def test_a_worker_keeps_a_case_built_while_it_builds_the_next(monkeypatch):
+    # A worker builds the next case (`Engine.plan_ahead`) while it checks this one: the case
+    # it was checking stays built, not made again for its next task.
+    game = load_game(str(FIXTURES / "roam.rules"))
+    trans = [i for i in game.p.invariants if i.transition]
+    tp = transitions.Pass(game, trans, {i.name for i in game.p.invariants
+                                        if not i.transition}, ProveOptions())
+    assert len(tp.cases) > 1
+    made, real_prepare = [], tp.prepare
+
+    def prepare(ci, only=None):
+        made.append(ci)
+        return real_prepare(ci, only)
+    monkeypatch.setattr(tp, "prepare", prepare)
+    walk = game.actions[0].name
+    n = splits.instance_count(game, tp.cases[0], walk)
+    first = tp.build_action(0, walk, (0, n))
+    tp.build_action(1, walk, (0, n))
+    assert tp.build_action(0, walk, (0, n)) == first > 0
+    assert made == [0, 1]
 
 
 def test_too_many_local_workers_is_one_line_and_exit_2():
