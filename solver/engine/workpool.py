@@ -86,6 +86,20 @@ def start_local(workers: int) -> tuple:
         raise
 
 
+def stop_local(cluster, client) -> None:
+    """Close ``client`` (if any) and ``cluster``, a local cluster `start_local` started, its
+    worker processes killed first: nothing in them is needed any more (every result came
+    back, or was given up), and a worker that let go of a prover's cases in order took up to
+    2 s to stop (Torres 3x3, two workers: 1.9 s of a 62 s proof)."""
+    pids = [w.pid for w in getattr(cluster, "workers", {}).values() if getattr(w, "pid", None)]
+    if client is not None:
+        client.close()
+    for pid in pids:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    cluster.close()
+
+
 @contextlib.contextmanager
 def _no_ctrl_c_in_children():
     """SIGINT ignored while the worker processes are started, which inherit that: a Ctrl-C
@@ -147,10 +161,10 @@ class Pool:
 
     def close(self) -> None:
         """The client closed, and the local cluster this pool started."""
-        if self.client is not None:
-            self.client.close()
         if self._cluster is not None:
-            self._cluster.close()
+            stop_local(self._cluster, self.client)
+        elif self.client is not None:
+            self.client.close()
         self._cluster = self.client = None
 
     def parallel(self) -> bool:

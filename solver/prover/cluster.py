@@ -85,10 +85,10 @@ class Engine:
 
     def close(self) -> None:
         """The client closed, and the local cluster this engine started."""
-        if self.client is not None:
-            self.client.close()
         if self._cluster is not None:
-            self._cluster.close()
+            workpool.stop_local(self._cluster, self.client)
+        elif self.client is not None:
+            self.client.close()
         self._cluster = self.client = None
 
     def run(self, options: ProveOptions, invariants, assumed=None) -> Run:

@@ -209,3 +209,30 @@ def test_ambiguities_with_a_scheduler_that_does_not_answer_is_one_line_and_exit_
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(
         f"rulebook: --cluster tcp://127.0.0.1:{port}: no Dask scheduler answers there"), r.stderr
+
+
+def test_a_local_cluster_is_stopped_without_waiting_for_its_workers(tmp_path):
+    # What the workers hold (a prover's cases) is not needed once the work is back, and
+    # letting go of it in order took seconds: the processes are killed, their plugins never
+    # torn down, and none is left running.
+    from distributed import WorkerPlugin
+
+    class Farewell(WorkerPlugin):
+        """Leaves a file behind when its worker lets go of it in order."""
+
+        def __init__(self, path: str):
+            self.path = path
+
+        def teardown(self, worker):
+            with open(self.path, "a") as f:
+                f.write(worker.address + "\n")
+    cluster, client = workpool.start_local(2)
+    pids = [w.pid for w in cluster.workers.values()]
+    assert len(pids) == 2 and all(pids)
+    client.register_plugin(Farewell(str(tmp_path / "bye")), name="farewell")
+    assert client.submit(sum, [1, 2], pure=False).result() == 3
+    workpool.stop_local(cluster, client)
+    assert not (tmp_path / "bye").exists()
+    for pid in pids:
+        with pytest.raises(ProcessLookupError):
+            os.kill(pid, 0)
