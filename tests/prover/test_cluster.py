@@ -301,6 +301,46 @@ def test_a_case_begun_here_is_built_on_the_workers_once_the_proof_is_old_enough(
     assert got == one and tally.checked == t1.checked
 
 
+def test_a_case_begun_here_is_built_a_share_at_a_time(monkeypatch):
+    # The engine is asked between two shares of an action's instances, not once the action
+    # is built whole (one took 3.7 s, all of it dropped when the workers take over).
+    asked, built, planned = [], [], []
+    real_remote, real_paths, real_plan = Engine.remote, splits.paths, Engine.plan_ahead
+
+    def remote(self):
+        asked.append(1)
+        if len(asked) == 1:
+            return False
+        monkeypatch.setattr(cluster, "LOCAL_S", 0.0)
+        return real_remote(self)
+
+    def paths(game, S, fields, want, part=None):
+        built.append((sorted(want), part))
+        return real_paths(game, S, fields, want, part)
+
+    def plan_ahead(self, run, kind, ci, game, S, actions):
+        planned.append(tuple(actions))
+        return real_plan(self, run, kind, ci, game, S, actions)
+    monkeypatch.setattr(Engine, "remote", remote)
+    monkeypatch.setattr(Engine, "plan_ahead", plan_ahead)
+    monkeypatch.setattr(splits, "paths", paths)
+    engine = Engine(Recipe.of(str(FIXTURES / "stacks.rules")), workers=2)
+    try:
+        got, tally = _verdicts("stacks.rules", engine)
+    finally:
+        engine.close()
+    game = load_game(str(FIXTURES / "stacks.rules"))
+    first = game.actions[0].name
+    n = splits.instance_count(game, splits.cases(game, dz.Fresh("s_"), "s", [])[0], first)
+    assert n > 2
+    # Asked once before the case (not yet), then after the first share (the workers' turn).
+    assert built == [([first], (0, n // min(n, 8)))]
+    assert planned[0] == tuple(a.name for a in game.actions)
+    monkeypatch.setattr(splits, "paths", real_paths)
+    one, t1 = _verdicts("stacks.rules")
+    assert got == one and tally.checked == t1.checked
+
+
 def test_a_worker_keeps_a_case_built_while_it_builds_the_next(monkeypatch):
     # A worker builds the next case (`Engine.plan_ahead`) while it checks this one: the case
     # it was checking stays built, not made again for its next task.
