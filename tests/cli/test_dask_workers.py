@@ -211,6 +211,18 @@ def test_ambiguities_with_a_scheduler_that_does_not_answer_is_one_line_and_exit_
         f"rulebook: --cluster tcp://127.0.0.1:{port}: no Dask scheduler answers there"), r.stderr
 
 
+def test_a_local_clusters_workers_run_without_dasks_profiler():
+    # It sampled each worker's stack every 10 ms: 9 % of a proof's check time.
+    cluster, client = workpool.start_local(2)
+    try:
+        got = client.run(lambda dask_worker: sorted(dask_worker.periodic_callbacks))
+    finally:
+        workpool.stop_local(cluster, client)
+    assert len(got) == 2
+    assert all("profile" not in cbs and "profile-cycle" not in cbs for cbs in got.values())
+    assert all(cbs for cbs in got.values())     # their other callbacks are there
+
+
 def test_a_local_cluster_is_stopped_without_waiting_for_its_workers(tmp_path):
     # What the workers hold (a prover's cases) is not needed once the work is back, and
     # letting go of it in order took seconds: the processes are killed, their plugins never
