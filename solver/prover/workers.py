@@ -5,6 +5,8 @@ worker, not in a module global).  Imported by the workers and by `cluster` when 
 reaches a cluster, never by a proof in one process: Dask takes seconds to import."""
 from __future__ import annotations
 
+import time
+
 from distributed import WorkerPlugin, get_worker
 
 from ..lang.errors import RulebookError
@@ -91,9 +93,11 @@ def _quiet(text: str, done=None, total=None, note: str = "") -> None:
 def plan_task(run, kind: str, ci: int, action: str, part: tuple) -> tuple:
     """A task: the paths of ``action``'s instances ``part`` (lo, hi) in case ``ci`` of the
     step (``kind``: "induction" or "transitions") built on this worker, for the tasks that
-    will check them; their number (None: the case is impossible) and this worker's address,
-    which those tasks prefer."""
-    return _runs().get(run).plan(kind, ci, action, part), get_worker().address
+    will check them; their number (None: the case is impossible), this worker's address,
+    which those tasks prefer, and the seconds the build took (`Engine.costs`)."""
+    t0 = time.process_time()
+    n = _runs().get(run).plan(kind, ci, action, part)
+    return n, get_worker().address, time.process_time() - t0
 
 
 def induction_task(run, ci: int, candidates: list, items: list, journaled: bool,

@@ -324,12 +324,12 @@ def test_a_case_begun_here_is_built_a_share_at_a_time(monkeypatch):
     monkeypatch.setattr(Engine, "remote", remote)
     monkeypatch.setattr(Engine, "plan_ahead", plan_ahead)
     monkeypatch.setattr(splits, "paths", paths)
-    engine = Engine(Recipe.of(str(FIXTURES / "stacks.rules")), workers=2)
+    engine = Engine(Recipe.of(str(FIXTURES / "turns.rules")), workers=2)
     try:
-        got, tally = _verdicts("stacks.rules", engine)
+        got, tally = _verdicts("turns.rules", engine)
     finally:
         engine.close()
-    game = load_game(str(FIXTURES / "stacks.rules"))
+    game = load_game(str(FIXTURES / "turns.rules"))
     first = game.actions[0].name
     n = splits.instance_count(game, splits.cases(game, dz.Fresh("s_"), "s", [])[0], first)
     assert n > 2
@@ -337,7 +337,7 @@ def test_a_case_begun_here_is_built_a_share_at_a_time(monkeypatch):
     assert built == [([first], (0, n // min(n, 8)))]
     assert planned[0] == tuple(a.name for a in game.actions)
     monkeypatch.setattr(splits, "paths", real_paths)
-    one, t1 = _verdicts("stacks.rules")
+    one, t1 = _verdicts("turns.rules")
     assert got == one and tally.checked == t1.checked
 
 
@@ -368,3 +368,27 @@ def test_too_many_local_workers_is_one_line_and_exit_2():
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.strip() == ("rulebook: --workers 100: at most 64 local worker processes "
                                 "(a cluster of more machines: --cluster)")
+
+
+def test_the_costliest_paths_are_sent_first(client):
+    # Longest first: a case's end is then short tasks, not one long one while the other
+    # worker waits.  An action's cost: its paths' check time seen so far, else their build's.
+    engine = Engine(Recipe.of(str(FIXTURES / "toy.rules")), client=client)
+    engine.costs.checked("cheap", 4, 0.4)
+    engine.costs.built("dear", 2, 1.0)          # no check seen yet: its build time
+    engine.costs.built("cheap", 4, 40.0)        # a check seen: its build does not count
+    assert engine.costs.of("cheap") == pytest.approx(0.1)
+    assert engine.costs.of("dear") == pytest.approx(0.5)
+    assert engine.costs.of("unseen") == 0.0
+    home = sorted(client.scheduler_info()["workers"])[0]
+    items = [(0, "unseen", 0), (1, "cheap", 0), (2, "cheap", 1), (3, "dear", 0)]
+    parts = {a: [((0, 2), 2, home)] for a in ("unseen", "cheap", "dear")}
+    sent = []
+
+    def submit(chunk, **where):
+        sent.append([it[1] for it in chunk])
+        return client.submit(len, chunk, pure=False, **where)
+    got = engine._map(items, submit, lambda n: (n, None), None, lambda *a, **k: None,
+                      "induction", 0, parts)
+    assert got == [1, 1, 1, 1]                 # a path a task here
+    assert sent == [["dear"], ["cheap"], ["cheap"], ["unseen"]]
