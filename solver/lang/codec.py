@@ -52,7 +52,9 @@ def from_json(t: Type, j, where: str):
     # anything else (or anything wrong) the full decoding below gives the value or the error.
     try:
         return decoder(t)(j)
-    except Exception:       # noqa: BLE001 - any refusal of the fast path: the full one says
+    except (_Refused, LookupError, TypeError):
+        # A refusal, a name or an index the fast path does not know, a shape it does not
+        # read: the full decoding says what is wrong.  Any other error is a bug, and shown.
         return _from_json(t, j, where)
 
 
