@@ -258,52 +258,11 @@ def test_the_local_cluster_starts_once_the_step_has_taken_long_enough(monkeypatc
     assert got == one and tally.checked == t1.checked
 
 
-def test_a_case_begun_here_is_built_on_the_workers_once_the_proof_is_old_enough(monkeypatch):
-    # The engine says "not yet" once: this process builds the first case's first action,
-    # then the proof has run long enough (LOCAL_S 0), the cluster starts and the workers
-    # build the rest of the case; the verdicts are one process's.
-    asked, built = [], []
-    real_remote, real_paths = Engine.remote, splits.paths
-
-    def remote(self):
-        asked.append(1)
-        if len(asked) == 1:
-            return False
-        monkeypatch.setattr(cluster, "LOCAL_S", 0.0)
-        return real_remote(self)
-
-    def paths(game, S, fields, want, *rest):
-        built.append(sorted(want))
-        return real_paths(game, S, fields, want, *rest)
-    planned, real_plan = [], Engine.plan_ahead
-
-    def plan_ahead(self, run, kind, ci, game, S, actions):
-        planned.append(tuple(actions))
-        return real_plan(self, run, kind, ci, game, S, actions)
-    monkeypatch.setattr(Engine, "remote", remote)
-    monkeypatch.setattr(Engine, "plan_ahead", plan_ahead)
-    monkeypatch.setattr(splits, "paths", paths)
-    engine = Engine(Recipe.of(str(FIXTURES / "stored.rules")), workers=2)
-    try:
-        got, tally = _verdicts("stored.rules", engine)
-        assert engine.client is not None
-    finally:
-        engine.close()
-    game = load_game(str(FIXTURES / "stored.rules"))
-    assert len(game.actions) > 1
-    assert built[0] == [game.actions[0].name]
-    assert not any(len(w) > 1 for w in built)     # no case built whole here
-    # The action built here is built on the workers too, in shares with the rest, once:
-    # each worker sent a path of it would otherwise build it whole.
-    assert planned[0] == tuple(a.name for a in game.actions)
-    monkeypatch.setattr(splits, "paths", real_paths)
-    one, t1 = _verdicts("stored.rules")
-    assert got == one and tally.checked == t1.checked
-
-
-def test_a_case_begun_here_is_built_a_share_at_a_time(monkeypatch):
-    # The engine is asked between two shares of an action's instances, not once the action
-    # is built whole (one took 3.7 s, all of it dropped when the workers take over).
+def _begun_here(monkeypatch, spec: str) -> tuple:
+    """A proof of ``spec`` on two local workers whose engine says "not yet" once, then that
+    the proof has run long enough (LOCAL_S 0): the paths built in this process, (actions,
+    share) each, the actions of each plan sent to the workers, the game, and the verdicts
+    and tally, checked to be one process's."""
     asked, built, planned = [], [], []
     real_remote, real_paths, real_plan = Engine.remote, splits.paths, Engine.plan_ahead
 
@@ -324,21 +283,40 @@ def test_a_case_begun_here_is_built_a_share_at_a_time(monkeypatch):
     monkeypatch.setattr(Engine, "remote", remote)
     monkeypatch.setattr(Engine, "plan_ahead", plan_ahead)
     monkeypatch.setattr(splits, "paths", paths)
-    engine = Engine(Recipe.of(str(FIXTURES / "turns.rules")), workers=2)
+    engine = Engine(Recipe.of(str(FIXTURES / spec)), workers=2)
     try:
-        got, tally = _verdicts("turns.rules", engine)
+        got, tally = _verdicts(spec, engine)
+        assert engine.client is not None
     finally:
         engine.close()
-    game = load_game(str(FIXTURES / "turns.rules"))
+    monkeypatch.setattr(splits, "paths", real_paths)
+    one, t1 = _verdicts(spec)
+    assert got == one and tally.checked == t1.checked
+    return built, planned, load_game(str(FIXTURES / spec))
+
+
+def test_a_case_begun_here_is_built_on_the_workers_once_the_proof_is_old_enough(monkeypatch):
+    # This process builds the first case's first action, then the cluster starts and the
+    # workers build the case; the verdicts are one process's.
+    built, planned, game = _begun_here(monkeypatch, "stored.rules")
+    assert len(game.actions) > 1
+    assert built[0][0] == [game.actions[0].name]
+    assert not any(len(w) > 1 for w, _ in built)     # no case built whole here
+    # The action built here is built on the workers too, in shares with the rest, once:
+    # each worker sent a path of it would otherwise build it whole.
+    assert planned[0] == tuple(a.name for a in game.actions)
+
+
+def test_a_case_begun_here_is_built_a_share_at_a_time(monkeypatch):
+    # The engine is asked between two shares of an action's instances, not once the action
+    # is built whole (one took 3.7 s, all of it dropped when the workers take over).
+    built, planned, game = _begun_here(monkeypatch, "turns.rules")
     first = game.actions[0].name
     n = splits.instance_count(game, splits.cases(game, dz.Fresh("s_"), "s", [])[0], first)
     assert n > 2
     # Asked once before the case (not yet), then after the first share (the workers' turn).
     assert built == [([first], (0, n // min(n, 8)))]
     assert planned[0] == tuple(a.name for a in game.actions)
-    monkeypatch.setattr(splits, "paths", real_paths)
-    one, t1 = _verdicts("turns.rules")
-    assert got == one and tally.checked == t1.checked
 
 
 def test_a_worker_keeps_a_case_built_while_it_builds_the_next(monkeypatch):
