@@ -334,14 +334,10 @@ class Costs:
         self._build: dict = {}
 
     def checked(self, action: str, n: int, seconds: float) -> None:
-        c = self._check.setdefault(action, [0, 0.0])
-        c[0] += n
-        c[1] += seconds
+        _add(self._check, action, n, seconds)
 
     def built(self, action: str, n: int, seconds: float) -> None:
-        c = self._build.setdefault(action, [0, 0.0])
-        c[0] += n
-        c[1] += seconds
+        _add(self._build, action, n, seconds)
 
     def of(self, action: str) -> float:
         """Seconds a path of ``action`` is expected to take; 0 for one not seen yet."""
@@ -350,6 +346,12 @@ class Costs:
             if n:
                 return s / n
         return 0.0
+
+
+def _add(table: dict, action: str, n: int, seconds: float) -> None:
+    c = table.setdefault(action, [0, 0.0])
+    c[0] += n
+    c[1] += seconds
 
 
 def _shared(items: list, parts: dict) -> tuple[list, dict]:

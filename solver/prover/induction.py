@@ -326,13 +326,12 @@ class Step:
             parted: dict[tuple, list] = {}  # (action, lo, hi) -> a share of its paths
 
             def build(only=None, part=None, S=S, conj=conj, readers=readers, reads=reads,
-                      lengths=lengths, ci=ci, built=built, parted=parted, quiet=False):
+                      lengths=lengths, ci=ci, built=built, parted=parted):
                 # Each action's paths once (an action of no path is not built again), those of
                 # ``only`` (a set of action names) or of every action; the case's list of paths
                 # (each action's together, in the game's order) is returned whole.  With
                 # ``part`` (lo, hi) and one action in ``only``: the paths of its instances lo
-                # to hi - 1 only (`splits.paths`), kept apart and returned alone.  ``quiet``: not
-                # said (an action at a time, `houdini`).
+                # to hi - 1 only (`splits.paths`), kept apart and returned alone.
                 if part is not None:
                     (a,) = only
                     key = (a, *part)
@@ -343,12 +342,11 @@ class Step:
                 want = {a for a in order if (only is None or a in only) and a not in built}
                 if want:
                     bs = splits.paths(game, S, fields, want)
-                    if not quiet:
-                        say(f"induction: {len(bs)} action paths"
-                            + (f" of {len(want)} of {len(order)} actions" if len(want) < len(order)
-                               else "") + f", {len(invs)} candidate invariants"
-                            + (f" (case {ci + 1} of {len(all_cases)})" if len(all_cases) > 1
-                               else ""))
+                    say(f"induction: {len(bs)} action paths"
+                        + (f" of {len(want)} of {len(order)} actions" if len(want) < len(order)
+                           else "") + f", {len(invs)} candidate invariants"
+                        + (f" (case {ci + 1} of {len(all_cases)})" if len(all_cases) > 1
+                           else ""))
                     for a in want:
                         built[a] = []
                     for b in bs:
