@@ -81,8 +81,8 @@ def start_local(workers: int) -> tuple:
     import dask
     from distributed import Client, LocalCluster
     # Each worker's statistical profiler (a stack sample every 10 ms, for the dashboard, which
-    # is not shown) cost 9 % of the prover's check time on the workers (Torres 3x3: 58.2 s of
-    # checks against 63.9 s with it), its deep stacks walked under the interpreter's lock.
+    # is not shown) cost 9 % of the prover's check time on the workers (a 3x3 board's step: 58.2 s
+    # of checks against 63.9 s with it), its deep stacks walked under the interpreter's lock.
     with _no_ctrl_c_in_children(), dask.config.set(PROFILE_OFF):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=":0", memory_limit=0,
@@ -98,7 +98,7 @@ def stop_local(cluster, client) -> None:
     """Close ``client`` (if any) and ``cluster``, a local cluster `start_local` started, its
     worker processes killed first: nothing in them is needed any more (every result came
     back, or was given up), and a worker that let go of a prover's cases in order took up to
-    2 s to stop (Torres 3x3, two workers: 1.9 s of a 62 s proof)."""
+    2 s to stop (two workers: 1.9 s of a 62 s proof)."""
     pids = [w.pid for w in getattr(cluster, "workers", {}).values() if getattr(w, "pid", None)]
     if client is not None:
         client.close()
