@@ -102,10 +102,19 @@ def stop_local(cluster, client) -> None:
     pids = [w.pid for w in getattr(cluster, "workers", {}).values() if getattr(w, "pid", None)]
     if client is not None:
         client.close()
-    for pid in pids:
-        with contextlib.suppress(OSError):
-            os.kill(pid, signal.SIGKILL)
-    cluster.close()
+    # The scheduler's links to the killed workers break, and one that still had a message
+    # to send logs it with a traceback (at INFO, after the cluster has given its handlers
+    # their level back): nothing the user needs to see.
+    logger = logging.getLogger("distributed")
+    level = logger.level
+    logger.setLevel(logging.CRITICAL)
+    try:
+        for pid in pids:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        cluster.close()
+    finally:
+        logger.setLevel(level)
 
 
 @contextlib.contextmanager
