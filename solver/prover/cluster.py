@@ -52,14 +52,18 @@ class Run:
     invariants: tuple
     assumed: tuple | None = None
     key: str = field(default="", compare=False)
+    # The pass's game and options alone: the runs of one pass (the invariants' step, then
+    # the transition properties') share the game and its abstraction on a worker, as they
+    # do in the proof's own process.
+    base: str = field(default="", compare=False)
 
     @staticmethod
     def of(recipe: Recipe, options: ProveOptions, invariants, assumed=None) -> Run:
         assumed = None if assumed is None else tuple(assumed)
-        text = json.dumps([recipe.game, recipe.variants, recipe.params, recipe.digest,
-                           repr(options), list(invariants), assumed], default=str)
-        return Run(recipe, options, tuple(invariants), assumed,
-                   hashlib.sha256(text.encode()).hexdigest()[:16])
+        game = [recipe.game, recipe.variants, recipe.params, recipe.digest, repr(options)]
+        text = json.dumps([*game, list(invariants), assumed], default=str)
+        return Run(recipe, options, tuple(invariants), assumed, _digest(text),
+                   _digest(json.dumps(game, default=str)))
 
 
 class Engine:
@@ -346,6 +350,10 @@ class Costs:
             if n:
                 return s / n
         return 0.0
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def _add(table: dict, action: str, n: int, seconds: float) -> None:

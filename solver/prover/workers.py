@@ -21,21 +21,29 @@ def register(client) -> None:
 
 
 class Runs(WorkerPlugin):
-    """A worker's state: the runs it holds (at most `KEEP`, the newest), each its game and
-    step built once, for the next tasks of the same run."""
+    """A worker's state: the runs it holds (at most `KEEP`, the newest), each its step built
+    once, for the next tasks of the same run; and the games with their abstraction, one per
+    pass of a proof (`Run.base`), which the pass's runs share."""
 
     KEEP = 2
 
     def __init__(self):
         self.runs: dict = {}
+        self.bases: dict = {}
 
     def setup(self, worker):
-        self.runs = {}
+        self.runs, self.bases = {}, {}
 
     def get(self, run) -> _Worked:
         hit = self.runs.pop(run.key, None)
         if hit is None:
-            hit = _Worked(run)
+            base = self.bases.pop(run.base, None)
+            if base is None:
+                base = (run.recipe.load(), abstractions.for_step(run.options))
+            self.bases[run.base] = base
+            while len(self.bases) > self.KEEP:
+                self.bases.pop(next(iter(self.bases)))
+            hit = _Worked(run, *base)
         self.runs[run.key] = hit
         while len(self.runs) > self.KEEP:
             self.runs.pop(next(iter(self.runs)))
@@ -43,14 +51,16 @@ class Runs(WorkerPlugin):
 
 
 class _Worked:
-    """One run on one worker: the game loaded and the step's abstractions made at once, the
-    step's cases (`induction.Step`) or the transition pass (`transitions.Pass`) when first
-    asked for."""
+    """One run on one worker: the game loaded and the step's abstractions (shared by the
+    runs of one pass: the proof's own process evaluates both of a pass's steps under one,
+    whose memos, the floods unrolled among them, and whose fixpoints found too costly to
+    unroll serve both), the step's cases (`induction.Step`) or the transition pass
+    (`transitions.Pass`) when first asked for."""
 
-    def __init__(self, run):
+    def __init__(self, run, game, abstraction):
         self.run = run
-        self.game = run.recipe.load()
-        self.abstraction = abstractions.for_step(run.options)
+        self.game = game
+        self.abstraction = abstraction
         self._step = None
 
     def _named(self) -> list:

@@ -370,3 +370,28 @@ def test_the_costliest_paths_are_sent_first(client):
                       "induction", 0, parts)
     assert got == [1, 1, 1, 1]                 # a path a task here
     assert sent == [["dear"], ["cheap"], ["cheap"], ["unseen"]]
+
+
+def test_the_runs_of_one_pass_share_a_workers_game_and_abstraction():
+    # The proof's own process evaluates a pass's invariants and transition properties under
+    # one abstraction, whose memos (the floods unrolled) serve both; a worker made one per
+    # run, and built the transition pass's floods again.  Another pass (other options) has
+    # its own.
+    from dataclasses import replace
+
+    from solver.prover import workers
+    recipe = Recipe.of(str(FIXTURES / "roam.rules"))
+    game = load_game(str(FIXTURES / "roam.rules"))
+    state = [i.name for i in game.p.invariants if not i.transition]
+    trans = [i.name for i in game.p.invariants if i.transition]
+    assert state and trans
+    options = ProveOptions()
+    step, props = cluster.Run.of(recipe, options, state), \
+        cluster.Run.of(recipe, options, trans, state)
+    later = cluster.Run.of(recipe, replace(options, opaque_fix=True), state)
+    assert step.key != props.key and step.base == props.base != later.base
+    runs = workers.Runs()
+    a, b, c = runs.get(step), runs.get(props), runs.get(later)
+    assert a is not b and a.game is b.game and a.abstraction is b.abstraction
+    assert c.abstraction is not a.abstraction
+    assert runs.get(props) is b      # a run itself is kept too (the two newest)
