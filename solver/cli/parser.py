@@ -186,7 +186,7 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                    type=count(1, "a number of processes"), default=1,
                    metavar="N",
                    help="check the inductive step's action paths in N worker processes at "
-                   "once (a local Dask cluster, started once the proof has run 3 s: a short "
+                   "once (a local Dask cluster, started once the proof has run 1 s: a short "
                    "proof starts none; the workers build the paths, shared out by ranges of "
                    "each action's instances); 1: all in this process, no cluster; at most 64; "
                    "the verdicts are the same, only the time changes; --jobs is the same "
@@ -252,7 +252,7 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
     p.add_argument("--workers", type=count(1, "a number of processes"), default=1,
                    metavar="N",
                    help="search the pairs of readings in N worker processes at once (a local "
-                   "Dask cluster, started once the search has taken 3 s), one task a pair; "
+                   "Dask cluster, started once the search has taken 1 s), one task a pair; "
                    "the same witnesses, printed in the same order; at most 64 (default: "
                    "%(default)s, all in this process)")
     p.add_argument("--cluster", metavar="ADDRESS",

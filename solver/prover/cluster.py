@@ -29,8 +29,11 @@ from ..lang.errors import RulebookError
 from .options import ProveOptions
 
 # The step's paths are checked in the proof's own process until it has spent this long (s)
-# on them; only then does a local cluster start (in seconds) for the rest (`Engine.ahead`).
-LOCAL_S = 3.0
+# on them, or the proof has run this long; only then does a local cluster start (a second or
+# two) for the rest (`Engine.ahead`, `Engine.remote`).  What the proof's own process built of
+# a case by then is dropped (the workers build the whole case): at 3 s, two workers of a
+# one-minute proof started working 2 s later than at 1 s, the second core idle meanwhile.
+LOCAL_S = 1.0
 # At most this many paths a task, and about this many tasks a worker a batch: a worker dealt
 # slow paths does not run alone while the others wait, and few verdicts are in flight.
 CHUNK_MAX = 8
