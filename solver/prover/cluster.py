@@ -212,7 +212,7 @@ class Engine:
         workers.register(self.client)
 
     def induction(self, run: Run, ci: int, candidates: list, items: list, journal, tally,
-                  say, parts=None, learned=(), then=None) -> list[tuple]:
+                  say, parts=None, learned=(), then=None, wait: bool = True):
         """`induction._check_paths`'s verdicts for the paths ``items`` of case ``ci``
         ((place, action, place among the action's paths) each, `induction.by_action`), one
         tuple a task, checked on the workers; each task's records written into ``journal``
@@ -221,7 +221,8 @@ class Engine:
         (action, invariant) pairs found to need splitting so far, for every worker;
         ``then``: called before any task is submitted (the next case's `plan_ahead`: the
         workers build the next case first, so that its checks can start the moment this
-        case's last check is done, not after a build the other worker waits through)."""
+        case's last check is done, not after a build the other worker waits through);
+        ``wait`` False: the `Sent` tasks, not waited for."""
         from .workers import induction_task
         cands = list(candidates)
         known = sorted(learned)
@@ -237,12 +238,13 @@ class Engine:
             for action, (n, took) in result[2].items():
                 self.costs.checked(action, n, took)
             return result, None
-        return self._map(items, submit, take, tally, say, "induction", ci, parts, then)
+        return self._map(items, submit, take, tally, say, "induction", ci, parts, then, wait)
 
     def transitions(self, run: Run, ci: int, live: tuple, items: list, done: dict,
-                    journal, names: list, tally, say, parts=None, then=None) -> list[dict]:
+                    journal, names: list, tally, say, parts=None, then=None,
+                    wait: bool = True):
         """The failures of the transition properties ``live`` on the paths ``items`` of case
-        ``ci`` (as for `induction`, ``then`` too), one dict a task
+        ``ci`` (as for `induction`, ``then`` and ``wait`` too), one dict a task
         (`transitions.Pass.sharer`), checked on the workers; ``done``: what a previous run
         decided, by place; each task's records written into ``journal`` as it comes back."""
         from .workers import transition_task
@@ -257,10 +259,11 @@ class Engine:
             for at, action, decided in records:
                 journal.record_transition(ci, at, action, names, decided)
             return failed, checked
-        return self._map(items, submit, take, tally, say, "transitions", ci, parts, then)
+        return self._map(items, submit, take, tally, say, "transitions", ci, parts, then,
+                         wait)
 
     def _map(self, items: list, submit, take, tally, say, what: str, ci: int,
-             parts=None, then=None) -> list:
+             parts=None, then=None, wait: bool = True):
         """``items`` (paths, each action's together) in chunks, a task each
         (``submit(chunk, workers=..., allow_other_workers=True)``), each result as it comes
         back given to ``take``, which writes its records and returns (the result, the paths
@@ -270,8 +273,8 @@ class Engine:
         about its share of the case, not all of it; an idle worker still takes (steals) a
         busy one's tasks, and one that dies has its tasks run elsewhere.  With ``parts``
         (`plan`) each item names its share of the action too, each share's chunks go to the
-        worker that built it first instead, and no chunk holds two shares."""
-        from distributed import as_completed
+        worker that built it first instead, and no chunk holds two shares.  The results in
+        a list; with ``wait`` False, the `Sent` tasks instead, not waited for."""
         workers = sorted(self.client.scheduler_info().get("workers", {}))
         n = max(1, len(workers))
         size = max(1, min(CHUNK_MAX, math.ceil(len(items) / (n * TASKS_PER_WORKER))))
@@ -297,38 +300,66 @@ class Engine:
             futures[submit(chunk, **where)] = len(chunk)
         say(f"{what}: {len(items)} paths of case {ci + 1} sent to {n} Dask workers in "
             f"{len(futures)} tasks (a worker builds the paths of the actions it is sent)")
-        out: list = []
+        sent = Sent(self.client, futures, take, tally, say, what, ci)
+        return sent.wait() if wait else sent
 
-        def collect(f):
-            try:
-                got = f.result()
-            except KeyboardInterrupt:
-                raise
-            except Exception as e:      # noqa: BLE001 - a worker's failure, said in one line
-                raise RulebookError(f"a proof worker failed: {type(e).__name__}: {e}") \
-                    from None
-            result, checked = take(got)
-            out.append(result)
-            if tally is not None:
-                tally.add(futures[f] if checked is None else checked)
-            say(f"{what}: action paths checked", done=tally.done if tally else 0,
-                total=tally.total if tally else None,
-                note=f"{len(out)} of {len(futures)} tasks of case {ci + 1}")
-        pending = set(futures)
+
+class Sent:
+    """A case's tasks sent to the workers (`Engine._map`), their results taken (``take``) as
+    they come back, by `wait`: sent before the previous case's results are all back, a
+    case's checks keep a worker busy while the other finishes that case's last tasks."""
+
+    def __init__(self, client, futures: dict, take, tally, say, what: str, ci: int):
+        self.client, self.futures, self.take = client, futures, take
+        self.tally, self.say, self.what, self.ci = tally, say, what, ci
+        self.pending = set(futures)
+        self.out: list = []
+        self.counted = 0        # the paths counted in ``tally`` as checked so far
+
+    def wait(self) -> list:
+        """Every task's result, in the order they came back; Ctrl-C keeps what came back
+        (`abandon`)."""
+        from distributed import as_completed
         try:
-            for f in as_completed(list(futures)):
-                pending.discard(f)
-                collect(f)
+            for f in as_completed(list(self.pending)):
+                self.pending.discard(f)
+                self._collect(f)
         except KeyboardInterrupt:
-            # What came back already is kept: the finished tasks' verdicts are written.
-            for f in [f for f in pending if f.done() and f.status == "finished"]:
-                pending.discard(f)
-                collect(f)
+            self.abandon()
             raise
         finally:
-            if pending:
-                self.client.cancel(list(pending))
-        return out
+            self._cancel()
+        return self.out
+
+    def abandon(self) -> None:
+        """What came back already is kept (the finished tasks' verdicts are written); the
+        rest is cancelled."""
+        for f in [f for f in self.pending if f.done() and f.status == "finished"]:
+            self.pending.discard(f)
+            self._collect(f)
+        self._cancel()
+
+    def _cancel(self) -> None:
+        if self.pending:
+            self.client.cancel(list(self.pending))
+            self.pending.clear()
+
+    def _collect(self, f) -> None:
+        try:
+            got = f.result()
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:      # noqa: BLE001 - a worker's failure, said in one line
+            raise RulebookError(f"a proof worker failed: {type(e).__name__}: {e}") from None
+        result, checked = self.take(got)
+        self.out.append(result)
+        tally = self.tally
+        self.counted += self.futures[f] if checked is None else checked
+        if tally is not None:
+            tally.add(self.futures[f] if checked is None else checked)
+        self.say(f"{self.what}: action paths checked", done=tally.done if tally else 0,
+                 total=tally.total if tally else None,
+                 note=f"{len(self.out)} of {len(self.futures)} tasks of case {self.ci + 1}")
 
 
 class Costs:

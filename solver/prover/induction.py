@@ -83,186 +83,223 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
         timing: dict = {}
         tally.round, tally.done = tally.round + 1, 0
         tally.total = sum(len(c[2]) for c in cases)
-        for ci, (S, conj, work, readers_of, lengths, falsified, build, small, built) \
-                in enumerate(cases):
-            if falsified & set(candidates):
-                continue
-            # The actions whose every path a previous run decided under these candidates:
-            # not built (a large case took minutes to build), their verdicts reused.
-            held = {} if journal is None else journal.decided_groups(ci, order, candidates)
-            whole = sum(map(len, held.values())) if len(held) == len(order) and not any(
-                fell for v in held.values() for fell in v) else \
-                None if work or journal is None else journal.case_done(ci, candidates)
-            if whole is not None:
-                say(f"induction: case {ci + 1} of {len(cases)}: every path checked by a "
-                    f"previous run ({journal.label})")
-                tally.count(whole, whole)
-                continue
-            # Only the actions not decided before are built, under a symmetry too: a
-            # symmetry maps a path onto one of the same action (its squares mirrored), so
-            # an orbit lies within the action's paths.
-            # With the paths going to Dask workers, they are built there, never here.
-            lazy = engine is not None and symmetric is None and engine.remote()
-            if not lazy and engine is not None and symmetric is None and engine.workers > 1:
-                # Built here an action at a time while the proof is young: once it has run
-                # LOCAL_S, the whole case is built on the workers, in shares, each once, the
-                # actions built here too (the workers check them, and a path cannot be sent:
-                # each worker would build again, whole, every action it is sent a path of).
-                # An action is built in shares of its instances, the engine asked between
-                # them: one action took 3.7 s to build, and what is built here is dropped.
-                here = []
-                for a in order:
-                    if a in held or a in built:
-                        continue
-                    n = splits.instance_count(game, S, a)
-                    m = max(1, min(n, LOCAL_PARTS))
-                    shares = []
-                    for k in range(m):
-                        shares.append(build({a}, (n * k // m, n * (k + 1) // m)))
-                        if engine.remote():
-                            lazy = True
+        # A case whose checks went to the workers is closed once the next case's checks are
+        # sent too: a worker done with its share of a case goes on to the next while the
+        # other finishes (the candidates are the round's, whichever case breaks one first,
+        # and the cases close in order): its tasks (`cluster.Sent`), results, and closing.
+        unclosed: list = []
+        try:
+            for ci, (S, conj, work, readers_of, lengths, falsified, build, small, built) \
+                    in enumerate(cases):
+                if falsified & set(candidates):
+                    continue
+                # The actions whose every path a previous run decided under these candidates:
+                # not built (a large case took minutes to build), their verdicts reused.
+                held = {} if journal is None else journal.decided_groups(ci, order, candidates)
+                whole = sum(map(len, held.values())) if len(held) == len(order) and not any(
+                    fell for v in held.values() for fell in v) else \
+                    None if work or journal is None else journal.case_done(ci, candidates)
+                if whole is not None:
+                    say(f"induction: case {ci + 1} of {len(cases)}: every path checked by a "
+                        f"previous run ({journal.label})")
+                    tally.count(whole, whole)
+                    continue
+                # Only the actions not decided before are built, under a symmetry too: a
+                # symmetry maps a path onto one of the same action (its squares mirrored), so
+                # an orbit lies within the action's paths.
+                # With the paths going to Dask workers, they are built there, never here.
+                lazy = engine is not None and symmetric is None and engine.remote()
+                if not lazy and engine is not None and symmetric is None and engine.workers > 1:
+                    # Built here an action at a time while the proof is young: once it has run
+                    # LOCAL_S, the whole case is built on the workers, in shares, each once, the
+                    # actions built here too (the workers check them, and a path cannot be sent:
+                    # each worker would build again, whole, every action it is sent a path of).
+                    # An action is built in shares of its instances, the engine asked between
+                    # them: one action took 3.7 s to build, and what is built here is dropped.
+                    here = []
+                    for a in order:
+                        if a in held or a in built:
+                            continue
+                        n = splits.instance_count(game, S, a)
+                        m = max(1, min(n, LOCAL_PARTS))
+                        shares = []
+                        for k in range(m):
+                            shares.append(build({a}, (n * k // m, n * (k + 1) // m)))
+                            if engine.remote():
+                                lazy = True
+                                break
+                        if lazy:
+                            for b in here:
+                                tally.built -= len(built.pop(b))
                             break
-                    if lazy:
-                        for b in here:
-                            tally.built -= len(built.pop(b))
-                        break
-                    built[a] = [x for share in shares for x in share]
-                    tally.built += len(built[a])
-                    here.append(a)
-            if lazy:
-                _planned(engine, run_, game, S, ci, order, held, built, plans,
-                         tally, ahead.pop(ci, None))
-                work[:] = [x for a in order for x in built.get(a, ())]
-            else:
-                work[:] = build({a for a in order if a not in held})
-            unbuilt = sum(len(v) for a, v in held.items() if a not in built)
-            tally.count(unbuilt, unbuilt)
-            # Each path's place among the case's paths, built or not (an action is either),
-            # for telling why a candidate fell on the first path that breaks it.
-            offset: dict[str, int] = {}
-            place: list[int] = []           # a built path's number in `work` -> its place
-            at_ = 0
-            for a in order:
-                offset[a] = at_
-                n_a = len(built[a]) if a in built else len(held.get(a, ()))
-                if a in built:
-                    place.extend(range(at_, at_ + n_a))
-                at_ += n_a
-            tally.total = sum(len(c[2]) for c in cases) + unbuilt
-            checked_before = tally.checked
-
-            def check_paths(paths, S=S, conj=conj, readers_of=readers_of,
-                            lengths=lengths, ci=ci, small=small):
-                note = None if journal is None else \
-                    (lambda at, b, why, skipped, took: journal.record(
-                        ci, at, b.action, candidates, why, skipped, seconds=took))
-                return _check_paths(game, S, paths, local, conj, readers_of, candidates,
-                                    lengths, (split_memo, learned, split), timeout_ms, say,
-                                    note, small, tally)
-            paths = [(at, x) for at, x in enumerate(work) if x[0].action not in held]
-            results = []
-            # The verdicts of the decided groups, by their place in the case.
-            decided: dict[str, tuple] = {}
-            for a, verdicts in held.items():
-                for k, fell in enumerate(verdicts):
-                    for n, w in fell.items():
-                        decided[n] = min(decided.get(n, (offset[a] + k, w)),
-                                         (offset[a] + k, w))
-            if decided:
-                results.append((set(decided), {}, {}, set()))
-            if journal is not None:
-                # Paths a previous run checked under these very candidates: their verdicts.
-                done = journal.checked(ci, [b.action for b, _, _ in work], candidates)
-                if done:
-                    say(f"induction: {len(done)} of {len(paths)} paths checked by a previous "
-                        f"run ({journal.label})")
-                    why: dict[str, tuple] = {}
-                    for at, fell in done.items():
-                        for n, w in fell.items():
-                            why[n] = min(why.get(n, (at, w)), (at, w))
-                    results.append((set(why), why, {}, set()))
-                    paths = [(at, x) for at, x in paths if at not in done]
-            reused = len(work) - len(paths)
-            tally.count(reused, reused)
-            if symmetric is not None and ci > 0 and paths \
-                    and not cases[0][5] & set(candidates):
-                # The players numbered from this case's actor: most paths follow from the
-                # first case's, all of them settled by now (this round or a previous run).
-                fell_here = set().union(*(d for d, *_ in results))
-                paths = _rotated(symmetric, cases, ci, fields, work, paths, candidates,
-                                 dropped | fell_here, fresh.constraints, journal, say, timing)
-            later: list = []
-            if symmetric is not None:
-                # The images of earlier paths under the board's symmetries wait: once the
-                # first of each orbit is proved, most follow from it (`orbits.mirrored`).
-                orbs = symmetric.orbits(("induction", ci), S, [b for b, _, _ in work])
-                later = [(at, x) for at, x in paths if at in orbs]
-                paths = [(at, x) for at, x in paths if at not in orbs]
-
-            def run(paths, ci=ci, built=built, lazy=lazy):
+                        built[a] = [x for share in shares for x in share]
+                        tally.built += len(built[a])
+                        here.append(a)
                 if lazy:
-                    if paths:
-                        results.extend(engine.induction(
+                    _planned(engine, run_, game, S, ci, order, held, built, plans,
+                             tally, ahead.pop(ci, None))
+                    work[:] = [x for a in order for x in built.get(a, ())]
+                else:
+                    work[:] = build({a for a in order if a not in held})
+                unbuilt = sum(len(v) for a, v in held.items() if a not in built)
+                tally.count(unbuilt, unbuilt)
+                # Each path's place among the case's paths, built or not (an action is either),
+                # for telling why a candidate fell on the first path that breaks it.
+                offset: dict[str, int] = {}
+                place: list[int] = []           # a built path's number in `work` -> its place
+                at_ = 0
+                for a in order:
+                    offset[a] = at_
+                    n_a = len(built[a]) if a in built else len(held.get(a, ()))
+                    if a in built:
+                        place.extend(range(at_, at_ + n_a))
+                    at_ += n_a
+                tally.total = sum(len(c[2]) for c in cases) + unbuilt
+                checked_before = tally.checked
+
+                def check_paths(paths, S=S, conj=conj, readers_of=readers_of,
+                                lengths=lengths, ci=ci, small=small):
+                    note = None if journal is None else \
+                        (lambda at, b, why, skipped, took: journal.record(
+                            ci, at, b.action, candidates, why, skipped, seconds=took))
+                    return _check_paths(game, S, paths, local, conj, readers_of, candidates,
+                                        lengths, (split_memo, learned, split), timeout_ms, say,
+                                        note, small, tally)
+                paths = [(at, x) for at, x in enumerate(work) if x[0].action not in held]
+                results = []
+                # The verdicts of the decided groups, by their place in the case.
+                decided: dict[str, tuple] = {}
+                for a, verdicts in held.items():
+                    for k, fell in enumerate(verdicts):
+                        for n, w in fell.items():
+                            decided[n] = min(decided.get(n, (offset[a] + k, w)),
+                                             (offset[a] + k, w))
+                if decided:
+                    results.append((set(decided), {}, {}, set()))
+                if journal is not None:
+                    # Paths a previous run checked under these very candidates: their verdicts.
+                    done = journal.checked(ci, [b.action for b, _, _ in work], candidates)
+                    if done:
+                        say(f"induction: {len(done)} of {len(paths)} paths checked by a previous "
+                            f"run ({journal.label})")
+                        why: dict[str, tuple] = {}
+                        for at, fell in done.items():
+                            for n, w in fell.items():
+                                why[n] = min(why.get(n, (at, w)), (at, w))
+                        results.append((set(why), why, {}, set()))
+                        paths = [(at, x) for at, x in paths if at not in done]
+                reused = len(work) - len(paths)
+                tally.count(reused, reused)
+                if symmetric is not None and ci > 0 and paths \
+                        and not cases[0][5] & set(candidates):
+                    # The players numbered from this case's actor: most paths follow from the
+                    # first case's, all of them settled by now (this round or a previous run).
+                    fell_here = set().union(*(d for d, *_ in results))
+                    paths = _rotated(symmetric, cases, ci, fields, work, paths, candidates,
+                                     dropped | fell_here, fresh.constraints, journal, say, timing)
+                later: list = []
+                if symmetric is not None:
+                    # The images of earlier paths under the board's symmetries wait: once the
+                    # first of each orbit is proved, most follow from it (`orbits.mirrored`).
+                    orbs = symmetric.orbits(("induction", ci), S, [b for b, _, _ in work])
+                    later = [(at, x) for at, x in paths if at in orbs]
+                    paths = [(at, x) for at, x in paths if at not in orbs]
+
+                def run(paths, ci=ci, built=built, lazy=lazy):
+                    if lazy:
+                        return engine.induction(
                             run_, ci, candidates, by_action(paths, work, lambda x: x[0]),
                             journal, tally, say, plans.get(ci), learned,
-                            lambda: prefetch(ci + 1)))
-                elif engine is not None:
-                    rest = engine.ahead(paths, lambda part: results.append(check_paths(part)))
+                            lambda: prefetch(ci + 1), wait=False) if paths else None
+                    if engine is not None:
+                        rest = engine.ahead(paths, lambda part: results.append(check_paths(part)))
+                        if rest:
+                            results.extend(engine.induction(
+                                run_, ci, candidates, by_action(rest, work, lambda x: x[0]),
+                                journal, tally, say, then=lambda: prefetch(ci + 1)))
+                    else:
+                        results.append(check_paths(paths))
+                    return None
+                sent = run(paths)
+                if later:
+                    fell = set().union(*(d for d, *_ in results))
+                    targets = [n for n in candidates if n not in fell]
+                    # What each action's proofs cost: this run's, and a previous run's (the
+                    # paths it proved are not proved again).
+                    costs = orbits.proof_costs(journal, ci, work, candidates,
+                                   [tm for _, _, tm, _ in results])
+
+                    def goal_of(x, targets=targets):
+                        return (x[0], [c2 for n, _, c2 in x[1] if n in targets])
+
+                    def note(at, b, sym, at0, ci=ci, fell=fell):
+                        if journal is not None:
+                            journal.record(ci, at, b.action, candidates, {}, sorted(fell),
+                                           f"{sym.name} of path {at0}")
+                    goals = orbits.Goals(work, goal_of)
+                    rest = orbits.mirrored(symmetric, ("induction", ci), goals,
+                                           [(at, goals[at]) for at, _ in later], orbs,
+                                           [c for n in candidates for c in conj[n]],
+                                           fresh.constraints, note, say, costs)
                     if rest:
-                        results.extend(engine.induction(
-                            run_, ci, candidates, by_action(rest, work, lambda x: x[0]),
-                            journal, tally, say, then=lambda: prefetch(ci + 1)))
-                else:
-                    results.append(check_paths(paths))
-            run(paths)
-            if later:
-                fell = set().union(*(d for d, *_ in results))
-                targets = [n for n in candidates if n not in fell]
-                # What each action's proofs cost: this run's, and a previous run's (the
-                # paths it proved are not proved again).
-                costs = orbits.proof_costs(journal, ci, work, candidates,
-                               [tm for _, _, tm, _ in results])
-
-                def goal_of(x, targets=targets):
-                    return (x[0], [c2 for n, _, c2 in x[1] if n in targets])
-
-                def note(at, b, sym, at0, ci=ci, fell=fell):
+                        run([(at, work[at]) for at in rest])
+                def close(counted=None, ci=ci, results=results, decided=decided, place=place,
+                          work=work, built=built, held=held, reused=reused,
+                          checked_before=checked_before, dropped=dropped, timing=timing):
+                    # Why a candidate fell: on the first path that breaks it, as one process
+                    # would say.
+                    first: dict[str, tuple] = dict(decided)
+                    for d, c, tm, lr in results:
+                        dropped.update(d)
+                        for n, (at, w) in c.items():
+                            first[n] = min(first.get(n, (place[at], w)), (place[at], w))
+                        for a, (x, s_) in tm.items():
+                            t_ = timing.setdefault(a, [0, 0.0])
+                            t_[0] += x
+                            t_[1] += s_
+                        learned.update(lr)
+                    for n, (_, why) in sorted(first.items()):
+                        ctis.setdefault(n, why)
+                    if journal is not None and not any(d for d, *_ in results):
+                        journal.record_case(ci, candidates, len(work))
                     if journal is not None:
-                        journal.record(ci, at, b.action, candidates, {}, sorted(fell),
-                                       f"{sym.name} of path {at0}")
-                goals = orbits.Goals(work, goal_of)
-                rest = orbits.mirrored(symmetric, ("induction", ci), goals,
-                                       [(at, goals[at]) for at, _ in later], orbs,
-                                       [c for n in candidates for c in conj[n]],
-                                       fresh.constraints, note, say, costs)
-                if rest:
-                    run([(at, work[at]) for at in rest])
-            # Why a candidate fell: on the first path that breaks it, as one process would say.
-            first: dict[str, tuple] = dict(decided)
-            for d, c, tm, lr in results:
-                dropped |= d
-                for n, (at, w) in c.items():
-                    first[n] = min(first.get(n, (place[at], w)), (place[at], w))
-                for a, (x, s_) in tm.items():
-                    t_ = timing.setdefault(a, [0, 0.0])
-                    t_[0] += x
-                    t_[1] += s_
-                learned |= lr
-            for n, (_, why) in sorted(first.items()):
-                ctis.setdefault(n, why)
-            if journal is not None and not any(d for d, *_ in results):
-                journal.record_case(ci, candidates, len(work))
-            if journal is not None:
-                journal.record_groups(ci, {a: len(built[a]) for a in built if a not in held},
-                                      candidates)
-            # The paths a symmetry settled count as checked (the case is done).
-            tally.settled(len(work) - reused - (tally.checked - checked_before))
+                        journal.record_groups(ci, {a: len(built[a]) for a in built
+                                                   if a not in held}, candidates)
+                    # The paths a symmetry settled count as checked (the case is done); on
+                    # the workers, those that this case's tasks counted as they came back,
+                    # whatever the next case's counted meanwhile.
+                    tally.settled(len(work) - reused - (tally.checked - checked_before
+                                                        if counted is None else counted))
+                before, unclosed[:] = unclosed[:], []
+                for w in before:
+                    _finish(*w)
+                if lazy:
+                    unclosed.append((sent, results, close))
+                else:
+                    close()
+            for w in unclosed:
+                _finish(*w)
+            unclosed.clear()
+        except BaseException:
+            # Ctrl-C: what came back of a case still waiting is kept in the store too.
+            for sent, _, _ in unclosed:
+                if sent is not None:
+                    sent.abandon()
+            raise
         say("induction: checked " + ", ".join(f"{a} ({n} paths, {s_:.1f} s)"
                                                 for a, (n, s_) in timing.items()))
         if not dropped:
             return set(candidates), ctis
         say(f"induction: not inductive: {', '.join(sorted(dropped))}; retrying the rest")
         candidates = [n for n in candidates if n not in dropped]
+
+
+def _finish(sent, results: list, close) -> None:
+    """A case of `houdini` closed: its workers' results (``sent``, a `cluster.Sent`, or None)
+    waited for and added to ``results``, then ``close(the paths they counted)``."""
+    if sent is not None:
+        results.extend(sent.wait())
+    close(0 if sent is None else sent.counted)
 
 
 class Step:

@@ -113,111 +113,133 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
         kept = {at for at, _ in rest}
         return [(at, b) for at, b in paths if at in decided or at in kept]
 
-    for ci, (S, N) in enumerate(zip(cases, after)):
-        live = [tr for tr in trans if out[tr.name][0] is True]
-        if not live:
-            break
-        held = held_before(ci, live)
-        whole = done_before(ci, live, held)
-        if whole is not None:
-            say(f"transitions: case {ci + 1} of {len(cases)}: every path held in a previous "
-                f"run ({journal.label})")
+    # As in `induction.houdini`: a case whose checks went to the workers is closed once the
+    # next case's checks are sent too, the cases in order (a property that a case breaks is
+    # then checked on the next one too, whose verdict for it is not used).
+    unclosed: list = []
+    try:
+        for ci, (S, N) in enumerate(zip(cases, after)):
+            live = [tr for tr in trans if out[tr.name][0] is True]
+            if not live:
+                break
+            held = held_before(ci, live)
+            whole = done_before(ci, live, held)
+            if whole is not None:
+                say(f"transitions: case {ci + 1} of {len(cases)}: every path held in a previous "
+                    f"run ({journal.label})")
+                if tally is not None:
+                    tally.count(whole, whole)
+                continue
+            only = to_build(ci, held)
+            if engine is not None and symmetric is None and engine.remote():
+                # The paths go to Dask workers: built there, never here.
+                got = _remote_case(engine, run_, game, S, ci, order, only, held, live, names,
+                                   journal, tally, say, out, ahead.pop(ci, None),
+                                   lambda ci=ci, live=live: prefetch(ci + 1, live))
+                before, unclosed[:] = unclosed[:], []
+                for sent, close in before:
+                    close(sent)
+                if got is not None:
+                    unclosed.append(got)
+                continue
+            prepared = prepare(ci, only)
+            if prepared is None:
+                continue        # no state of this case satisfies the invariants
+            conj, memo, readers, template, reflexive, n_leaves, bs = prepared
+            # Each built action's number of paths (for `record_transition_groups`), and the
+            # paths of the actions held before, reused unbuilt.
+            built = {a: 0 for a in (order if only is None else only)}
+            for b in bs:
+                built[b.action] += 1
+            unbuilt = sum(n for a, n in held.items() if a not in built)
             if tally is not None:
-                tally.count(whole, whole)
-            continue
-        only = to_build(ci, held)
-        if engine is not None and symmetric is None and engine.remote():
-            # The paths go to Dask workers: built there, never here.
-            _remote_case(engine, run_, game, S, ci, order, only, held, live, names, journal,
-                         tally, say, out, ahead.pop(ci, None),
-                         lambda ci=ci, live=live: prefetch(ci + 1, live))
-            continue
-        prepared = prepare(ci, only)
-        if prepared is None:
-            continue        # no state of this case satisfies the invariants
-        conj, memo, readers, template, reflexive, n_leaves, bs = prepared
-        # Each built action's number of paths (for `record_transition_groups`), and the
-        # paths of the actions held before, reused unbuilt.
-        built = {a: 0 for a in (order if only is None else only)}
-        for b in bs:
-            built[b.action] += 1
-        unbuilt = sum(n for a, n in held.items() if a not in built)
-        if tally is not None:
-            tally.built += len(bs)
-            tally.total += len(bs)
-            tally.count(unbuilt, unbuilt)
-            checked_before = tally.checked
-        say(f"transitions: {len(bs)} action paths"
-            + (f" of {len(built)} of {len(order)} actions" if len(built) < len(order) else "")
-            + f", {len(live)} properties"
-            + (f" (case {ci + 1} of {len(cases)})" if len(cases) > 1 else ""))
-        done = {} if journal is None else \
-            journal.transitions_checked(ci, [b.action for b in bs], names)
-        if done:
-            say(f"transitions: {len(done)} of {len(bs)} paths decided by a previous run "
-                f"({journal.label})")
-        if tally is not None:
-            reused = _reused(len(bs), done, [tr.name for tr in live])
-            tally.count(reused, reused)
+                tally.built += len(bs)
+                tally.total += len(bs)
+                tally.count(unbuilt, unbuilt)
+                checked_before = tally.checked
+            say(f"transitions: {len(bs)} action paths"
+                + (f" of {len(built)} of {len(order)} actions" if len(built) < len(order) else "")
+                + f", {len(live)} properties"
+                + (f" (case {ci + 1} of {len(cases)})" if len(cases) > 1 else ""))
+            done = {} if journal is None else \
+                journal.transitions_checked(ci, [b.action for b in bs], names)
+            if done:
+                say(f"transitions: {len(done)} of {len(bs)} paths decided by a previous run "
+                    f"({journal.label})")
+            if tally is not None:
+                reused = _reused(len(bs), done, [tr.name for tr in live])
+                tally.count(reused, reused)
 
-        post_of = posts_of(ci, prepared)
-        if ci == 0:
-            first_case[:] = [(prepared, post_of), frozenset(built)]
+            post_of = posts_of(ci, prepared)
+            if ci == 0:
+                first_case[:] = [(prepared, post_of), frozenset(built)]
 
-        record = None if journal is None else \
-            (lambda at, action, decided, ci=ci: journal.record_transition(
-                ci, at, action, names, decided))
-        check_share = tp.sharer(ci, prepared, post_of, live, done, record, tally)
-        paths = list(enumerate(bs))
-        if symmetric is not None and ci > 0:
-            # As for the invariants: most paths follow from the first case's, the players
-            # numbered from this case's actor.
-            paths = rotated(ci, prepared, post_of, paths, live, done)
-        later: list = []
-        if symmetric is not None:
-            # As for the invariants: the images of earlier paths wait for their orbit's first.
-            orbs = symmetric.orbits(("transitions", ci), S, bs)
-            # A path a previous run decided is left to `check_share`, which reads its
-            # verdicts (a failure among them included).
-            later = [(at, b) for at, b in paths if at in orbs and
-                     not all(tr.name in done.get(at, {}) for tr in live)]
-            waiting = {at for at, _ in later}
-            paths = [(at, b) for at, b in paths if at not in waiting]
-        parts: list = []
+            record = None if journal is None else \
+                (lambda at, action, decided, ci=ci: journal.record_transition(
+                    ci, at, action, names, decided))
+            check_share = tp.sharer(ci, prepared, post_of, live, done, record, tally)
+            paths = list(enumerate(bs))
+            if symmetric is not None and ci > 0:
+                # As for the invariants: most paths follow from the first case's, the players
+                # numbered from this case's actor.
+                paths = rotated(ci, prepared, post_of, paths, live, done)
+            later: list = []
+            if symmetric is not None:
+                # As for the invariants: the images of earlier paths wait for their orbit's first.
+                orbs = symmetric.orbits(("transitions", ci), S, bs)
+                # A path a previous run decided is left to `check_share`, which reads its
+                # verdicts (a failure among them included).
+                later = [(at, b) for at, b in paths if at in orbs and
+                         not all(tr.name in done.get(at, {}) for tr in live)]
+                waiting = {at for at, _ in later}
+                paths = [(at, b) for at, b in paths if at not in waiting]
+            parts: list = []
 
-        def run(paths, ci=ci, live=live, done=done):
-            if engine is not None:
-                rest = engine.ahead(paths, lambda part: parts.append(check_share(part)))
+            def run(paths, ci=ci, live=live, done=done):
+                if engine is not None:
+                    rest = engine.ahead(paths, lambda part: parts.append(check_share(part)))
+                    if rest:
+                        parts.extend(engine.transitions(
+                            run_, ci, tuple(tr.name for tr in live),
+                            induction.by_action(rest, bs, lambda b: b), done, journal, names,
+                            tally, say))
+                else:
+                    parts.append(check_share(paths))
+            run(paths)
+            if later:
+                fell = {n for part in parts for n in part}
+                held = [tr for tr in live if tr.name not in fell]
+
+                def goal_of(b, held=held, post_of=post_of):
+                    return (b, [c for cs in post_of(b, held).values() for _, c in cs])
+
+                def note(at, b, sym, at0, ci=ci, held=held):
+                    if journal is not None and held:
+                        journal.record_transition(ci, at, b.action, names,
+                                                  {tr.name: None for tr in held},
+                                                  f"{sym.name} of path {at0}")
+                goals = orbits.Goals(bs, goal_of)
+                rest = orbits.mirrored(symmetric, ("transitions", ci), goals,
+                                       [(at, goals[at]) for at, _ in later], orbs,
+                                       [c for n in names for c in conj[n]], fresh.constraints,
+                                       note, say)
                 if rest:
-                    parts.extend(engine.transitions(
-                        run_, ci, tuple(tr.name for tr in live),
-                        induction.by_action(rest, bs, lambda b: b), done, journal, names,
-                        tally, say))
-            else:
-                parts.append(check_share(paths))
-        run(paths)
-        if later:
-            fell = {n for part in parts for n in part}
-            held = [tr for tr in live if tr.name not in fell]
-
-            def goal_of(b, held=held, post_of=post_of):
-                return (b, [c for cs in post_of(b, held).values() for _, c in cs])
-
-            def note(at, b, sym, at0, ci=ci, held=held):
-                if journal is not None and held:
-                    journal.record_transition(ci, at, b.action, names,
-                                              {tr.name: None for tr in held},
-                                              f"{sym.name} of path {at0}")
-            goals = orbits.Goals(bs, goal_of)
-            rest = orbits.mirrored(symmetric, ("transitions", ci), goals,
-                                   [(at, goals[at]) for at, _ in later], orbs,
-                                   [c for n in names for c in conj[n]], fresh.constraints,
-                                   note, say)
-            if rest:
-                run([(at, bs[at]) for at in rest])
-        _closed(ci, parts, out, journal, names, live, len(bs), built, tally,
-                reused if tally is not None else 0,
-                checked_before if tally is not None else 0)
+                    run([(at, bs[at]) for at in rest])
+            for sent, close in unclosed:
+                close(sent)
+            unclosed.clear()
+            _closed(ci, parts, out, journal, names, live, len(bs), built, tally,
+                    reused if tally is not None else 0,
+                    checked_before if tally is not None else 0)
+        for sent, close in unclosed:
+            close(sent)
+        unclosed.clear()
+    except BaseException:
+        # Ctrl-C: what came back of a case still waiting is kept in the store too.
+        for sent, _ in unclosed:
+            if sent is not None:
+                sent.abandon()
+        raise
     return out
 
 
@@ -500,17 +522,19 @@ class Pass:
 
 def _remote_case(engine, run, game: Game, S, ci: int, order: list, only: set, held: dict,
                  live: list, names: list, journal, tally, say, out: dict, ahead=None,
-                 then=None) -> None:
-    """Case ``ci`` of `check_transitions` checked on the Dask workers, its paths built
-    there only (`cluster.Engine.plan`): the failures entered into ``out``; nothing when a
-    worker found the case impossible (no state of it satisfies the invariants).  ``ahead``:
-    the plan's tasks submitted before (`Engine.plan_ahead`), used when they build the same
-    actions; ``then``: called before the checks are submitted (the next case's plan)."""
+                 then=None) -> tuple | None:
+    """Case ``ci`` of `check_transitions` sent to the Dask workers, its paths built there
+    only (`cluster.Engine.plan`): its tasks (a `cluster.Sent`, or None when it has no path)
+    and what closes the case with their results, entering the failures into ``out``; None
+    when a worker found the case impossible (no state of it satisfies the invariants).
+    ``ahead``: the plan's tasks submitted before (`Engine.plan_ahead`), used when they build
+    the same actions; ``then``: called before the checks are submitted (the next case's
+    plan)."""
     want = [a for a in order if a in only]
     parts = engine.planned(ahead) if ahead is not None and ahead[0] == tuple(want) else \
         engine.plan(run, "transitions", ci, game, S, want)
     if parts is None:
-        return
+        return None
     counts = {a: sum(n for _, n, _ in ps) for a, ps in parts.items()}
     bs = [induction.Unbuilt(a) for a in order if a in only for _ in range(counts[a])]
     unbuilt = sum(n for a, n in held.items() if a not in counts)
@@ -518,7 +542,6 @@ def _remote_case(engine, run, game: Game, S, ci: int, order: list, only: set, he
         tally.built += len(bs)
         tally.total += len(bs)
         tally.count(unbuilt, unbuilt)
-        checked_before = tally.checked
     say(f"transitions: {len(bs)} action paths"
         + (f" of {len(counts)} of {len(order)} actions" if len(counts) < len(order) else "")
         + f", {len(live)} properties, built on the workers (case {ci + 1})")
@@ -527,11 +550,19 @@ def _remote_case(engine, run, game: Game, S, ci: int, order: list, only: set, he
     reused = _reused(len(bs), done, [tr.name for tr in live])
     if tally is not None:
         tally.count(reused, reused)
-    failed = engine.transitions(run, ci, tuple(tr.name for tr in live),
-                                induction.by_action(list(enumerate(bs)), bs, lambda b: b),
-                                done, journal, names, tally, say, parts, then) if bs else []
-    _closed(ci, failed, out, journal, names, live, len(bs), counts, tally, reused,
-            checked_before if tally is not None else 0)
+    sent = engine.transitions(run, ci, tuple(tr.name for tr in live),
+                              induction.by_action(list(enumerate(bs)), bs, lambda b: b),
+                              done, journal, names, tally, say, parts, then,
+                              wait=False) if bs else None
+
+    def close(sent) -> None:
+        # The paths this case's tasks counted as they came back, whatever another case
+        # counted meanwhile.
+        failed = [] if sent is None else sent.wait()
+        counted = 0 if sent is None else sent.counted
+        _closed(ci, failed, out, journal, names, live, len(bs), counts, tally, reused,
+                tally.checked - counted if tally is not None else 0)
+    return sent, close
 
 
 def _closed(ci: int, parts: list, out: dict, journal, names: list, live: list, paths: int,
@@ -540,13 +571,15 @@ def _closed(ci: int, parts: list, out: dict, journal, names: list, live: list, p
     shares' (``parts``) into ``out``; the case recorded in ``journal`` when every path held,
     and the groups of the actions ``built`` (action -> its paths); the paths a symmetry
     settled counted as checked in ``tally`` (``reused``: those a previous run decided;
-    ``checked_before``: its count when the case began)."""
+    ``checked_before``: its count when the case began).  A property that a case before broke
+    keeps that case's failure."""
     first: dict[str, tuple] = {}
     for part in parts:
         for n, w in part.items():
             first[n] = min(first.get(n, w), w)
     for n, (_, _, why) in first.items():
-        out[n] = (False, why)
+        if out[n][0] is True:
+            out[n] = (False, why)
     if journal is not None and not first:
         journal.record_transition_case(ci, names, [tr.name for tr in live], paths)
     if journal is not None:

@@ -395,3 +395,51 @@ def test_the_runs_of_one_pass_share_a_workers_game_and_abstraction():
     assert a is not b and a.game is b.game and a.abstraction is b.abstraction
     assert c.abstraction is not a.abstraction
     assert runs.get(props) is b      # a run itself is kept too (the two newest)
+
+
+def test_a_cases_checks_are_sent_before_the_last_cases_results_are_back(client, monkeypatch):
+    # At a case's end one worker finished its share while the other still checked: it now
+    # goes on to the next case's checks, sent before this case's results are waited for.
+    # The cases still close in order: the verdicts, why included, are one process's.
+    events = []
+    real_map, real_wait = Engine._map, cluster.Sent.wait
+
+    def _map(self, items, submit, take, tally, say, what, ci, parts=None, then=None,
+             wait=True):
+        events.append((what, "sent", ci))
+        return real_map(self, items, submit, take, tally, say, what, ci, parts, then, wait)
+
+    def wait(self):
+        events.append((self.what, "back", self.ci))
+        return real_wait(self)
+    monkeypatch.setattr(Engine, "_map", _map)
+    monkeypatch.setattr(cluster.Sent, "wait", wait)
+    game = load_game(str(FIXTURES / "roam.rules"))
+    assert any(i.transition for i in game.p.invariants)
+    got, tally = _verdicts("roam.rules", _engine(client, "roam.rules"))
+    one, t1 = _verdicts("roam.rules")
+    assert got == one and tally.checked == t1.checked
+    for what in ("induction", "transitions"):
+        seen = [(e, ci) for w, e, ci in events if w == what]
+        cases = sorted({ci for _, ci in seen})
+        assert len(cases) > 1 and [ci for e, ci in seen if e == "back"] == cases, seen
+        for k in cases[:-1]:
+            assert seen.index(("sent", k + 1)) < seen.index(("back", k)), (what, seen)
+
+
+def test_a_transition_broken_in_several_cases_keeps_the_first_cases_why(client, tmp_path):
+    # The cases' checks overlap on the workers: the next case is checked for a property
+    # before this case's failure of it is back.  The failure reported is still the first
+    # case's, as one process says it (which does not check it again).
+    spec = tmp_path / "roam.rules"
+    spec.write_text((FIXTURES / "roam.rules").read_text()
+                    + "doc \"Not inductive: broken first by another move when 0 does not "
+                      "play.\"\ntransition full: pieces() == 3 or (old(turn) != 0 and "
+                      "old(board[Sq(0, 0)]) != none);\n")
+
+    def results(engine=None):
+        res = prove(load_game(str(spec)), ProveOptions(bmc_depth=2), engine=engine)
+        return {r.name: (r.status, r.depth, r.detail, r.trace) for r in res}
+    one = results()
+    assert one["full"][0] == "holds" and one["full"][2]
+    assert results(Engine(Recipe.of(str(spec)), client=client)) == one
