@@ -3,6 +3,8 @@ proved inductive, checked as Houdini checks a path (`tiers`), with the same case
 journal, symmetries and Dask workers."""
 from __future__ import annotations
 
+import time
+
 import z3
 
 from ..engine import domains as dz
@@ -68,6 +70,10 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
         return {a for a in order if a not in held}
 
     first_case: list = []       # the first case's (prepared, post_of) and its actions built
+
+    def costs() -> dict:
+        # What a path of each action took to prove in this run so far (s, a mean).
+        return {a: s / n for a, (n, s) in tp.spent.items() if n}
     ahead: dict = {}            # case -> its plan's tasks, submitted while the previous case ran
 
     def prefetch(cj: int, live: list) -> None:
@@ -109,7 +115,7 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
             (cases[ci], prepared[6], goals(prepared, post_of)),
             [(at, b) for at, b in paths if at not in decided],
             ([c for n in names for c in p0[0][n]], [c for n in names for c in prepared[0][n]]),
-            fresh.constraints, note, say)
+            fresh.constraints, note, say, costs())
         kept = {at for at, _ in rest}
         return [(at, b) for at, b in paths if at in decided or at in kept]
 
@@ -222,7 +228,7 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                 rest = orbits.mirrored(symmetric, ("transitions", ci), goals,
                                        [(at, goals[at]) for at, _ in later], orbs,
                                        [c for n in names for c in conj[n]], fresh.constraints,
-                                       note, say)
+                                       note, say, costs())
                 if rest:
                     run([(at, bs[at]) for at in rest])
             for sent, close in unclosed:
@@ -350,6 +356,11 @@ class Pass:
         self.prepare, self.posts_of = prepare, posts_of
         self._ready: dict = {}       # a worker's newest cases: ci -> (it, post_of, paths)
         self._whole: dict = {}       # the last case's solver of every invariant at once
+        # What proving a path of each action took here: action -> [paths, seconds], for
+        # `orbits.mirrored`, which settles a path by a symmetry only where proving it costs
+        # more than showing that it follows (the cost of a check of a transition property
+        # is often a few milliseconds, and the symmetry's check of an image many more).
+        self.spent: dict = {}
 
     def sharer(self, ci: int, prepared: tuple, post_of, live: list, done: dict,
                record=None, tally=None):
@@ -395,6 +406,7 @@ class Pass:
                 if all(tr.name in failed or tr.name in prior for tr in live):
                     continue
                 decided: dict[str, str | None] = {}     # held (None) or why it fails
+                t_path = time.perf_counter()
                 guard = dz.lift(b.guard)
                 moved = {a.get_id() for a, _ in substitution(t, S, b.state)
                          if dz.is_sym(a)} & lengths.keys()
@@ -454,6 +466,9 @@ class Pass:
                         decided[tr.name] = failed[tr.name][1]
                 if record is not None and decided:
                     record(at, b.action, decided)
+                spent = self.spent.setdefault(b.action, [0, 0.0])
+                spent[0] += 1
+                spent[1] += time.perf_counter() - t_path
                 if tally is not None:
                     tally.add()
             # A counterexample (rank 0) says more than a time-out (rank 1).

@@ -110,13 +110,16 @@ def test_forgetting_the_images_changes_nothing(monkeypatch):
 
 def test_an_action_proved_in_milliseconds_is_not_mirrored(monkeypatch):
     """Below MIRROR_MIN_S a path's orbit-first, its images are proved as well: a symmetry
-    check would cost more.  The transition pass (no such timing) still mirrors."""
+    check would cost more.  The transition pass too, by what its own paths took (it had no
+    timing: on Torres 3x3 it spent 31 s showing that 827 images followed, each proved in a
+    few milliseconds)."""
     from solver.prover import orbits
     monkeypatch.setattr(orbits, "MIRROR_MIN_S", 60.0)
     got, said = _run(load_path(FIXTURES / "regions.rules"), region_facts=True, symmetric=True)
     assert got == {"low": "inductive", "apart": "inductive"}
     assert _followed([m for m in said if m.startswith("induction")]) == 0
-    assert _followed([m for m in said if m.startswith("transitions")]) == 2 * (9 - 3)
+    assert _followed([m for m in said if m.startswith("transitions")]) == 0
+    assert any(m.startswith("transitions: 0 of 12 paths follow") for m in said)
 
 
 def test_a_flood_read_as_unknowns_is_mirrored_too():
