@@ -136,8 +136,12 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                         tally.built += len(built[a])
                         here.append(a)
                 if lazy:
-                    _planned(engine, run_, game, S, ci, order, held, built, plans,
-                             tally, ahead.pop(ci, None))
+                    planned = _planned(engine, run_, game, S, ci, order, held, built,
+                                       plans, tally, ahead.pop(ci, None))
+                    if planned:
+                        say(f"induction: {planned} action paths, {len(candidates)} candidate "
+                            "invariants, built on the workers"
+                            + (f" (case {ci + 1} of {len(cases)})" if len(cases) > 1 else ""))
                     work[:] = [x for a in order for x in built.get(a, ())]
                 else:
                     work[:] = build({a for a in order if a not in held})
@@ -455,23 +459,26 @@ class Unbuilt:
 
 
 def _planned(engine, run, game: Game, S, ci: int, order: list, held: dict,
-             built: dict, plans: dict, tally, ahead=None) -> None:
+             built: dict, plans: dict, tally, ahead=None) -> int:
     """The paths of case ``ci``'s (state ``S``) actions neither ``held`` nor built yet, built
     on the workers in shares (`cluster.Engine.plan`) and entered into ``built`` as
     placeholders (`Unbuilt`, in the shape of the case's items); each action's shares in
     ``plans``.  ``ahead``: the plan's tasks submitted before (`Engine.plan_ahead`), used
-    when they build the same actions (a case of the inductive step is never impossible)."""
+    when they build the same actions (a case of the inductive step is never impossible).
+    How many paths they have."""
     want = [a for a in order if a not in held and a not in built]
     if not want:
-        return
+        return 0
     parts = engine.planned(ahead) if ahead is not None and ahead[0] == tuple(want) else \
         engine.plan(run, "induction", ci, game, S, want)
     for a in want:
         stub = (Unbuilt(a), (), set())
         built[a] = [stub] * sum(n for _, n, _ in parts[a])
     plans.setdefault(ci, {}).update(parts)
+    n = sum(len(built[a]) for a in want)
     if tally is not None:
-        tally.built += sum(len(built[a]) for a in want)
+        tally.built += n
+    return n
 
 
 def by_action(paths: list, work: list, path_of) -> list[tuple]:

@@ -443,3 +443,17 @@ def test_a_transition_broken_in_several_cases_keeps_the_first_cases_why(client, 
     one = results()
     assert one["full"][0] == "holds" and one["full"][2]
     assert results(Engine(Recipe.of(str(spec)), client=client)) == one
+
+
+def test_the_progress_says_each_cases_paths_built_on_the_workers(client):
+    # One process says how many paths each case has as it builds them; the workers' build
+    # said nothing of it.
+    def counts(engine=None):
+        said: list = []
+        prove(load_game(str(FIXTURES / "roam.rules")), ProveOptions(bmc_depth=1),
+              progress=said.append, engine=engine)
+        return [m.split(" action paths")[0] for m in said
+                if m.startswith("induction:") and " action paths, " in m]
+    one = counts()
+    assert len(one) > 1
+    assert counts(_engine(client, "roam.rules")) == one
