@@ -4,6 +4,11 @@ local Dask cluster of two worker processes), the wall-clock time of each, the ra
 whether the verdicts are the same.  The goal is a ratio of at least 1.7 on a 2-core machine.
 
     .venv/bin/python bench/prove_workers.py [GAME] [--param NAME=N ...] [--depth K]
+        [--rounds R] [--json]
+
+With ``--rounds R``, R pairs alternated (one worker first, then two first, ...), the ratio of
+the mean times: on this machine one process's run of the same proof took from 82 to 137 s
+within an hour, more than the gap measured.
 
 Default: Torres on its smallest board (2x2, 2 players, stacks of 1), the proof `make demo`
 runs live.  The times count everything a user waits for: loading the game, the cluster's
@@ -48,21 +53,41 @@ def main() -> None:
     ap.add_argument("game", nargs="?", default=None)
     ap.add_argument("--param", action="append", default=[])
     ap.add_argument("--depth", default="1")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="pairs of runs, alternated (1, 2, then 2, 1, ...): this machine's "
+                    "speed drifts by more than the gap measured, so a pair says little; the "
+                    "ratio of the means is given (default: %(default)s)")
+    ap.add_argument("--json", action="store_true", help="print the runs as JSON")
     a = ap.parse_args()
+    if a.rounds < 1:
+        ap.error("--rounds: at least 1")
     args = ([a.game] + [x for p in a.param for x in ("--param", p)]) if a.game else DEFAULT
     args += ["--depth", a.depth]
-    print(f"rulebook prove {' '.join(args)} --no-store; load average "
-          f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    out = {}
-    for n in (1, 2):
-        wall, cpu, got = run(args, n)
-        verdicts = {r["invariant"]: (r["status"], r.get("depth")) for r in got["results"]}
-        out[n] = (wall, verdicts)
-        print(f"  --workers {n}: {wall:7.1f} s wall, {cpu:7.1f} s CPU, "
-              f"{got['paths']['checked']} paths checked")
-    same = out[1][1] == out[2][1]
-    print(f"  ratio (1 worker / 2 workers): {out[1][0] / out[2][0]:.2f}x; verdicts "
-          + ("identical" if same else f"DIFFER: {out[1][1]} against {out[2][1]}"))
+    if not a.json:
+        print(f"rulebook prove {' '.join(args)} --no-store; load average "
+              f"{os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
+    runs: list = []
+    verdicts: dict = {}
+    for k in range(a.rounds):
+        for n in ((1, 2) if k % 2 == 0 else (2, 1)):
+            wall, cpu, got = run(args, n)
+            verdicts.setdefault(n, set()).add(json.dumps(
+                {r["invariant"]: (r["status"], r.get("depth")) for r in got["results"]},
+                sort_keys=True))
+            runs.append({"workers": n, "wall_s": round(wall, 2), "cpu_s": round(cpu, 2),
+                         "checked": got["paths"]["checked"]})
+            if not a.json:
+                print(f"  --workers {n}: {wall:7.1f} s wall, {cpu:7.1f} s CPU, "
+                      f"{got['paths']['checked']} paths checked", flush=True)
+    mean = {n: sum(r["wall_s"] for r in runs if r["workers"] == n) / a.rounds for n in (1, 2)}
+    same = len(verdicts[1] | verdicts[2]) == 1
+    if a.json:
+        print(json.dumps({"args": args, "runs": runs, "mean_wall_s": mean,
+                          "ratio": round(mean[1] / mean[2], 3), "verdicts_identical": same}))
+        return
+    print(f"  ratio (1 worker / 2 workers, mean of {a.rounds} each): "
+          f"{mean[1] / mean[2]:.2f}x; verdicts "
+          + ("identical" if same else f"DIFFER: {sorted(verdicts[1] | verdicts[2])}"))
     print(f"  load average after: {os.getloadavg()[0]:.1f}")
 
 
