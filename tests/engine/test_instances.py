@@ -202,3 +202,40 @@ def test_kept_static_verdicts_are_the_checks_own():
                     verdicts[v] += 1
         st = picked[1]
     assert verdicts[PASSES] > 50 and verdicts[FAILS] > 1000
+
+
+def test_a_draw_puts_back_the_positions_it_borrows():
+    """A draw over fixed products walks the layout's own list of positions and puts back each
+    place it wrote (draws._borrow): after every pick the list is 0..n-1 again; a draw made
+    while the list is lent (from a candidate's checks) walks a copy, and picks the same
+    move."""
+    g = load_game("towers", (), (("players", 2),))
+    chance = [a for a in g.actions if a.chance]
+    player = [a for a in g.actions if not a.chance]
+    rng = random.Random(8)
+    st = g.initial()
+    layouts = long = 0
+    for _ in range(40):
+        if g.is_terminal(st):
+            break
+        picked = g.pick(st, random.Random(rng.random()), chance, True)
+        if picked is None:
+            seed = rng.random()
+            lays = [lay for op in g._openers.values() for lay in op.cache.layouts.values()
+                    if lay]
+            for lay in lays:
+                lay.busy = True                 # lent: this draw walks a copy
+            lent = g.pick(st, random.Random(seed), player, False)
+            for lay in lays:
+                assert lay.base == list(range(lay.n))
+                lay.busy = False
+            picked = g.pick(st, random.Random(seed), player, False)
+            assert picked == lent
+            long += any(len(lay.base) > 1000 for lay in lays)
+        for op in g._openers.values():
+            for lay in op.cache.layouts.values():
+                if lay:
+                    layouts += 1
+                    assert lay.base == list(range(lay.n)) and not lay.busy
+        st = picked[1]
+    assert layouts and long >= 3
