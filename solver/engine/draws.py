@@ -429,8 +429,13 @@ def _lazy_draw_static(st, rng, lay: _Layout, verdict: bytearray, pos: bytearray)
                     if p == FAILS:
                         continue
                 env = a.draw_env               # `successor`, past the first and static checks
-                for slot, x in zip(a.slots, params):
-                    env[slot] = x
+                sl = a.slots
+                if len(sl) == 2:                # most moves: a piece and a place
+                    s0, s1 = sl
+                    env[s0], env[s1] = params
+                else:
+                    for slot, x in zip(sl, params):
+                        env[slot] = x
                 pre = a.guard_after_static
                 if pre is not None and not pre(st, env):
                     continue
