@@ -3,8 +3,8 @@
 The candidates are the instances of the open actions, one list after another; a draw is
 ``i = rng.randrange(n); n -= 1; pick cands[i]; cands[i] = cands[n]`` until a candidate is
 legal.  Here the same random calls give the same picks, without building the list (only the
-positions swapped so far are kept, as in `instances.Shuffle`, or, over fixed products, the
-layout's list of positions, lent to the draw and put back after it) and, in a long draw, without looking at most of the refused
+positions swapped so far are kept, as in `instances.Shuffle`, or, over fixed products, a copy
+of the positions per draw) and, in a long draw, without looking at most of the refused
 candidates: an action whose guard first checks its first parameter alone (a move's piece must
 be the player's) has that verdict kept per value (and per value of the state fields it
 reads, from one state to the next, or, for a check ``F[p] == e``, all of them computed at
@@ -149,7 +149,7 @@ class _Layout:
     the action has no first check; ids from 1 on: one per action and first value)."""
 
     __slots__ = ("groups", "starts", "ends", "n", "fid", "nf", "first", "segments", "base",
-                 "spans", "static", "busy")
+                 "spans", "static")
 
     def __init__(self, actions: list, firsts: dict):
         self.groups = [(a, a.fixed) for a in actions]
@@ -199,8 +199,7 @@ class _Layout:
         # Which groups keep position verdicts (their first and static checks, `static_prefix`).
         self.static = [any(span[1] == starts[g] for span in self.spans)
                        for g in range(len(self.groups))]
-        self.base = list(range(m))          # the positions before a draw (`_borrow`)
-        self.busy = False
+        self.base = list(range(m))          # the positions before a draw
         self.first, self.nf = tuple(first), len(first)
 
 
@@ -257,60 +256,36 @@ def _lazy_draw(st, rng, lay: _Layout, verdict: bytearray):
     if bits is None:
         return _lazy_draw_calls(st, rng, lay, verdict)
     n = lay.n
-    # The positions as the reference list holds them: a list's reads are cheaper than a
-    # dict's `get` (`_borrow`).
-    perm, written = _borrow(lay)
-    log = written.append
+    # The positions as the reference list holds them, copied per draw: a list's reads are
+    # cheaper than a dict's `get`, and copying it costs less than the reads it saves.
+    perm = lay.base[:]
     fid, first = lay.fid, lay.first
     w = n.bit_length()                      # randrange(n) draws w bits: n < 2 ** w
     lo = 1 << (w - 1) if w else 0
-    try:
-        while n:
-            while n < lo:
-                w -= 1
-                lo >>= 1
-            while n >= lo:                  # w bits a draw while n stays in [lo, 2 lo)
+    while n:
+        while n < lo:
+            w -= 1
+            lo >>= 1
+        while n >= lo:                      # w bits a draw while n stays in [lo, 2 lo)
+            i = bits(w)
+            while i >= n:
                 i = bits(w)
-                while i >= n:
-                    i = bits(w)
-                n -= 1
-                k = perm[i]
-                perm[i] = perm[n]
-                log(i)
-                f = fid[k]
-                v = verdict[f]
+            n -= 1
+            k = perm[i]
+            perm[i] = perm[n]
+            f = fid[k]
+            v = verdict[f]
+            if v == FAILS:
+                continue                    # its guard would stop at the first check
+            if not v:
+                a, x = first[f]
+                v = verdict[f] = first_verdict(a, st, x)
                 if v == FAILS:
-                    continue                # its guard would stop at the first check
-                if not v:
-                    a, x = first[f]
-                    v = verdict[f] = first_verdict(a, st, x)
-                    if v == FAILS:
-                        continue
-                picked = _candidate(st, lay, k, v)
-                if picked is not None:
-                    return picked
-        return None
-    finally:
-        _give_back(lay, perm, written)
-
-
-def _borrow(lay: _Layout):
-    """``(positions, written)``: the layout's own list of positions (0 to n - 1, in order),
-    lent to one draw, which logs in ``written`` each place it writes; `_give_back` puts
-    those back.  Restoring the few places a draw writes costs far less than copying tens of
-    thousands of positions per draw.  A draw of the same layout made while one is under
-    way (from a candidate's checks) gets a copy."""
-    if lay.busy:
-        return lay.base[:], []
-    lay.busy = True
-    return lay.base, []
-
-
-def _give_back(lay: _Layout, perm: list, written: list) -> None:
-    if perm is lay.base:
-        for i in written:
-            perm[i] = i
-        lay.busy = False
+                    continue
+            picked = _candidate(st, lay, k, v)
+            if picked is not None:
+                return picked
+    return None
 
 
 def _lazy_draw_calls(st, rng, lay: _Layout, verdict: bytearray):
@@ -379,73 +354,68 @@ def _lazy_draw_static(st, rng, lay: _Layout, verdict: bytearray, pos: bytearray)
     `_lazy_draw` asks it; one whose first verdict is not known yet gets it kept)."""
     bits = rng.getrandbits
     n = lay.n
-    perm, written = _borrow(lay)
-    log = written.append
+    perm = lay.base[:]
     fid, first, static = lay.fid, lay.first, lay.static
     ends, starts, groups = lay.ends, lay.starts, lay.groups
     w = n.bit_length()
     lo = 1 << (w - 1) if w else 0
-    try:
-        while n:
-            while n < lo:
-                w -= 1
-                lo >>= 1
-            while n >= lo:
+    while n:
+        while n < lo:
+            w -= 1
+            lo >>= 1
+        while n >= lo:
+            i = bits(w)
+            while i >= n:
                 i = bits(w)
-                while i >= n:
-                    i = bits(w)
-                n -= 1
-                k = perm[i]
-                perm[i] = perm[n]
-                log(i)
-                p = pos[k]
+            n -= 1
+            k = perm[i]
+            perm[i] = perm[n]
+            p = pos[k]
+            if p == FAILS:
+                continue
+            g = bisect_right(ends, k)
+            a, ps = groups[g]
+            params = ps[k - starts[g]]
+            if p != PASSES:
+                f = fid[k]
+                v = verdict[f]
+                if not v:
+                    v = verdict[f] = first_verdict(a, st, first[f][1])
+                if v == FAILS:
+                    if static[g]:
+                        pos[k] = FAILS
+                    continue
+                if v != PASSES or not static[g]:
+                    st2 = successor_past_first(a, st, params) if v == PASSES else \
+                        successor(a, st, params)
+                    if st2 is not None:
+                        return a, params, st2
+                    continue
+                p = static_verdict(a, st, params)
+                if p == ERRS:               # the whole guard runs, and says why
+                    st2 = successor_past_first(a, st, params)
+                    if st2 is not None:
+                        return a, params, st2
+                    continue
+                pos[k] = p
                 if p == FAILS:
                     continue
-                g = bisect_right(ends, k)
-                a, ps = groups[g]
-                params = ps[k - starts[g]]
-                if p != PASSES:
-                    f = fid[k]
-                    v = verdict[f]
-                    if not v:
-                        v = verdict[f] = first_verdict(a, st, first[f][1])
-                    if v == FAILS:
-                        if static[g]:
-                            pos[k] = FAILS
-                        continue
-                    if v != PASSES or not static[g]:
-                        st2 = successor_past_first(a, st, params) if v == PASSES else \
-                            successor(a, st, params)
-                        if st2 is not None:
-                            return a, params, st2
-                        continue
-                    p = static_verdict(a, st, params)
-                    if p == ERRS:               # the whole guard runs, and says why
-                        st2 = successor_past_first(a, st, params)
-                        if st2 is not None:
-                            return a, params, st2
-                        continue
-                    pos[k] = p
-                    if p == FAILS:
-                        continue
-                env = a.draw_env               # `successor`, past the first and static checks
-                sl = a.slots
-                if len(sl) == 2:                # most moves: a piece and a place
-                    s0, s1 = sl
-                    env[s0], env[s1] = params
-                else:
-                    for slot, x in zip(sl, params):
-                        env[slot] = x
-                pre = a.guard_after_static
-                if pre is not None and not pre(st, env):
-                    continue
-                try:
-                    return a, params, a.rest(st, env, None)
-                except Refused:
-                    continue
-        return None
-    finally:
-        _give_back(lay, perm, written)
+            env = a.draw_env               # `successor`, past the first and static checks
+            sl = a.slots
+            if len(sl) == 2:                # most moves: a piece and a place
+                s0, s1 = sl
+                env[s0], env[s1] = params
+            else:
+                for slot, x in zip(sl, params):
+                    env[slot] = x
+            pre = a.guard_after_static
+            if pre is not None and not pre(st, env):
+                continue
+            try:
+                return a, params, a.rest(st, env, None)
+            except Refused:
+                continue
+    return None
 
 
 def _candidate(st, lay: _Layout, k: int, v: int):
