@@ -279,6 +279,9 @@ class LoopGen:
             if e.where is None:
                 return f"len({it})"
             return self.loop(e, it, e.where, out)
+        byval = self.table_by_value(e, out)
+        if byval is not None:
+            return byval
         first = self.table_first(e, out)
         if first is not None:
             return first
@@ -377,6 +380,61 @@ class LoopGen:
         self.nested(out, f"for {i} in {pre}[1]:", body)
         out.append(f"{acc} = tuple({acc})")
         return acc
+
+    def table_by_value(self, e: ir.Quant, out: list) -> str | None:
+        """`table c in K: body` whose body reads c only as `m[c]`, m an outer local map over
+        K with far fewer values than keys (an occupancy: a few dozen blocks' numbers over a
+        thousand cells): the body is evaluated once per distinct entry of m, in the order the
+        keys first meet it (so the first error is the one the walk of every key raises), and
+        the table is read off those values.  When the table has m's type and every value comes
+        out unchanged, it is m itself (a tower less no block).  None for any other table, or
+        when code called from the body would read c in env."""
+        if e.kind != "table" or e.where is not None or not isinstance(e.domain, ir.TypeDomain):
+            return None
+        maps = _maps_at(e, self.comp._summaries)
+        if len(maps) != 1:
+            return None
+        m = maps[0]
+        mt = self.comp_local_type(e, m)
+        if mt is None or not isinstance(mt.val, (IntT, BoolT, EnumT)) \
+                or BY_VALUE_RATIO * finite(mt.val).size > finite(mt.key).size \
+                or m in self.fixes or m + 1 in self.comp._recorded:
+            return None
+        reads = [n for n in nodes(e.body) if isinstance(n, ir.Local) and n.slot == e.slot]
+        at = [n for n in nodes(e.body) if isinstance(n, ir.Index) and isinstance(n.key, ir.Local)
+              and n.key.slot == e.slot and isinstance(n.coll, ir.Local) and n.coll.slot == m]
+        if len(reads) != len(at):
+            return None
+        d, x, r, acc = self.temp(), self.temp(), self.temp(), self.temp()
+        body: list[str] = []
+        self.zips[m, e.slot] = x
+        try:
+            with self.deeper(loop=True):
+                lb, b = self.here(e.body)
+        finally:
+            del self.zips[m, e.slot]
+        if e.slot in self.needed:
+            return None                 # an external part reads c: the walk of every key
+        same = e.type == mt
+        body += lb + [f"{r} = {b}", f"{d}[{x}] = {r}"]
+        if same:
+            body += [f"if {r} != {x}:", f"    {acc} = None"]
+        mv = self.local(m)
+        out.append(f"{d} = dict.fromkeys({mv})")
+        out.append(f"{acc} = {mv}")
+        self.nested(out, f"for {x} in {d}:", body)
+        if same:
+            self.nested(out, f"if {acc} is None:", [f"{acc} = tuple(map({d}.__getitem__, {mv}))"])
+        else:
+            out.append(f"{acc} = tuple(map({d}.__getitem__, {mv}))")
+        return acc
+
+    def comp_local_type(self, e: ir.Quant, slot: int):
+        """The map type of the outer local ``slot`` that ``e`` reads at its binder."""
+        for n in nodes(e.body):
+            if isinstance(n, ir.Index) and isinstance(n.coll, ir.Local) and n.coll.slot == slot:
+                return n.coll.type if isinstance(n.coll.type, MapT) else None
+        return None
 
     def first_extreme(self, e: ir.Quant, out: list) -> str | None:
         """``min t in lo..hi where w: t`` (``max`` likewise, from the top): the first value
@@ -497,6 +555,10 @@ class LoopGen:
             out.append(f"    {acc} = {empty_extreme(e.type)}")
         return acc
 
+
+# A table walks the distinct entries of the map it reads (`table_by_value`) when the map's
+# value type has at most one value in this many of its keys.
+BY_VALUE_RATIO = 8
 
 # A def body of at most this many IR nodes, with no call, loop or fixpoint, is written out at
 # each call site rather than remembered by its arguments (`fixinc.remembered`).

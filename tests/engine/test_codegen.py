@@ -413,12 +413,13 @@ def test_a_def_decided_by_its_first_operand_asks_its_memo_only_beyond():
 
 
 def test_a_loop_over_a_type_zips_the_maps_it_reads_there():
-    """Towers' `clear(o, k)` is a table over every cell reading `o[c]`: the generated loop
-    walks o's entries beside the cells (no look-up of a cell's index), and its values are the
-    closures'."""
+    """Towers' `kept_slots(t, d)`-like tables read two maps at the binder: the generated loop
+    walks their entries beside the keys (no look-up of a key's index), and its values are the
+    closures'.  (`clear(o, k)`, which reads its binder only as `o[c]`, is read by value:
+    `test_a_table_read_by_value_*`.)"""
     game = load_game("towers")
     t = game.p.types
-    e, idx, size = _checked(game, "clear(o, k)", {"o": t["Occ"], "k": t["Tower"]})
+    e, idx, size = _checked(game, "rest(k, d)", {"k": t["Tower"], "d": MapT(t["Slot"], BoolT())})
     fg = Compiler(False, game.state_type, codegen=True).expr(e)
     fc = Compiler(False, game.state_type, codegen=False).expr(e)
     srcs = [codegen.source_of(fg)] + [codegen.source_of(d) for d in fg.__defaults__
@@ -427,7 +428,57 @@ def test_a_loop_over_a_type_zips_the_maps_it_reads_there():
     rng = random.Random(4)
     for _ in range(20):
         env = [None] * (size + 1)
-        for i, v in zip(idx, (_random(t["Occ"], rng), _random(t["Tower"], rng))):
+        for i, v in zip(idx, (_random(t["Tower"], rng), _random(MapT(t["Slot"], BoolT()), rng))):
             env[i] = v
         got = _outcome(fg, None, list(env))
         assert got == _outcome(fc, None, list(env)) and got[0] == "value"
+
+
+def _by_value(game, text, binds):
+    e, idx, size = _checked(game, text, binds)
+    fg = Compiler(False, game.state_type, codegen=True).expr(e)
+    fc = Compiler(False, game.state_type, codegen=False).expr(e)
+    srcs = [codegen.source_of(fg)] + [codegen.source_of(d) for d in fg.__defaults__
+                                      if callable(d) and codegen.source_of(d)]
+    assert any("dict.fromkeys(" in s for s in srcs), srcs
+
+    def ask(st, *args):
+        env = [None] * (size + 1)
+        for i, v in zip(idx, args):
+            env[i] = v
+        got = _outcome(fg, st, list(env))
+        assert got == _outcome(fc, st, list(env))
+        return got
+    return ask
+
+
+def test_a_table_read_by_value_is_the_map_when_nothing_changes(errors_game):
+    """`capped(m)` reads its binder only as `m[s]`, over 64 keys with 6 values: it is
+    evaluated once per distinct entry; when no entry changes the table is ``m`` itself (the
+    same object: memos keyed by identity meet it), else a new map, the closures' value."""
+    sq = errors_game.p.types["Sq"]
+    ask = _by_value(errors_game, "capped(m)", {"m": MapT(sq, IntT(0, 5))})
+    rng = random.Random(5)
+    st = ((), 0)
+    for _ in range(20):
+        m = tuple(rng.choice((0, 0, 0, 1, 2, 4)) for _ in range(64))
+        got = ask(st, m)
+        assert got == ("value", m) and got[1] is m
+        m2 = m[:9] + (5,) + m[10:]
+        got = ask(st, m2)
+        assert got[0] == "value" and got[1] is not m2 and got[1][9] == 0
+
+
+def test_a_table_read_by_value_raises_the_walks_first_error(errors_game):
+    """`lifted(m)` fails at an entry above 2 (with n = 0: `narrow` leaves its declared type):
+    read by value, the error is the one the walk of every key meets first (the value of the
+    first failing key, in the message), whatever the order of the distinct values."""
+    sq = errors_game.p.types["Sq"]
+    ask = _by_value(errors_game, "lifted(m)", {"m": MapT(sq, IntT(0, 5))})
+    rng = random.Random(6)
+    kinds = set()
+    for k in range(40):
+        values = (0, 0, 0, 1, 2) if k % 2 else (0, 0, 0, 1, 2, 3, 4, 5)
+        m = tuple(rng.choice(values) for _ in range(64))
+        kinds.add(ask(((), k % 3), m)[0])
+    assert kinds == {"value", "error"}
