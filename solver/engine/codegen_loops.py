@@ -182,8 +182,16 @@ class LoopGen:
             # remembered only while it hits (memo.pure_rate).
             rate, b = self.const(pure_rate(), "R"), self.temp()
             out.append(f"{b} = {rate}[0]")
-            paused = [f"{rate}[0] = {b} + 1"] + put + \
-                [f"{v} = {fb}(st, env)"]
+            paused = [f"{rate}[0] = {b} + 1"]
+            if _inlined_while_paused(e.body):
+                # While the memo pauses, the body is written out here (its parameters bound
+                # to the arguments, as a straight def's): no call, no arguments through env.
+                with self.deeper():
+                    for s, x in zip(slots, xs):
+                        self.bind(s, x, paused)
+                    paused.append(f"{v} = {self.gen(e.body, paused)}")
+            else:
+                paused += put + [f"{v} = {fb}(st, env)"]
             self.nested(out, f"if {b} < 0:", paused)
             out.append("else:")
             outer, out = out, []
@@ -599,6 +607,24 @@ def _straight(body: ir.Expr) -> bool:
     for x in nodes(body):
         n += 1
         if n > STRAIGHT_NODES or isinstance(x, (ir.Call, ir.Quant, ir.Fix, ir.RealExists)):
+            return False
+    return True
+
+
+# A def body behind a memo that pauses (`memo.pure_rate`) is also written out at its call
+# site, for the calls made while it pauses, when it has at most this many IR nodes (its
+# callees' bodies included) and no fixpoint nor real unknowns: a small loop (a block's cells
+# all free) costs less than the call and its arguments passed through env.
+PAUSED_INLINE_NODES = 256
+
+
+def _inlined_while_paused(body: ir.Expr) -> bool:
+    n = 0
+    for x in nodes(body):
+        n += 1
+        if n > PAUSED_INLINE_NODES or isinstance(x, (ir.Fix, ir.RealExists, ir.RealVar,
+                                                     ir.Largest, ir.Reachable)) \
+                or (isinstance(x, ir.Quant) and isinstance(x.domain, ir.SubbagDomain)):
             return False
     return True
 

@@ -369,6 +369,35 @@ def test_a_large_keyed_memo_pauses_while_it_misses(monkeypatch):
     assert min(seen) >= 0                   # never paused
 
 
+@pytest.mark.parametrize("limit", [0, codegen_loops.PAUSED_INLINE_NODES])
+def test_a_paused_memo_writes_the_body_out(limit, monkeypatch):
+    """While a large-keyed memo pauses, a small body (Towers' `free`, a loop over a block's
+    cubes) is written out at its call site rather than called through env
+    (`PAUSED_INLINE_NODES`); either way the values are the closures'."""
+    monkeypatch.setattr(memo, "PURE_WINDOW", 4)
+    monkeypatch.setattr(memo, "PURE_PAUSE", 1000)
+    monkeypatch.setattr(codegen_loops, "PAUSED_INLINE_NODES", limit)
+    game = load_game("towers")
+    t = game.p.types
+    e, idx, size = _checked(game, "free(o, s, r, at)",
+                            {"o": t["Occ"], "s": t["Shape"], "r": t["Rot"], "at": t["Cell"]})
+    fg = Compiler(False, game.state_type, codegen=True).expr(e)
+    fc = Compiler(False, game.state_type, codegen=False).expr(e)
+    assert ("for " in codegen.source_of(fg)) == (limit > 0)
+    rate = next(d for d in fg.__defaults__ if type(d) is list and len(d) == 2)
+    rng = random.Random(9)
+    values = set()
+    for k in range(60):
+        o = tuple(rng.choice((0, 0, 0, 5)) for _ in range(finite(t["Occ"].key).size))
+        env = [None] * (size + 1)
+        for i, v in zip(idx, (o, k % 16, rng.randrange(24), (rng.randrange(-2, 3), 0, 1))):
+            env[i] = v
+        got = _outcome(fg, None, list(env))
+        assert got == _outcome(fc, None, list(env))
+        values.add(got)
+    assert rate[0] < 0 and values == {("value", True), ("value", False)}
+
+
 def test_a_straight_def_is_written_out():
     """A call of a def of a few operations and no call or loop (Towers' `cell_at`, three
     additions) is written out where it is called; a longer one (`value`, a chain of sixteen
