@@ -335,18 +335,24 @@ def test_a_first_extreme_stops_at_its_first_value(errors_game, text, safe, pile,
         assert ("break" in codegen.source_of(fg)) == safe
 
 
+def _towers_free():
+    """Towers' `free(o, s, r, at)` (a pure call keyed by the occupancy) checked: the types,
+    the locals' slots and count, and its generated and closure forms."""
+    game = load_game("towers")
+    t = game.p.types
+    e, idx, size = _checked(game, "free(o, s, r, at)",
+                            {"o": t["Occ"], "s": t["Shape"], "r": t["Rot"], "at": t["Cell"]})
+    return (t, idx, size, Compiler(False, game.state_type, codegen=True).expr(e),
+            Compiler(False, game.state_type, codegen=False).expr(e))
+
+
 def test_a_large_keyed_memo_pauses_while_it_misses(monkeypatch):
     """A pure call keyed by a large value (Towers' occupancy) stops remembering after a window
     of misses that hit too rarely, and remembers again after its pause (memo.pure_rate);
     its values are the closures' throughout."""
     monkeypatch.setattr(memo, "PURE_WINDOW", 8)
     monkeypatch.setattr(memo, "PURE_PAUSE", 5)
-    game = load_game("towers")
-    t = game.p.types
-    e, idx, size = _checked(game, "free(o, s, r, at)",
-                            {"o": t["Occ"], "s": t["Shape"], "r": t["Rot"], "at": t["Cell"]})
-    fg = Compiler(False, game.state_type, codegen=True).expr(e)
-    fc = Compiler(False, game.state_type, codegen=False).expr(e)
+    t, idx, size, fg, fc = _towers_free()
     codegen.source_of(fg)
     rate = next(d for d in fg.__defaults__ if type(d) is list and len(d) == 2)
     rng = random.Random(3)
@@ -377,12 +383,7 @@ def test_a_paused_memo_writes_the_body_out(limit, monkeypatch):
     monkeypatch.setattr(memo, "PURE_WINDOW", 4)
     monkeypatch.setattr(memo, "PURE_PAUSE", 1000)
     monkeypatch.setattr(codegen_loops, "PAUSED_INLINE_NODES", limit)
-    game = load_game("towers")
-    t = game.p.types
-    e, idx, size = _checked(game, "free(o, s, r, at)",
-                            {"o": t["Occ"], "s": t["Shape"], "r": t["Rot"], "at": t["Cell"]})
-    fg = Compiler(False, game.state_type, codegen=True).expr(e)
-    fc = Compiler(False, game.state_type, codegen=False).expr(e)
+    t, idx, size, fg, fc = _towers_free()
     assert ("for " in codegen.source_of(fg)) == (limit > 0)
     rate = next(d for d in fg.__defaults__ if type(d) is list and len(d) == 2)
     rng = random.Random(9)
