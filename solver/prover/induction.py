@@ -274,16 +274,16 @@ def houdini(game: Game, invs: list[ir.Invariant], options: ProveOptions, say, jo
                     # whatever the next case's counted meanwhile.
                     tally.settled(len(work) - reused - (tally.checked - checked_before
                                                         if counted is None else counted))
-                before, unclosed[:] = unclosed[:], []
-                for w in before:
-                    _finish(*w)
+                # This case waits among the unclosed before the last one is closed (a
+                # Ctrl-C meanwhile keeps what came back of both).
                 if lazy:
                     unclosed.append((sent, results, close))
-                else:
+                while len(unclosed) > (1 if lazy else 0):
+                    _finish(*unclosed.pop(0))
+                if not lazy:
                     close()
-            for w in unclosed:
-                _finish(*w)
-            unclosed.clear()
+            while unclosed:
+                _finish(*unclosed.pop(0))
         except BaseException:
             # Ctrl-C: what came back of a case still waiting is kept in the store too.
             for sent, _, _ in unclosed:

@@ -142,11 +142,13 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                 got = _remote_case(engine, run_, game, S, ci, order, only, held, live, names,
                                    journal, tally, say, out, ahead.pop(ci, None),
                                    lambda ci=ci, live=live: prefetch(ci + 1, live))
-                before, unclosed[:] = unclosed[:], []
-                for sent, close in before:
-                    close(sent)
+                # This case waits among the unclosed before the last one is closed (a
+                # Ctrl-C meanwhile keeps what came back of both).
                 if got is not None:
                     unclosed.append(got)
+                while len(unclosed) > (1 if got is not None else 0):
+                    sent, close = unclosed.pop(0)
+                    close(sent)
                 continue
             prepared = prepare(ci, only)
             if prepared is None:
@@ -231,15 +233,15 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                                        note, say, costs())
                 if rest:
                     run([(at, bs[at]) for at in rest])
-            for sent, close in unclosed:
+            while unclosed:
+                sent, close = unclosed.pop(0)
                 close(sent)
-            unclosed.clear()
             _closed(ci, parts, out, journal, names, live, len(bs), built, tally,
                     reused if tally is not None else 0,
                     checked_before if tally is not None else 0)
-        for sent, close in unclosed:
+        while unclosed:
+            sent, close = unclosed.pop(0)
             close(sent)
-        unclosed.clear()
     except BaseException:
         # Ctrl-C: what came back of a case still waiting is kept in the store too.
         for sent, _ in unclosed:

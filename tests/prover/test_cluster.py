@@ -457,3 +457,29 @@ def test_the_progress_says_each_cases_paths_built_on_the_workers(client):
     one = counts()
     assert len(one) > 1
     assert counts(_engine(client, "roam.rules")) == one
+
+
+def test_ctrl_c_while_a_case_is_waited_for_keeps_what_the_next_case_sent_back(client,
+                                                                            monkeypatch):
+    # Case 2's checks are out while case 1's results are waited for: a Ctrl-C then keeps
+    # what came back of both (each `Sent` abandoned: its finished tasks' verdicts taken).
+    abandoned = []
+    real_wait, real_abandon = cluster.Sent.wait, cluster.Sent.abandon
+
+    def wait(self):
+        if self.what == "induction" and self.ci == 0:
+            real_abandon(self)
+            raise KeyboardInterrupt
+        return real_wait(self)
+
+    def abandon(self):
+        abandoned.append((self.what, self.ci))
+        return real_abandon(self)
+    monkeypatch.setattr(cluster.Sent, "wait", wait)
+    monkeypatch.setattr(cluster.Sent, "abandon", abandon)
+    try:
+        prove(load_game(str(FIXTURES / "roam.rules")), ProveOptions(bmc_depth=1),
+              engine=_engine(client, "roam.rules"))
+    except KeyboardInterrupt:
+        pass
+    assert abandoned == [("induction", 1)]
