@@ -391,11 +391,11 @@ class LoopGen:
 
     def table_by_value(self, e: ir.Quant, out: list) -> str | None:
         """`table c in K: body` whose body reads c only as `m[c]`, m an outer local map over
-        K with far fewer values than keys (an occupancy: a few dozen blocks' numbers over a
-        thousand cells): the body is evaluated once per distinct entry of m, in the order the
+        K with far fewer values than keys (a few dozen distinct numbers over a thousand
+        keys): the body is evaluated once per distinct entry of m, in the order the
         keys first meet it (so the first error is the one the walk of every key raises), and
         the table is read off those values.  When the table has m's type and every value comes
-        out unchanged, it is m itself (a tower less no block).  None for any other table, or
+        out unchanged, it is m itself (a copy that removes nothing).  None for any other table, or
         when code called from the body would read c in env."""
         if e.kind != "table" or e.where is not None or not isinstance(e.domain, ir.TypeDomain):
             return None
@@ -612,9 +612,9 @@ def _straight(body: ir.Expr) -> bool:
 
 
 # A def body behind a memo that pauses (`memo.pure_rate`) is also written out at its call
-# site, for the calls made while it pauses, when it has at most this many IR nodes (its
-# callees' bodies included) and no fixpoint nor real unknowns: a small loop (a block's cells
-# all free) costs less than the call and its arguments passed through env.
+# site, for the calls made while it pauses, when it has at most this many IR nodes (as
+# `irwalk.nodes` counts them) and no fixpoint nor real unknowns: a small loop (every cell of
+# a piece free) costs less than the call and its arguments passed through env.
 PAUSED_INLINE_NODES = 256
 
 
