@@ -104,8 +104,9 @@ def stop_local(cluster, client) -> None:
         client.close()
     # The scheduler's links to the killed workers break, and one that still had a message
     # to send logs it with a traceback (at INFO, after the cluster has given its handlers
-    # their level back): nothing the user needs to see.
-    logger = logging.getLogger("distributed")
+    # their level back): nothing the user needs to see.  Only that logger is held, for the
+    # kill and the close: the caller's own Dask logging is left alone.
+    logger = logging.getLogger("distributed.batched")
     level = logger.level
     logger.setLevel(logging.CRITICAL)
     try:
