@@ -218,6 +218,7 @@ class CompiledAction:
                 rec(i + 1, acc)
                 acc.pop()
         rec(0, [])
+        rec = None      # the closure's cycle (it holds the state): freed now, not by the collector
         return out
 
     def candidates(self, st, pins: tuple | None = None) -> list[tuple]:
@@ -252,6 +253,7 @@ class CompiledAction:
                     rec(i + 1, acc)
                 acc.pop()
         rec(0, [])
+        rec = None      # as in `instances`
         return out
 
     def legal_into(self, res: list, st, pins: tuple | None, shown: bool) -> None:

@@ -10,6 +10,7 @@ from operator import is_not
 from weakref import WeakKeyDictionary
 
 from ..lang.progress import reporter
+from ..lang.sources import gc_paused
 
 from ..lang import ir
 from ..lang.errors import EvalError
@@ -28,6 +29,7 @@ class Stopped(KeyboardInterrupt):
         self.stop, self.found, self.scope = stop, found, scope
 
 
+@gc_paused()
 def search_runs(prep: Prepared, q: ir.Query, progress=None) -> list:
     """Every run of at most `within` moves that reaches the goal (stopping at its first goal
     state), as shown steps.  ``progress`` hears how many first moves are explored; stopped
@@ -61,11 +63,13 @@ def search_runs(prep: Prepared, q: ir.Query, progress=None) -> list:
                     walk(st2, d - 1, path)
                     path.pop()
             walk(st0, within(st0, env), [])
+            walk = None     # the closure's cycle, freed now rather than by the collector
     except KeyboardInterrupt as e:
         raise Stopped(e, out, f"the runs found with {where[0]}: at least these") from None
     return out
 
 
+@gc_paused()
 def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) -> dict:
     """The search backend's answer, "unknown" after ``timeout_ms``: a query with a `bound:`
     then gives the best run found so far as the incumbent."""
@@ -139,6 +143,7 @@ def search_query(prep: Prepared, q: ir.Query, timeout_ms: int, progress=None) ->
     return {"found": True, "steps": best[1], "best": best[0] if obj is not None else None}
 
 
+@gc_paused()
 def search_all(prep: Prepared, q: ir.Query, progress=None) -> list:
     """Every choice of the query's `choose` from which a run reaches the goal.  ``progress``
     hears how far the search is; stopped part-way, `Stopped` carries the choices found so
