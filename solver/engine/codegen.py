@@ -32,6 +32,7 @@ from typing import assert_never
 
 from . import fixinc
 from .codegen_loops import STATS, LoopGen, tuple_source
+from .values import key_error, narrow_int
 from ..lang import ir
 from ..lang.errors import EvalError
 from ..lang.types import BagT, EnumT, IntT, MapT, RecordT, SeqT, SetT, finite
@@ -323,6 +324,18 @@ class _Gen(LoopGen):
             xs.append(x)
         return xs
 
+    def narrowed(self, x: str, src, kt, span, out: list) -> str:
+        """``x``, an int key of static type ``src``, checked to be one of the keys ``kt``
+        where ``src`` may leave them (as `Compiler._key_expr`)."""
+        t = narrow_int(src, kt)
+        if t is None:
+            return x
+        x = self.atom(x, out)
+        self.raise_(out, f"not {t.lo} <= {x} <= {t.hi}",
+                    f"{self.const(key_error, 'H')}({x}, {self.const(t)}, "
+                    f"{self.const(span, 'S')})")
+        return x
+
     def external(self, fn, e, out: list) -> str:
         """A call of compiled code ``fn`` for the subtree ``e``: what it reads in env must be
         there."""
@@ -509,6 +522,7 @@ class _Gen(LoopGen):
                         f"{self.const(e.span, 'S')})")
             return f"{c}[{k}]"
         kt = ct.key if isinstance(ct, MapT) else ct.elem
+        k = self.narrowed(k, e.key.type, kt, e.span, out)
         i = self.key(kt, k, out)
         coll = e.coll
         if isinstance(coll, ir.Local) and coll.slot in self.fixes:
@@ -601,6 +615,7 @@ class _Gen(LoopGen):
             x, c = self.seq((e.elem, coll), out)
             return f"({x} in {c})"
         c, x = self.seq((coll, e.elem), out)
+        x = self.narrowed(x, e.elem.type, ct.elem, e.span, out)
         k = self.key(ct.elem, x, out)
         if isinstance(ct, BagT):
             return f"({c}[{k}] > 0)"
@@ -617,3 +632,4 @@ class _Gen(LoopGen):
             out.append(f"{b}[{k}] = True" if is_set else f"{b}[{k}] += 1")
         out.append(f"{b} = tuple({b})")
         return b
+

@@ -12,7 +12,7 @@ from ..lang import ir
 from ..lang.errors import EvalError
 from ..lang.irwalk import nodes
 from ..lang.types import BagT, BoolT, EnumT, IntT, MapT, RecordT, SeqT, default, finite
-from .values import empty_extreme, fits
+from .values import empty_extreme, fits_check
 
 # The statistics of what was generated (read by the tests: codegen must keep applying).
 STATS = {"functions": 0, "compiled": 0, "external": 0, "fallback_roots": 0}
@@ -159,8 +159,7 @@ class LoopGen:
         if isinstance(chk, IntT):
             self.raise_(out, f"not {chk.lo} <= {v} <= {chk.hi}", err)
         else:
-            self.raise_(out, f"not {self.const(fits, 'H')}({self.const(chk)}, {v})",
-                        err)
+            self.raise_(out, f"not {self.const(fits_check(chk), 'H')}({v})", err)
         return v
 
     def remembered_call(self, e: ir.Call, kind: str, shared, xs: list, slots, out: list) -> str:

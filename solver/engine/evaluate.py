@@ -29,7 +29,8 @@ from .abstraction import EXACT, Abstraction
 from .loops import Loops
 from .memo import DefMemo, Idents, memoised, memoised_pure, reads_no_state
 from .operators import Operators
-from .values import fits, fits_check, proved, seq_get, seq_set, sym_fits, truncate
+from .values import (checked_int, fits_check, key_error, narrow_int, out_of_type, proved,
+                     seq_get, seq_set, sym_fits, truncate)
 from ..lang import ir
 from ..lang.errors import EvalError
 from ..lang.irwalk import nodes
@@ -258,7 +259,7 @@ class Compiler(Operators, Loops):
                     return call
 
                 if isinstance(chk, IntT):
-                    lo, hi = chk.lo, chk.hi     # the common case, without `fits`' dispatch
+                    lo, hi = chk.lo, chk.hi     # the common case, without a `fits_check` call
 
                     def checked_int(st, env):
                         v = call(st, env)
@@ -268,9 +269,11 @@ class Compiler(Operators, Loops):
                         return v
                     return checked_int
 
+                ok = fits_check(chk)
+
                 def checked(st, env):
                     v = call(st, env)
-                    if not fits(chk, v):
+                    if not ok(v):
                         raise EvalError(f"{name} returned {v!r}, outside its declared type "
                                         f"{chk}", span)
                     return v
@@ -489,6 +492,17 @@ class Compiler(Operators, Loops):
                 return sshow
         assert_never(s)
 
+    def _key_expr(self, k: ir.Expr, kt: Type, span) -> Fn:
+        """A map's or bag's int key ``k``, checked to be one of the keys ``kt`` where its
+        static type may leave them (see `values.narrow_int`; a record key out of its type
+        fails at its look-up, `types.finite`).  Symbolically, as a def's declared type, the
+        concrete replay of every answer checks it."""
+        f = self.expr(k)
+        t = narrow_int(k.type, kt)
+        if t is None or self.symbolic:
+            return f
+        return checked_int(f, t, key_error, span)
+
     def _assign(self, s: ir.Assign) -> Fn:
         fv = self.expr(s.value)
         path = s.path
@@ -504,7 +518,8 @@ class Compiler(Operators, Loops):
                         kt = ct.key if isinstance(ct, MapT) else ct.elem
                         vt = ct.val if isinstance(ct, MapT) else (
                             BoolT() if isinstance(ct, SetT) else IntT(0, ct.most))
-                        getters.append(("key", self._key(kt, self.expr(k)), vt, ct))
+                        getters.append(("key", self._key(kt, self._key_expr(k, kt, s.span)),
+                                        vt, ct))
         bounds = s.bounds
         source = s.source
         target = s.target
@@ -532,6 +547,10 @@ class Compiler(Operators, Loops):
                 container[:i] + (value,) + container[i + 1:]
 
         if not sym:
+            if out_of_type(s.value):
+                # The value may hold a field or item computed out of its range (the checker
+                # lets it through, trusting the spec's guards): checked whole as it is stored.
+                bounds, source = (bounds if bounds is not None else s.value.type), None
             return _concrete_assign(fv, getters, bounds, source, target, span)
 
         def sassign(st, ctx):

@@ -51,7 +51,7 @@ class Operators:
             et = ct.elem
             return lambda st, env: seq_get(et, fc(st, env), fi(st, env))
         kt = ct.key if isinstance(ct, MapT) else ct.elem
-        fk0 = self.expr(e.key)
+        fk0 = self._key_expr(e.key, kt, span)
         fk = self._key(kt, fk0)
         if not self.symbolic:
             c = e.coll
@@ -265,7 +265,7 @@ class Operators:
                 return lambda st, env: fe(st, env) in fc(st, env)
             return lambda st, env: dz.any_(dz.and_(g, dz.eq(et, fe(st, env), x))
                                            for g, x in seq_items(fc(st, env)))
-        fk = self._key(ct.elem, fe)
+        fk = self._key(ct.elem, self._key_expr(e.elem, ct.elem, e.span))
         if isinstance(ct, BagT):
             if not self.symbolic:
                 return lambda st, env: fc(st, env)[fk(st, env)] > 0

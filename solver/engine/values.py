@@ -6,6 +6,9 @@ from __future__ import annotations
 import z3
 
 from . import domains as dz
+from ..lang import ir
+from ..lang.errors import EvalError
+from ..lang.irwalk import nodes
 from ..lang.types import BagT, IntT, MapT, RecordT, SeqT, Type, default
 
 
@@ -123,33 +126,17 @@ def _part(src: Type | None, attr: str):
     return getattr(src, attr, None) if src is not None else None
 
 
-def fits(t: Type, v, src: Type | None = None) -> bool:
-    if proved(t, src):
-        return True
-    match t:
-        case IntT(lo, hi):
-            return lo <= v <= hi
-        case BagT(most=m):
-            return all(0 <= x <= m for x in v)
-        case SeqT(elem=et, cap=cap):
-            se = _part(src, "elem")
-            return len(v) <= cap and (proved(et, se) or all(fits(et, x, se) for x in v))
-        case MapT(val=vt):
-            sv = _part(src, "val")
-            return all(fits(vt, x, sv) for x in v)
-        case RecordT(fields=fields):
-            return all(fits(ft, x) for (_, ft), x in zip(fields, v))
-    return True
-
-
 def fits_check(t: Type, src: Type | None = None):
-    """`fits` for ``t`` and a value of static type ``src``, as a function of the value alone:
-    what the types prove is decided once, not on every value (an assignment checks each)."""
+    """Whether a value fits ``t`` (its bounds), as a function of the value alone, for values
+    of static type ``src``: what the types prove is decided once, not on every value (an
+    assignment and a def's declared type check each)."""
     if proved(t, src):
-        return lambda v: True
+        return _always
     match t:
         case IntT(lo, hi):
             return lambda v: lo <= v <= hi
+        case BagT(most=m):
+            return lambda v: all(0 <= x <= m for x in v)
         case SeqT(elem=et, cap=cap):
             se = _part(src, "elem")
             if proved(et, se):
@@ -159,7 +146,67 @@ def fits_check(t: Type, src: Type | None = None):
         case MapT(val=vt):
             inner = fits_check(vt, _part(src, "val"))
             return lambda v: all(inner(x) for x in v)
-    return lambda v: fits(t, v, src)
+        case RecordT(fields=fields):
+            inners = tuple(fits_check(ft) for _, ft in fields)
+            return lambda v: all(f(x) for f, x in zip(inners, v))
+    return _always
+
+
+def _always(v) -> bool:
+    return True
+
+
+# ---- values kept in their types ----------------------------------------------------------------
+#
+# The checker lets an int of a wider static type into a narrower place (`Cell(c.x - 1, ...)`,
+# `m[n - 1]`): a spec guards such a place by its own conditions (`c.x > 0 - reach and ...`).
+# Where the value may still be out of range, the interpreter checks it where it matters: an
+# int key where it is looked up (`m[-1]` would read the last entry of a Python tuple), a record
+# where it is looked up (`types.finite`), a record or seq that holds such a field or item
+# where it is stored.
+
+def narrow_int(src: Type, dst: Type) -> IntT | None:
+    """``dst``, when it is a range that a value of static type ``src`` may leave (the value
+    is then checked where it goes); None when nothing is to check."""
+    if isinstance(dst, IntT) and isinstance(src, IntT) and (src.lo < dst.lo or src.hi > dst.hi):
+        return dst
+    return None
+
+
+def key_error(v, t: IntT, span) -> EvalError:
+    return EvalError(f"key {v!r} is outside the keys {t}", span)
+
+
+def checked_int(f, t: IntT, error, span):
+    """``f`` (a closure of ``(st, env)``), its value checked to lie in ``t``; ``error(v, t,
+    span)`` the error raised when it does not."""
+    lo, hi = t.lo, t.hi
+
+    def check(st, env):
+        v = f(st, env)
+        if not lo <= v <= hi:
+            raise error(v, t, span)
+        return v
+    return check
+
+
+def out_of_type(e: ir.Expr) -> bool:
+    """Whether the value of ``e``, a record, seq or map of them, may hold a field or an item
+    made out of its range: a record or seq literal, or a record's update, whose int item's
+    static type leaves the field's or the seq's (in ``e`` or a def it calls)."""
+    if not isinstance(e.type, (RecordT, SeqT, MapT)):
+        return False
+    for n in nodes(e):
+        if isinstance(n, ir.RecordLit):
+            if any(narrow_int(x.type, ft) for x, (_, ft) in zip(n.items, n.type.fields)):
+                return True
+        elif isinstance(n, ir.SeqLit):
+            if any(narrow_int(x.type, n.type.elem) for x in n.items):
+                return True
+        elif isinstance(n, ir.With) and isinstance(n.type, RecordT):
+            if any(narrow_int(x.type, n.type.fields[i][1]) for i, x in n.updates):
+                return True
+    return False
 
 
 def sym_fits(t: Type, v, src: Type | None = None):

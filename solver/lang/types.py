@@ -155,8 +155,25 @@ class Finite:
     def __init__(self, t: Type):
         self.t = t
         self.values: tuple = tuple(_enumerate(t))
-        self.index = {v: i for i, v in enumerate(self.values)}
+        self.index = _Ordinals({v: i for i, v in enumerate(self.values)})
+        self.index.t = t
         self.size = len(self.values)
+
+
+class _Ordinals(dict):
+    """A finite type's ordinals by value: a value outside the type (a record whose field was
+    computed out of its range, `Cell(c.x - 1, ...)` unguarded) is an evaluation error where it
+    is looked up, not a Python KeyError."""
+
+    t: Type
+
+    def __missing__(self, v):
+        from .errors import EvalError
+        raise EvalError(f"{_shown(v)} is outside {self.t}")
+
+
+def _shown(v) -> str:
+    return f"({', '.join(map(str, v))})" if isinstance(v, tuple) else repr(v)
 
 
 # A cache of `finite` per type (types are frozen values, so an entry never goes stale).

@@ -180,6 +180,10 @@ def errors_game(monkeypatch):
     ("rest()", (2, 1), 0, 0),
     ("narrow(i)", (), 1, 2),             # outside the declared type
     ("narrow(i)", (), 0, 2),
+    ("narrow_map(i)", (), 1, 2),         # a map entry outside the declared type
+    ("narrow_map(i)", (), 0, 2),
+    ("narrow_seq(i)", (), 1, 2),         # a seq item outside it
+    ("narrow_seq(i)", (), 0, 2),
     ("guarded(i)", (), 0, 3),            # `and` stops before the index
     ("found(i)", (1,), 0, 4),            # the `where` stops before the index
     ("late(i)", (0, 0), 0, 4),           # ... and without it, the index fails
