@@ -16,6 +16,7 @@ end, "not measured" for a figure whose section did not run.
 """
 from __future__ import annotations
 
+import gc
 import json
 import random
 import time
@@ -87,20 +88,31 @@ def bench_rates(args, table) -> dict:
         g.playout(random.Random(f"{args.seed}/rates-warm/{tag}"))          # warm-up
         games[tag] = g
     acc = {tag: {"games": 0, "moves": 0, "cpu": 0.0, "wall": 0.0} for tag in games}
-    for r in range(rounds):
-        log(f"rates: round {r + 1} of {rounds} ({slice_s:g} s of CPU per game)")
-        for tag, g in games.items():
-            a = acc[tag]
-            c_end = time.process_time() + slice_s
-            while True:
-                rng = random.Random(f"{args.seed}/rates/{tag}/{a['games']}")
-                t0, c0 = now(), time.process_time()
-                a["moves"] += g.playout(rng)[1]
-                a["cpu"] += time.process_time() - c0
-                a["wall"] += now() - t0
-                a["games"] += 1
-                if time.process_time() >= c_end:
-                    break
+    # A playout runs with the cycle collector paused (`Game.playout`); between two playouts
+    # it is back, and a full collection of this process's heap (the three games compiled:
+    # 0.35-0.39 s) fell in whichever game's playout came next, by chance: 0.4 s in a slice
+    # of 4 s moved a ratio by about 10 %.  The loop runs with it off, after one collection.
+    gc.collect()
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        for r in range(rounds):
+            log(f"rates: round {r + 1} of {rounds} ({slice_s:g} s of CPU per game)")
+            for tag, g in games.items():
+                a = acc[tag]
+                c_end = time.process_time() + slice_s
+                while True:
+                    rng = random.Random(f"{args.seed}/rates/{tag}/{a['games']}")
+                    t0, c0 = now(), time.process_time()
+                    a["moves"] += g.playout(rng)[1]
+                    a["cpu"] += time.process_time() - c0
+                    a["wall"] += now() - t0
+                    a["games"] += 1
+                    if time.process_time() >= c_end:
+                        break
+    finally:
+        if was:
+            gc.enable()
     res = {}
     for tag, a in acc.items():
         res[tag] = {**{k: rnd(v, 3) for k, v in a.items()},
