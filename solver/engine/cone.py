@@ -34,29 +34,25 @@ def reduce(rows):
     rows, so the lower body's rows read its weight and moments instead of its forces)."""
     nonneg: set = set()
     signs = 0                       # rows that say x ≥ 0 and nothing else
-    eqs: list = []
     others = 0
-    parsed = _PARSED
-    if len(parsed) >= _CAP:         # never during a call: its rows are read from here
+    parsed, by_id = _PARSED, _BY_ID
+    if len(parsed) >= _CAP or len(by_id) >= _CAP:   # never during a call: it reads them
         # The rows' numbers name them in the groups' and eliminations' keys: all go together.
-        parsed.clear()
-        _GROUPS.clear()
-        _ELIMINATED.clear()
-    # The parse of each row met, by the row's identity: a row's hash walks all its terms, and
-    # the loops below ask for the parse of every live row once per group.  The rows are kept
-    # alive in ``held``, so their ids are not reused during the call.
-    info_of: dict = {}
-    held: list = []
+        forget()
+    # The equalities by their numbers (`_parse`): the sets and keys below hash and compare
+    # small ints, where the rows themselves walk all their terms at every hash.  A number
+    # names one row content while the tables live, so equal rows are one row, as before.
+    info_of: dict = {}              # number -> the row's parse
+    live: set = set()
+    n_eqs = 0
     for kind, t in rows:
         if kind == "eq":
-            info = parsed.get(t)
-            if info is None:
-                info = parsed[t] = _parse(t, len(parsed))
+            info = _info(t, parsed, by_id)
             if info is False:
                 return None         # integers only (the interpreter's rows are)
-            eqs.append(t)
-            info_of[id(t)] = info
-            held.append(t)
+            info_of[info[3]] = info
+            live.add(info[3])
+            n_eqs += 1
             continue
         others += 1
         if kind == "le":
@@ -68,30 +64,29 @@ def reduce(rows):
             elif len(t) == 2 and t[0][0] == -1 and t[0][1] >= 0 and t[1][1] < 0:
                 nonneg.add(t[1][0])
     exact = others == signs
-    live = set(eqs)                 # rows, not their number: equal rows are one row
     # The widest rows first (pop takes the last): a body's force row reads all its bearing
     # points, its moment rows only some, and its group is the force row's.
-    todo = sorted((t for t in live if info_of[id(t)][2] and info_of[id(t)][0] <= nonneg),
-                  key=lambda t: len(info_of[id(t)][0]))
+    todo = sorted((n for n in live if info_of[n][2] and info_of[n][0] <= nonneg),
+                  key=lambda n: len(info_of[n][0]))
     while todo:
-        t0 = todo.pop()
-        if t0 not in live:
+        n0 = todo.pop()
+        if n0 not in live:
             continue
-        vs = info_of[id(t0)][0]
+        vs = info_of[n0][0]
         group, near = [], []
-        for t in live:
-            ws = info_of[id(t)][0]
+        for n in live:
+            ws = info_of[n][0]
             if ws <= vs:
-                group.append(t)
+                group.append(n)
             elif not ws.isdisjoint(vs):
-                near.append(t)
+                near.append(n)
         if len(group) > 3:
             continue
-        group.sort()
-        gkey = tuple([info_of[id(t)][3] for t in group])
+        group.sort(key=lambda n: info_of[n][4])     # by content, as the rows were
+        gkey = tuple(group)
         res = _GROUPS.get(gkey, _GROUPS)
         if res is _GROUPS:
-            res = _group(vs, [info_of[id(t)][1] for t in group])
+            res = _group(vs, [info_of[n][1] for n in group])
             if len(_GROUPS) >= _CAP:
                 _GROUPS.clear()
             _GROUPS[gkey] = res
@@ -101,11 +96,11 @@ def reduce(rows):
         if res is None:
             continue
         new = []
-        for t in near:
-            ekey = (info_of[id(t)][3], gkey)
+        for n in near:
+            ekey = (n, gkey)
             r = _ELIMINATED.get(ekey, _ELIMINATED)
             if r is _ELIMINATED:
-                r = _eliminate(info_of[id(t)][1], [info_of[id(g)][1] for g in group], vs)
+                r = _eliminate(info_of[n][1], [info_of[g][1] for g in group], vs)
                 if r is not None:
                     r = tuple(sorted(r.items()))
                 if len(_ELIMINATED) >= _CAP:
@@ -125,26 +120,23 @@ def reduce(rows):
                     return False
                 if not r:
                     continue
-                info = parsed.get(r)
-                if info is None:
-                    info = parsed[r] = _parse(r, len(parsed))
-                info_of[id(r)] = info
-                held.append(r)
-                live.add(r)
+                info = _info(r, parsed, by_id)
+                info_of[info[3]] = info
+                live.add(info[3])
                 if info[2] and info[0] <= nonneg:
-                    todo.append(r)
+                    todo.append(info[3])
     if not exact:
         return None
     if not live:
         STATS["decided"] += 1
         return True
-    if len(live) == len(eqs):
+    if len(live) == n_eqs:
         return None
     # What is left, with the sign rows of its unknowns: the groups taken apart have
     # solutions and share no unknown with it, so it decides the system.
     STATS["reduced"] += 1
-    vs = set().union(*(parsed[t][0] for t in live))
-    out = [("eq", t) for t in live]
+    vs = set().union(*(info_of[n][0] for n in live))
+    out = [("eq", info_of[n][4]) for n in live]
     out += [("le", ((v, -1),)) for v in vs if v in nonneg]
     return tuple(sorted(out))
 
@@ -157,25 +149,44 @@ _CAP = 1 << 16
 _PARSED: dict = {}
 _GROUPS: dict = {}
 _ELIMINATED: dict = {}
+# The same parses by the row's identity: id(row) -> (row, parse).  lp.py hands the same row
+# objects to system after system (its numbered forms), and `_ELIMINATED` its own results, so
+# most rows are found here without hashing their terms.  The row is kept with its entry, so
+# its id is not reused while the entry lives.
+_BY_ID: dict = {}
 
 
 def forget() -> None:
     """Drop every remembered row and group."""
     _PARSED.clear()
+    _BY_ID.clear()
     _GROUPS.clear()
     _ELIMINATED.clear()
 
 
+def _info(t, parsed: dict, by_id: dict):
+    """The parse of the equality ``t`` (`_parse`), remembered by identity and by content."""
+    hit = by_id.get(id(t))
+    if hit is not None and hit[0] is t:
+        return hit[1]
+    info = parsed.get(t)
+    if info is None:
+        info = parsed[t] = _parse(t, len(parsed))
+    by_id[id(t)] = (t, info)
+    return info
+
+
 def _parse(t, number: int):
     """(the unknowns, the row as a dict, whether it has one sign, ``number``: the row's name
-    in the keys of `_GROUPS` and `_ELIMINATED`) of an equality; False when a coefficient is
-    not an integer."""
+    in `reduce` and in the keys of `_GROUPS` and `_ELIMINATED`, the row) of an equality; False
+    when a coefficient is not an integer."""
     d = dict(t)
-    if any(type(c) is not int for c in d.values()):
-        return False
-    vs = frozenset(v for v in d if v != -1)
-    signs = {d[v] > 0 for v in vs}
-    return vs, d, len(signs) == 1, number
+    for c in d.values():
+        if type(c) is not int:
+            return False
+    vs = frozenset([v for v in d if v != -1])
+    ps = [d[v] > 0 for v in vs]
+    return vs, d, bool(ps) and (all(ps) or not any(ps)), number, t
 
 
 def _eliminate(r: dict, group: list, vs: set):
@@ -220,16 +231,22 @@ def _group(vs, eqs):
         return False
     if b0 == 0:     # x = 0 is the only solution of a0·x = 0 with x ≥ 0
         return all(b == 0 for _, b in rest)
-    # Scaled by L·b0 > 0 (L the lcm of a0), the points and q are integers.
-    L = lcm(*a0)
-    pts = {tuple(a[j] * (L // a0[j]) * b0 for a, _ in rest) for j in range(len(order))}
-    q = tuple(b * L for _, b in rest)
     if not rest:
         return True
+    # Scaled by L·b0 > 0 (L the lcm of a0), the points and q are integers: point j is
+    # (a_ij · (L / a0_j) · b0)_i.
+    L = lcm(*a0)
+    scale = [L // c * b0 for c in a0]
     if len(rest) == 1:
-        xs = [p[0] for p in pts]
-        return min(xs) <= q[0] <= max(xs)
-    return _in_hull(sorted(pts), q)
+        (a, b), = rest
+        xs = [c * m for c, m in zip(a, scale)]
+        return min(xs) <= b * L <= max(xs)
+    if len(rest) == 2:
+        (a, b), (a2, b2) = rest
+        pts = set(zip([c * m for c, m in zip(a, scale)], [c * m for c, m in zip(a2, scale)]))
+        return _in_hull(sorted(pts), (b * L, b2 * L))
+    pts = {tuple(a[j] * scale[j] for a, _ in rest) for j in range(len(order))}
+    return _in_hull(sorted(pts), tuple(b * L for _, b in rest))
 
 
 def _cross(o, a, b) -> int:

@@ -98,14 +98,16 @@ def _normal(row):
     g, kind, t = row
     if not g:
         return None
-    t = {v: c for v, c in t.items() if c}
+    if 0 in t.values():         # (a test at C speed: most rows have no zero coefficient)
+        t = {v: c for v, c in t.items() if c}
     if len(t) == 0 or (len(t) == 1 and -1 in t):
         c0 = t.get(-1, 0)
         if (kind == "le" and c0 > 0) or (kind == "lt" and c0 >= 0) or \
                 (kind == "eq" and c0 != 0):
             return False
         return None
-    return kind, tuple(sorted(t.items()))
+    # By the unknowns alone (they are distinct): the pairs in the order of sorted items.
+    return kind, tuple([(v, t[v]) for v in sorted(t)])
 
 
 def forget() -> None:

@@ -114,3 +114,33 @@ def test_in_hull_boundary_and_degenerate_hulls():
     assert cone._in_hull(line, (1, 1)) and not cone._in_hull(line, (1, 2))
     assert not cone._in_hull(line, (5, 5))
     assert cone._in_hull([(3, 3)], (3, 3)) and not cone._in_hull([(3, 3)], (3, 4))
+
+
+class _Row(tuple):
+    """A row whose hash is counted: how often its terms are walked."""
+    hashes = 0
+
+    def __hash__(self):
+        _Row.hashes += 1
+        return super().__hash__()
+
+
+def test_a_row_met_again_is_found_by_identity():
+    """lp.py hands the same row objects to system after system: reduce finds their parse
+    by identity, without hashing their terms again, and decides as it did the first time;
+    a row equal to one met but another object is still found by its content."""
+    def system(centre):
+        up = [{0: 1, 1: 1, -1: -2}, {0: 0, 1: 4, -1: -2 * centre}]
+        down = [{2: 1, 3: 1, 0: -1, 1: -1, -1: -1}, {2: 0, 3: 8, 0: 0, 1: -4, -1: -4}]
+        return tuple((kind, _Row(t) if kind == "eq" else t) for kind, t in _key(
+            [("le", {v: -1}) for v in range(4)] + [("eq", r) for r in up + down]))
+    cone.forget()
+    rows = system(2)
+    assert cone.reduce(rows) is True
+    _Row.hashes = 0
+    assert cone.reduce(rows) is True
+    assert _Row.hashes == 0
+    again = system(2)               # equal rows, other objects: parsed once, by content
+    assert cone.reduce(again) is True
+    assert len({info[3] for info in cone._PARSED.values()}) == len(cone._PARSED)
+    assert cone.reduce(system(5)) is False
