@@ -42,6 +42,14 @@ class Move:
         return [self.action, *[to_json(b.domain.elem, v) for b, v in zip(a.ir.params, self.params)]]
 
 
+def _locate(e: EvalError, span) -> None:
+    """An evaluation error that carries no place of its own (a record out of its type,
+    looked up in the shared table of its type's ordinals: `types.finite`) is placed at the
+    action it stopped."""
+    if e.span is None:
+        e.span = span
+
+
 def _fmt(t: Type, v) -> str:
     import json
     j = to_json(t, v)
@@ -267,21 +275,25 @@ class CompiledAction:
         pre, rest, slots, frame, slot0 = (self.guard_check, self.rest, self.slots,
                                           self.frame, self.slot0)
         name = self.name
-        for params in insts:
-            env = [None] * frame
-            if slot0 is not None:
-                env[slot0] = params[0]
-            else:
-                for slot, v in zip(slots, params):
-                    env[slot] = v
-            if pre is not None and not pre(st, env):
-                continue
-            shows: list | None = [] if shown else None
-            try:
-                st2 = rest(st, env, shows)
-            except Refused:
-                continue
-            res.append((Move(name, params), st2, shows))
+        try:
+            for params in insts:
+                env = [None] * frame
+                if slot0 is not None:
+                    env[slot0] = params[0]
+                else:
+                    for slot, v in zip(slots, params):
+                        env[slot] = v
+                if pre is not None and not pre(st, env):
+                    continue
+                shows: list | None = [] if shown else None
+                try:
+                    st2 = rest(st, env, shows)
+                except Refused:
+                    continue
+                res.append((Move(name, params), st2, shows))
+        except EvalError as e:
+            _locate(e, self.ir.span)
+            raise
 
     def apply(self, st, params: tuple, check_domain: bool = False):
         """Return ``(new state, shown items)`` or raise `Refused` naming the rule."""
@@ -293,7 +305,11 @@ class CompiledAction:
                               f"`{b.name}`", self.ir.span)
             env[slot] = v
         shows: list = []
-        return self.run(st, env, shows), shows
+        try:
+            return self.run(st, env, shows), shows
+        except EvalError as e:
+            _locate(e, self.ir.span)
+            raise
 
     # ---- symbolic ------------------------------------------------------------------------
 
