@@ -11,7 +11,7 @@ import textwrap
 import time
 from pathlib import Path
 
-from ..lang.errors import InputError, RulebookError
+from ..lang.errors import EvalError, InputError, RulebookError
 from . import parser
 from .parser import picks_tactics, printable
 
@@ -65,6 +65,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"rulebook {args.command}: out of memory; try smaller game parameters "
               f"(--param, e.g. a smaller board) where the command takes them", file=sys.stderr)
         return EXIT_OUT_OF_MEMORY
+
+
+def _in_game(game: str, e: EvalError, message: str) -> EvalError:
+    """``message`` about game ``game``, at the place of the rule ``e`` stopped at when it has
+    one (that names the spec's file), else prefixed with the game."""
+    if e.span is not None:
+        return EvalError(message, e.span, e.source)
+    return EvalError(f"{game}: {message}")
 
 
 def _clear_status_line() -> None:
@@ -526,7 +534,6 @@ def cmd_play(args) -> int:
 
 def _play_with(args, pool) -> int:
     from ..engine.workpool import Recipe
-    from ..lang.errors import EvalError
     from ..queries.playstats import Player, game_rng, outcomes
     from .playreport import report
     from .progress import time_limit
@@ -550,8 +557,8 @@ def _play_with(args, pool) -> int:
                     st, n, trace = traced_playout(g, game_rng(args.seed, 0))
                     more = [pl.play(args.seed, 0) for _, pl, _ in others]
                 except EvalError as e:      # a dead end of the rules: say which game
-                    raise EvalError(f"{args.game}: game 1 of seed {args.seed}: "
-                                    f"{e.message}") from None
+                    raise _in_game(args.game, e, f"game 1 of seed {args.seed}: "
+                                                 f"{e.message}") from None
                 if not args.json:    # under --json the moves are in the document
                     for k, m in enumerate(trace, 1):
                         print(f"{k:5d}  {json.dumps(m)}")
@@ -565,7 +572,7 @@ def _play_with(args, pool) -> int:
                                           else ""):
                     _keep(games, under, others, played)
             except EvalError as e:
-                raise EvalError(f"{args.game}: {e.message}") from None
+                raise _in_game(args.game, e, e.message) from None
     except KeyboardInterrupt as e:
         stop = e
         _say_stopped(say, e)
@@ -607,7 +614,6 @@ def _compared(args, g) -> list:
 
 def traced_playout(g, rng, max_steps: int = 100000):
     """`Game.playout` keeping the moves (the same bound on a game's length)."""
-    from ..lang.errors import EvalError
     st = g.initial()
     chance = [a for a in g.actions if a.chance]
     player = [a for a in g.actions if not a.chance]

@@ -667,12 +667,15 @@ def _run_rest(a: CompiledAction, st, params):
     env = [None] * a.frame
     for (slot, _), v in zip(a.domains, params):
         env[slot] = v
-    if a.guard_check is not None and not a.guard_check(st, env):
-        return None
     try:
+        if a.guard_check is not None and not a.guard_check(st, env):
+            return None
         return a.rest(st, env, None)
     except Refused:
         return None
+    except EvalError as e:
+        _locate(e, a.ir.span)
+        raise
 
 
 class _Opener:

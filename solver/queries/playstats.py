@@ -110,7 +110,8 @@ def _one(players: list[Player], seed: int, k: int) -> tuple:
     try:
         return tuple(pl.play(seed, k) for pl in players)
     except EvalError as e:      # a dead end of the rules: say which game
-        raise EvalError(f"game {k + 1} of seed {seed}: {e.message}") from None
+        raise EvalError(f"game {k + 1} of seed {seed}: {e.message}", e.span, e.source) \
+            from None
 
 
 def play_share(share: tuple, recipes: tuple, seed: int) -> list:

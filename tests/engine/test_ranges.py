@@ -60,3 +60,14 @@ def test_the_same_constructs_in_range_are_values(game):
     fi = game.field_index
     assert st[fi["s"]] == (2,) and st[fi["p"]] == (2, 0) and st[fi["out"]] == 0 + 5   # m[0] + q[P(0, 1)]
     assert st[fi["yes"]] is False
+
+
+def test_play_says_where_the_rule_failed():
+    from conftest import run_cli
+    path = FIXTURES / "ranges_play.rules"
+    shown = path.relative_to(FIXTURES.parent.parent)        # spans are shown from the root
+    for extra in ((), ("--trace",)):
+        r = run_cli("play", str(path), "--seed", "0", *extra)
+        assert r.returncode == 2 and "Traceback" not in r.stderr
+        assert r.stderr.strip() == (f"rulebook: {shown}:15:23: game 1 of seed 0: key -1 is "
+                                    "outside the keys 0..2"), r.stderr
