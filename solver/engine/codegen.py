@@ -632,4 +632,3 @@ class _Gen(LoopGen):
             out.append(f"{b}[{k}] = True" if is_set else f"{b}[{k}] += 1")
         out.append(f"{b} = tuple({b})")
         return b
-

@@ -258,24 +258,18 @@ class Compiler(Operators, Loops):
                     # replay of every answer, so an out-of-type def cannot go unnoticed.
                     return call
 
-                if isinstance(chk, IntT):
-                    lo, hi = chk.lo, chk.hi     # the common case, without a `fits_check` call
+                def returned(v, t, sp):
+                    return EvalError(f"{name} returned {v!r}, outside its declared type {t}", sp)
 
-                    def checked_int(st, env):
-                        v = call(st, env)
-                        if not lo <= v <= hi:
-                            raise EvalError(f"{name} returned {v!r}, outside its declared "
-                                            f"type {chk}", span)
-                        return v
-                    return checked_int
+                if isinstance(chk, IntT):       # the common case, without a `fits_check` call
+                    return checked_int(call, chk, returned, span)
 
                 ok = fits_check(chk)
 
                 def checked(st, env):
                     v = call(st, env)
                     if not ok(v):
-                        raise EvalError(f"{name} returned {v!r}, outside its declared type "
-                                        f"{chk}", span)
+                        raise returned(v, chk, span)
                     return v
                 return checked
             case ir.Builtin():

@@ -196,7 +196,10 @@ def out_of_type(e: ir.Expr) -> bool:
     static type leaves the field's or the seq's (in ``e`` or a def it calls)."""
     if not isinstance(e.type, (RecordT, SeqT, MapT)):
         return False
+    held = _held(e.type)
     for n in nodes(e):
+        if getattr(n, "type", None) not in held:
+            continue        # not a part of the value (a cell built to look a map up)
         if isinstance(n, ir.RecordLit):
             if any(narrow_int(x.type, ft) for x, (_, ft) in zip(n.items, n.type.fields)):
                 return True
@@ -207,6 +210,22 @@ def out_of_type(e: ir.Expr) -> bool:
             if any(narrow_int(x.type, n.type.fields[i][1]) for i, x in n.updates):
                 return True
     return False
+
+
+def _held(t: Type) -> set:
+    """The record and seq types of the values ``t`` holds, ``t`` included (not its keys)."""
+    out: set = set()
+    while True:
+        if isinstance(t, (RecordT, SeqT)):
+            out.add(t)
+        if isinstance(t, RecordT):
+            for _, ft in t.fields:
+                out |= _held(ft)
+            return out
+        if isinstance(t, (SeqT, MapT)):
+            t = t.elem if isinstance(t, SeqT) else t.val
+            continue
+        return out
 
 
 def sym_fits(t: Type, v, src: Type | None = None):

@@ -11,6 +11,8 @@ import itertools
 from dataclasses import dataclass
 from typing import Iterator, TypeAlias
 
+from .errors import EvalError
+
 
 @dataclass(frozen=True)
 class BoolT:
@@ -155,8 +157,7 @@ class Finite:
     def __init__(self, t: Type):
         self.t = t
         self.values: tuple = tuple(_enumerate(t))
-        self.index = _Ordinals({v: i for i, v in enumerate(self.values)})
-        self.index.t = t
+        self.index = _Ordinals(t, {v: i for i, v in enumerate(self.values)})
         self.size = len(self.values)
 
 
@@ -165,10 +166,11 @@ class _Ordinals(dict):
     computed out of its range, `Cell(c.x - 1, ...)` unguarded) is an evaluation error where it
     is looked up, not a Python KeyError."""
 
-    t: Type
+    def __init__(self, t: Type, ordinals: dict):
+        super().__init__(ordinals)
+        self.t = t
 
     def __missing__(self, v):
-        from .errors import EvalError
         raise EvalError(f"{_shown(v)} is outside {self.t}")
 
 
