@@ -612,8 +612,8 @@ def _straight(body: ir.Expr) -> bool:
 
 # A def body behind a memo that pauses (`memo.pure_rate`) is also written out at its call
 # site, for the calls made while it pauses, when it has at most this many IR nodes (as
-# `irwalk.nodes` counts them) and no fixpoint nor real unknowns: a small loop (every cell of
-# a piece free) costs less than the call and its arguments passed through env.
+# `irwalk.nodes` counts them) and no fixpoint nor real unknowns: a small loop (every key of
+# a small set checked) costs less than the call and its arguments passed through env.
 PAUSED_INLINE_NODES = 256
 
 

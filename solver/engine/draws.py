@@ -402,7 +402,7 @@ def _lazy_draw_static(st, rng, lay: _Layout, verdict: bytearray, pos: bytearray)
                     continue
             env = a.draw_env               # `successor`, past the first and static checks
             sl = a.slots
-            if len(sl) == 2:                # most moves: a piece and a place
+            if len(sl) == 2:                # most moves: two parameters
                 s0, s1 = sl
                 env[s0], env[s1] = params
             else:

@@ -158,8 +158,8 @@ def _always(v) -> bool:
 
 # ---- values kept in their types ----------------------------------------------------------------
 #
-# The checker lets an int of a wider static type into a narrower place (`Cell(c.x - 1, ...)`,
-# `m[n - 1]`): a spec guards such a place by its own conditions (`c.x > 0 - reach and ...`).
+# The checker lets an int of a wider static type into a narrower place (`P(x - 1, y)`,
+# `m[n - 1]`): a spec guards such a place by its own conditions (`x > 0 and m[P(x - 1, y)]`).
 # Where the value may still be out of range, the interpreter checks it where it matters: an
 # int key where it is looked up (`m[-1]` would read the last entry of a Python tuple), a record
 # where it is looked up (`types.finite`), a record or seq that holds such a field or item
@@ -199,7 +199,7 @@ def out_of_type(e: ir.Expr) -> bool:
     held = _held(e.type)
     for n in nodes(e):
         if getattr(n, "type", None) not in held:
-            continue        # not a part of the value (a cell built to look a map up)
+            continue        # not a part of the value (a record built to look a map up)
         if isinstance(n, ir.RecordLit):
             if any(narrow_int(x.type, ft) for x, (_, ft) in zip(n.items, n.type.fields)):
                 return True

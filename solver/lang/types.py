@@ -163,7 +163,7 @@ class Finite:
 
 class _Ordinals(dict):
     """A finite type's ordinals by value: a value outside the type (a record whose field was
-    computed out of its range, `Cell(c.x - 1, ...)` unguarded) is an evaluation error where it
+    computed out of its range, `P(x - 1, y)` unguarded) is an evaluation error where it
     is looked up, not a Python KeyError."""
 
     def __init__(self, t: Type, ordinals: dict):
