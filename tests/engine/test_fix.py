@@ -86,6 +86,33 @@ def test_memoised_calls_are_kept_per_value_of_the_fields_read():
     assert len(memo.store) == 2
 
 
+def test_a_memo_whose_fields_change_every_state_keeps_each_states_calls_only(monkeypatch):
+    """Over a window of states whose heights are all new, castle's calls kept per heights
+    are never found again: it pauses (each state's calls only, none kept) and afterwards
+    looks again; over states that share their heights it keeps them.  Answers stay right."""
+    import solver.engine.memo as ev
+    monkeypatch.setattr(ev, "STORE_WINDOW", 4)
+    monkeypatch.setattr(ev, "STORE_PAUSE", 3)
+    flood = load_path(FIXTURES / "flood.rules")
+    area = flood.expr("area(s)", {"s": square_type(flood)})[0]
+    boards = [{(0, 0): 1, (1, 0): 1}, {(0, 0): 1}, {(0, 0): 1, (0, 1): 2}, {(2, 2): 1},
+              {(0, 0): 1, (1, 0): 1, (2, 0): 1}]
+    fresh = [state(flood, h) for h in boards]
+    assert area(fresh[0], (0, 0)) == 2
+    memo = flood.concrete._def_memos["castle"]
+    memo.window, memo.found = ev.STORE_WINDOW, 0
+    memo.store.clear()
+    assert [area(x, (0, 0)) for x in fresh[1:]] == [1, 2, 0, 3]
+    assert memo.window < 0 and not memo.store         # a window of new heights: paused
+    again = [state(flood, h) for h in boards[:3]]
+    assert [area(x, (0, 0)) for x in again] == [2, 1, 2]
+    assert not memo.store and memo.window == ev.STORE_WINDOW   # the pause over
+    # The same two heights over and over: found again, kept.
+    pair = [state(flood, boards[0]), state(flood, boards[1], {(2, 2): 2})] * 4
+    assert [area(x, (0, 0)) for x in pair] == [2, 1] * 4
+    assert memo.window > 0 and len(memo.store) == 2
+
+
 def test_defs_reading_the_same_fields_name_a_states_values_once(monkeypatch):
     """castle and area both read `height`: one numbering of the heights serves both memos.
     Numbers are never reused: when the numbering is emptied, heights met before get a new
