@@ -14,6 +14,7 @@ from solver.engine import domains as dz
 from solver.lang.errors import InputError
 from solver.queries.examples import run_examples
 from solver.engine.game import load_game
+from solver.lang.types import finite
 from solver.queries.puzzles import solve
 from solver.engine.symbolic import check, make_solver
 
@@ -193,6 +194,22 @@ def test_seeded_playouts_are_deterministic_and_keep_the_invariants():
                 assert f(st, [None] * 4096), (seed, n, name)
         finals.append(st)
     assert finals[0] == finals[1]
+
+
+def test_random_play_passes_the_default_overhang_bound():
+    """`reach` = 2 is a bound of the model, not of the rules: under `reach = 3` (the most the
+    key types allow with 34 levels), random play ends with a cube three out on two of the
+    first 1,000 seeds (764 and 801; docs/puzzles.md), a play the default refuses."""
+    g = load_game("towers", (), (("reach", 3),))
+    occ = g.field_index["occ"]
+    cells = finite(g.p.state[occ].type.val.key).values
+
+    def out(st):
+        return max((max(-c[0], c[0] - 2, -c[1], c[1] - 2)
+                    for o in st[occ] for c, v in zip(cells, o) if v), default=0)
+
+    assert [out(g.playout(random.Random(seed))[0]) for seed in (764, 801)] == [3, 3]
+    assert out(g.playout(random.Random(0))[0]) <= 2
 
 
 @pytest.mark.parametrize("file, proved, variants", [
