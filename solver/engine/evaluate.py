@@ -486,12 +486,13 @@ class Compiler(Operators, Loops):
                 return sshow
         assert_never(s)
 
-    def _key_expr(self, k: ir.Expr, kt: Type, span) -> Fn:
-        """A map's or bag's int key ``k``, checked to be one of the keys ``kt`` where its
-        static type may leave them (see `values.narrow_int`; a record key out of its type
-        fails at its look-up, `types.finite`).  Symbolically, as a def's declared type, the
-        concrete replay of every answer checks it."""
-        f = self.expr(k)
+    def _key_expr(self, k: ir.Expr, kt: Type, span, f: Fn | None = None) -> Fn:
+        """A map's or bag's int key ``k`` (``f``, when the caller compiled it already),
+        checked to be one of the keys ``kt`` where its static type may leave them (see
+        `values.narrow_int`; a record key out of its type fails at its look-up,
+        `types.finite`).  Symbolically, as a def's declared type, the concrete replay of every
+        answer checks it."""
+        f = self.expr(k) if f is None else f
         t = narrow_int(k.type, kt)
         if t is None or self.symbolic:
             return f

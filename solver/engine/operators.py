@@ -265,7 +265,7 @@ class Operators:
                 return lambda st, env: fe(st, env) in fc(st, env)
             return lambda st, env: dz.any_(dz.and_(g, dz.eq(et, fe(st, env), x))
                                            for g, x in seq_items(fc(st, env)))
-        fk = self._key(ct.elem, self._key_expr(e.elem, ct.elem, e.span))
+        fk = self._key(ct.elem, self._key_expr(e.elem, ct.elem, e.span, fe))
         if isinstance(ct, BagT):
             if not self.symbolic:
                 return lambda st, env: fc(st, env)[fk(st, env)] > 0
