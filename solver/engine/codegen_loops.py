@@ -177,7 +177,7 @@ class LoopGen:
         if kind == "remembered" and len(xs) == 1:
             out.append(f"{key} = {xs[0]}")
         elif kind == "pure" and any(_large(x.type) for x in e.args):
-            # A large value (a tower) stands in the key as its number (memo.Idents);
+            # A large value (a seq of records) stands in the key as its number (memo.Idents);
             # remembered only while it hits (memo.pure_rate).
             rate, b = self.const(pure_rate(), "R"), self.temp()
             out.append(f"{b} = {rate}[0]")

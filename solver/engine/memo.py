@@ -25,9 +25,9 @@ def reads_no_state(body: ir.Expr) -> bool:
 
 PURE_MEMO_SIZE = 1 << 16
 
-# A pure call keyed by a large value (a tower, an occupancy: memo.Idents) pays a number for
-# it, a lookup and an insert at every miss, and a random playout, whose towers change at
-# every move, misses nearly always.  Such a call site counts its hits over each window of
+# A pure call keyed by a large value (a seq of records, a map over a grid: memo.Idents) pays a
+# number for it, a lookup and an insert at every miss, and a random playout, whose such values
+# change at every move, misses nearly always.  Such a call site counts its hits over each window of
 # `PURE_WINDOW` misses; a window with fewer than one hit in `PURE_RARE` misses stops the
 # remembering for the next `PURE_PAUSE` calls (the body is called directly), then a new
 # window tries again.  The values are the same either way: only the cost changes.
@@ -78,8 +78,8 @@ IDENT_SIZE = 1 << 12
 
 
 class Idents:
-    """Small numbers standing for large argument values (a tower, a board) in a memo's key:
-    a tuple's hash is not kept, so a memo keyed by a whole tower hashed it again at every
+    """Small numbers standing for large argument values (a seq of records, a board) in a memo's
+    key: a tuple's hash is not kept, so a memo keyed by a whole such value hashed it again at every
     call.  A value is hashed once per object that holds it (the object is remembered by
     identity, and kept alive while remembered); equal values get the same number, so the memo
     still meets a value reached twice.  Numbers are never reused, so a memo keyed by one stays
@@ -331,7 +331,7 @@ def remembered_filter(fd, fw, s1, shared: "DefMemo", outer: tuple[int, ...], pre
     ``pre``: ``(fp, shared_p, outer_p, rest)`` when ``fw`` is ``p and r1 and ...`` with ``p``
     reading fewer fields of the state (see Compiler._prefilter): the values that pass ``p`` are
     remembered per value of its own fields, and only they are asked the ``rest`` (in order,
-    as `and` asks them).  A castle's squares, say, are found once while only the pieces move,
+    as `and` asks them).  A region's squares, say, are found once while only the pieces move,
     not once per state.  The values kept are the same, in the same order."""
     passing = None if pre is None else _passing(fd, pre[0], s1, pre[1], pre[2])
     rest = () if pre is None else pre[3]
