@@ -199,7 +199,7 @@ class _Layout:
         # Which groups keep position verdicts (their first and static checks, `static_prefix`).
         self.static = [any(span[1] == starts[g] for span in self.spans)
                        for g in range(len(self.groups))]
-        self.base = list(range(m))          # the positions before a draw
+        self.base = list(range(m))          # the positions before a draw (see the draws)
         self.first, self.nf = tuple(first), len(first)
 
 
@@ -354,68 +354,78 @@ def _lazy_draw_static(st, rng, lay: _Layout, verdict: bytearray, pos: bytearray)
     `_lazy_draw` asks it; one whose first verdict is not known yet gets it kept)."""
     bits = rng.getrandbits
     n = lay.n
-    perm = lay.base[:]
+    # The positions in place, the identity between draws (one draw at a time: the engine's
+    # caches assume one caller): each position written is put back after the draw.  A copy
+    # of them all cost more, since most candidates here are passed over with one read.
+    perm = lay.base
+    moved = []
+    mark = moved.append
     fid, first, static = lay.fid, lay.first, lay.static
     ends, starts, groups = lay.ends, lay.starts, lay.groups
-    w = n.bit_length()
-    lo = 1 << (w - 1) if w else 0
-    while n:
-        while n < lo:
-            w -= 1
-            lo >>= 1
-        while n >= lo:
-            i = bits(w)
-            while i >= n:
+    try:
+        w = n.bit_length()
+        lo = 1 << (w - 1) if w else 0
+        while n:
+            while n < lo:
+                w -= 1
+                lo >>= 1
+            while n >= lo:
                 i = bits(w)
-            n -= 1
-            k = perm[i]
-            perm[i] = perm[n]
-            p = pos[k]
-            if p == FAILS:
-                continue
-            g = bisect_right(ends, k)
-            a, ps = groups[g]
-            params = ps[k - starts[g]]
-            if p != PASSES:
-                f = fid[k]
-                v = verdict[f]
-                if not v:
-                    v = verdict[f] = first_verdict(a, st, first[f][1])
-                if v == FAILS:
-                    if static[g]:
-                        pos[k] = FAILS
-                    continue
-                if v != PASSES or not static[g]:
-                    st2 = successor_past_first(a, st, params) if v == PASSES else \
-                        successor(a, st, params)
-                    if st2 is not None:
-                        return a, params, st2
-                    continue
-                p = static_verdict(a, st, params)
-                if p == ERRS:               # the whole guard runs, and says why
-                    st2 = successor_past_first(a, st, params)
-                    if st2 is not None:
-                        return a, params, st2
-                    continue
-                pos[k] = p
+                while i >= n:
+                    i = bits(w)
+                n -= 1
+                k = perm[i]
+                perm[i] = perm[n]
+                mark(i)
+                p = pos[k]
                 if p == FAILS:
                     continue
-            env = a.draw_env               # `successor`, past the first and static checks
-            sl = a.slots
-            if len(sl) == 2:                # most moves: two parameters
-                s0, s1 = sl
-                env[s0], env[s1] = params
-            else:
-                for slot, x in zip(sl, params):
-                    env[slot] = x
-            pre = a.guard_after_static
-            if pre is not None and not pre(st, env):
-                continue
-            try:
-                return a, params, a.rest(st, env, None)
-            except Refused:
-                continue
-    return None
+                g = bisect_right(ends, k)
+                a, ps = groups[g]
+                params = ps[k - starts[g]]
+                if p != PASSES:
+                    f = fid[k]
+                    v = verdict[f]
+                    if not v:
+                        v = verdict[f] = first_verdict(a, st, first[f][1])
+                    if v == FAILS:
+                        if static[g]:
+                            pos[k] = FAILS
+                        continue
+                    if v != PASSES or not static[g]:
+                        st2 = successor_past_first(a, st, params) if v == PASSES else \
+                            successor(a, st, params)
+                        if st2 is not None:
+                            return a, params, st2
+                        continue
+                    p = static_verdict(a, st, params)
+                    if p == ERRS:           # the whole guard runs, and says why
+                        st2 = successor_past_first(a, st, params)
+                        if st2 is not None:
+                            return a, params, st2
+                        continue
+                    pos[k] = p
+                    if p == FAILS:
+                        continue
+                env = a.draw_env            # `successor`, past the first and static checks
+                sl = a.slots
+                if len(sl) == 2:            # most moves: two parameters
+                    s0, s1 = sl
+                    env[s0], env[s1] = params
+                else:
+                    for slot, x in zip(sl, params):
+                        env[slot] = x
+                pre = a.guard_after_static
+                if pre is not None and not pre(st, env):
+                    continue
+                try:
+                    return a, params, a.rest(st, env, None)
+                except Refused:
+                    continue
+        return None
+    finally:
+        for i in moved:
+            perm[i] = i
 
 
 def _candidate(st, lay: _Layout, k: int, v: int):
