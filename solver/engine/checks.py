@@ -63,7 +63,8 @@ def passes(checks, st, env) -> bool:
 
 def bool_check(cc: Compiler, stmts):
     """Compile requires/lets to ``f(st, env) -> bool``.  An evaluation error is raised as the
-    requires in their order would raise it (its callers say what it means)."""
+    requires in their written order would raise it (its callers say what it means), but for
+    one on a candidate that another requires refuses, once another order is learned (`Order`)."""
     if not stmts:
         return None
     # The leading requires are one `and` of their conditions, compiled as one expression: one
