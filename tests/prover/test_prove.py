@@ -1388,3 +1388,19 @@ def test_a_fixpoint_budget_beside_opaque_fixpoints_is_refused(walls, tmp_path):
     r = run_cli("prove", str(FIXTURES / "walls.rules"), "--opaque-fix", "--fix-budget", "5",
                 "--no-store")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and "fixpoint budget" in r.stderr
+
+
+def test_the_transition_pass_starts_from_the_steps_own_states():
+    """The transition properties' pass makes the inductive step's states, the very same z3
+    terms, so that what the evaluator keeps by term (the floods it unrolled for the step's
+    paths) serves the pass's paths too: a flood of the same board is not unrolled twice."""
+    from solver.engine.values import identical
+    from solver.prover.transitions import Pass
+    g = load_path(FIXTURES / "regions.rules")
+    options = ProveOptions(1, TIMEOUT_MS)
+    invs = [i for i in g.p.invariants if not i.transition]
+    trans = [i for i in g.p.invariants if i.transition]
+    step = induction.Step(g, invs, options, lambda *a, **k: None)
+    p = Pass(g, trans, {i.name for i in invs}, options)
+    assert len(step.cases) == len(p.cases) > 0
+    assert all(identical(case[0], S) for case, S in zip(step.cases, p.cases))
