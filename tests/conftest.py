@@ -2,6 +2,7 @@
 and small helpers to run the CLI and to walk a game part of the way."""
 from __future__ import annotations
 
+import gc
 import json
 import os
 import subprocess
@@ -17,6 +18,18 @@ TESTS = ROOT / "tests"
 GOLDEN = TESTS / "golden"
 FIXTURES = TESTS / "fixtures"
 GAME = "les-5-tours"
+
+
+# ---- the end of a session -------------------------------------------------------------------
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_unconfigure(config):
+    """Everything alive now (compiled games, their memos, z3's terms) is left out of the
+    collection that pytest makes at its cleanup.  An xdist worker still busy 5 s after
+    execnet asked it to stop is sent a SIGINT (execnet/gateway_base.py), and in full runs of
+    the suite that SIGINT landed in Hypothesis's collector callback: a
+    PytestUnraisableExceptionWarning (KeyboardInterrupt) printed after the last test."""
+    gc.freeze()
 
 
 # ---- the real game, compiled once per session (load_game caches too) -------------------------
