@@ -148,9 +148,9 @@ class Order:
     they have no effects, so any order gives the same verdict, unless one raises an error
     that an earlier one would have spared (a bound checked before the index it guards): the
     written order then answers, as it would have.  Which order is cheap depends on the
-    candidates a game meets (most placements in a tall building space float in the air, so
-    the check that a block rests on something refuses most of them, and the check that its
-    cells are free rarely does), not on the text.
+    candidates a game meets, not on the text: over a large space of positions, a check that
+    a piece touches something may refuse nearly every candidate while a check written before
+    it, that the cells are free, refuses almost none.
 
     So the order is learned, in a few windows of LEARN evaluations: each requires is timed
     alone on every candidate of the window (less the time of timing nothing), and the
@@ -199,6 +199,7 @@ class Order:
         self.rows.append(row)
         if err is not None:
             self.order, self.windows, self.rows = tuple(range(len(self.conds))), [], []
+            self.state[0] = self.original
             self._settle(())
         elif len(self.rows) >= LEARN:
             rows, self.rows = self.rows, []
@@ -213,6 +214,7 @@ class Order:
     def _settle(self, rows) -> None:
         """The order after a window (its ``rows``: (time, verdict) of each requires on each
         candidate), kept until the next window or, after the last, written in."""
+        before = self.order
         if rows:
             # Each requires' median time: the first calls of a window compile what they call.
             n = len(self.conds)
@@ -223,7 +225,8 @@ class Order:
             if order != self.order and new < MARGIN * now and now - new >= GAIN_NS * len(rows):
                 self.order = order
         written = self.order == tuple(range(len(self.conds)))
-        f = self.original if written else \
+        # state[0] asks the requires in the order before this window.
+        f = self.state[0] if self.order == before else self.original if written else \
             self.cc.expr(_conj([self.conds[j] for j in self.order]))
         if self.windows:
             self.state[:] = [f, self.windows.pop(0)]

@@ -568,9 +568,10 @@ _LEAVES = (ir.Const, ir.Text, ir.Local, ir.StateRef)
 def _abstractable(e: ir.Expr) -> bool:
     """Whether ``e`` is the abstraction's to read (`Abstraction.fixpoint`: a prover's may read
     it as uninterpreted functions) when it computes a fixpoint: not a leaf, and not a
-    connective (`and`, `or`, `not`, `if`, `forall`, `exists`), an operator (a comparison, a sum) nor a call, whose parts are read instead: a
-    guard's cheap conjuncts (the square is empty) stay known beside the part that floods, and
-    `count() >= old(count())` compares two values of one function."""
+    connective (`and`, `or`, `not`, `if`, `forall`, `exists`), an operator (a comparison, a
+    sum) nor a call, whose parts are read instead: a guard's cheap conjuncts (the square is
+    empty) stay known beside the part that floods, and `count() >= old(count())` compares two
+    values of one function."""
     if isinstance(e, _LEAVES + (ir.Call, ir.Ite, ir.Binary, ir.Unary)):
         return False
     return not (isinstance(e, ir.Quant) and e.kind in ("forall", "exists"))
