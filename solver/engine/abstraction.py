@@ -57,6 +57,12 @@ class Abstraction:
         guard may be False) as one term, ``dflt`` when no guard holds; or None."""
         return None
 
+    def kept_paths(self) -> dict | None:
+        """Where the action paths built under this reading are kept for whoever builds them
+        again from the same state (a proof's inductive step, then its transition properties'
+        pass), or None: not kept (this exact reading is shared, and keeps nothing)."""
+        return None
+
     def side_conditions(self, solver, assumptions) -> list:
         """What a query on ``solver`` (with ``assumptions``) assumes of the abstraction's
         unknowns, besides the `exists real` side conditions."""

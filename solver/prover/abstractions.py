@@ -75,6 +75,10 @@ class Opaque(Abstraction):
         # decided exactly.
         self._predicates: dict = {}
         self._facts: dict = {}
+        # The action paths built under this reading (`splits.paths`), by state and share:
+        # one pass of a proof builds the same ones twice, for the invariants' step and for
+        # the transition properties'.
+        self._paths: dict = {}
         # One family of functions per node of the source that computes a fixpoint (and sorts
         # of its inputs), and per function's z3 id: (its family, which leaf of the value it
         # is, the value's type, the types of the inputs its arguments are the leaves of).
@@ -107,6 +111,9 @@ class Opaque(Abstraction):
 
     def approximations(self) -> int:
         return self._coarse
+
+    def kept_paths(self) -> dict:
+        return self._paths
 
     def _layout_of(self, e):
         """`_layout` of ``e``, worked out once per node (the entry keeps the node alive, so

@@ -12,7 +12,7 @@ import z3
 
 from ..engine import domains as dz
 from ..engine.game import Game
-from ..engine.symbolic import Unknown, branches
+from ..engine.symbolic import Unknown, branches, leaves
 from ..lang import ir
 from ..lang.errors import RulebookError
 from ..lang.irwalk import nodes
@@ -246,8 +246,27 @@ def paths(game: Game, S, fields: list[int], actions=None, part: tuple | None = N
     in their order."""
     if actions is not None and not actions:
         return []
-    return [b2 for b in branches(game, S, actions, None, part)
-            for b2 in split_after(game, b, fields)]
+    kept = game.symbolic.abstraction.kept_paths()
+    if kept is None:
+        return [b2 for b in branches(game, S, actions, None, part)
+                for b2 in split_after(game, b, fields)]
+    # Each action's paths kept under the reading that built them, by the state's terms: the
+    # transition properties' pass starts from the inductive step's states (the same terms),
+    # and finds its paths here instead of building them again (the paths are never changed
+    # by their users).  The entry holds the state and the game, so that no id in its key is
+    # reused while it lives.
+    state = tuple(x.get_id() if dz.is_sym(x) else ("v", x) for x in leaves(game.state_type, S))
+    out: list = []
+    for a in game.actions:
+        if actions is not None and a.name not in actions:
+            continue
+        key = (id(game), state, tuple(fields), a.name, part)
+        hit = kept.get(key)
+        if hit is None:
+            hit = kept[key] = (game, S, [b2 for b in branches(game, S, {a.name}, None, part)
+                                         for b2 in split_after(game, b, fields)])
+        out += hit[2]
+    return out
 
 
 def instance_count(game: Game, S, action: str) -> int:

@@ -1404,3 +1404,39 @@ def test_the_transition_pass_starts_from_the_steps_own_states():
     p = Pass(g, trans, {i.name for i in invs}, options)
     assert len(step.cases) == len(p.cases) > 0
     assert all(identical(case[0], S) for case, S in zip(step.cases, p.cases))
+
+
+def test_the_transition_pass_takes_the_steps_paths_built_under_its_reading(monkeypatch):
+    """Under one reading of the step (a pass of a proof: `abstractions.for_step`), the
+    transition properties' pass finds the paths the inductive step built from the same
+    states instead of building them again: the very same paths, and no action expanded a
+    second time.  Under the exact reading, which every evaluator shares, nothing is kept."""
+    from solver.prover import abstractions
+    from solver.prover.transitions import Pass
+    g = load_path(FIXTURES / "regions.rules")
+    options = ProveOptions(1, TIMEOUT_MS)
+    invs = [i for i in g.p.invariants if not i.transition]
+    trans = [i for i in g.p.invariants if i.transition]
+    expanded = []
+    real = splits.branches
+    monkeypatch.setattr(splits, "branches",
+                        lambda game, S, actions, *a: expanded.append(actions) or
+                        real(game, S, actions, *a))
+    with g.symbolic.abstracted(abstractions.for_step(options)):
+        step = induction.Step(g, invs, options, lambda *a, **k: None)
+        built = [[x[0] for x in case[6]()] for case in step.cases]
+        n = len(expanded)
+        assert n > 0 and sum(map(len, built)) > 0
+        p = Pass(g, trans, {i.name for i in invs}, options)
+        again = [p.prepare(ci)[6] for ci in range(len(p.cases))]
+    assert len(expanded) == n
+    assert all(len(a) == len(b) and all(x is y for x, y in zip(a, b))
+               for a, b in zip(built, again))
+    # The exact reading keeps nothing: a second build expands every action again.
+    S = step.cases[0][0]
+    k0 = len(expanded)
+    first = splits.paths(g, S, step.fields)
+    k1 = len(expanded)
+    second = splits.paths(g, S, step.fields)
+    assert len(expanded) - k1 == k1 - k0 > 0 and len(first) == len(second) > 0
+    assert not any(x is y for x, y in zip(first, second))
