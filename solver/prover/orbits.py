@@ -13,13 +13,19 @@ from .options import PROGRESS_S
 # A path whose orbit's first took less than this (s, the action's mean) is proved itself: a
 # symmetry check costs 0.2-0.8 s on 8 x 8.
 MIRROR_MIN_S = 0.5
-# An action none of whose first MIRROR_MISSES images followed is not mirrored further (a rule
-# that is not symmetric), nor one whose checks, after that many misses, have cost more a path
-# they settled than proving a path does (a rule that favours one player: each miss may run
-# to the check's time limit, symmetry.CHECK_MS), or, when what a proof of it costs is not
-# known, more of whose images missed than followed (on 8 x 8 an action of 4,032 paths a case
-# whose first image followed, then missed at 10-15 s an image).
+# An action is not mirrored further once MIRROR_MISSES of its images have been tried and its
+# checks have cost more a path they settled than proving a path does (`worth_mirroring`): a rule
+# that is not symmetric (no image follows), one that favours one player (each miss may run to
+# the check's time limit, symmetry.CHECK_MS), or images that follow but slowly (on Torres 3x3,
+# when the action that moves a block from any square crossed MIRROR_MIN_S on a slow run, 60
+# of its images followed at 1.7 s each, where a proof took 0.45 s: 102 s, and the proof
+# twice as long).  When what a proof of it costs is not known: once MIRROR_MISSES images
+# missed, more of them than followed (on 8 x 8 an action of 4,032 paths a case whose first
+# image followed, then missed at 10-15 s an image).
 MIRROR_MISSES = 3
+# How many times what proving the paths they settled would have cost an action's checks may
+# cost (`worth_mirroring`).
+MIRROR_SPEND = 1.0
 
 
 def mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list,
@@ -47,10 +53,7 @@ def mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list,
             say(f"{key[0]}: {tried - 1} images tried, {settled} of them settled "
                 f"({said - t0:.0f} s)")
         hits = misses.setdefault(b.action, [0, 0, 0.0])
-        cost = costs.get(b.action)
-        if (cost is not None and cost < MIRROR_MIN_S) or (hits[1] >= MIRROR_MISSES and (
-                not hits[0] or (hits[1] > hits[0] if cost is None
-                                else hits[2] / hits[0] > cost))):
+        if not worth_mirroring(hits, costs.get(b.action)):
             rest.append(at)
             continue
         t_at = time.perf_counter()
@@ -74,6 +77,19 @@ def mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list,
         + (f"from {source}" if source else "of the board from the first of their orbit")
         + f" ({time.perf_counter() - t0:.1f} s); {len(rest)} to prove")
     return rest
+
+
+def worth_mirroring(hits: list, cost: float | None) -> bool:
+    """Whether the next image of an action is checked against its orbit's first, from what
+    its images so far gave, ``hits`` ([followed, missed, seconds the checks took]), and what a
+    proof of one of its paths costs, ``cost`` (s, a mean; None when not known)."""
+    followed, missed, spent = hits
+    if cost is None:
+        return not (missed >= MIRROR_MISSES and (not followed or missed > followed))
+    if cost < MIRROR_MIN_S:
+        return False
+    return followed + missed < MIRROR_MISSES or (
+        followed > 0 and spent <= MIRROR_SPEND * cost * followed)
 
 
 def rotate_from_first(symmetric, key: str, ci: int, fields: list, first: tuple, here: tuple,

@@ -149,6 +149,7 @@ def test_the_images_follow_of_the_paths_the_workers_checked(client, tmp_path, mo
     """Under --symmetry the parent settles the images of the paths the workers proved, and
     records them in the journal beside the workers' verdicts."""
     monkeypatch.setattr(orbits, "MIRROR_MIN_S", 0.0)     # every image mirrored, not proved
+    monkeypatch.setattr(orbits, "MIRROR_SPEND", float("inf"))
     log = tmp_path / "journal.jsonl"
     got, _ = _symmetric("regions.rules", _engine(client, "regions.rules"), region_facts=True,
                         journal=str(log))
@@ -165,6 +166,7 @@ def test_a_resumed_transition_pass_rotates_from_the_first_case_with_the_workers(
     with an engine: the other cases' paths still follow from the first case's (settled in
     the parent, none of them sent to the workers), as in one process."""
     monkeypatch.setattr(orbits, "MIRROR_MIN_S", 0.0)
+    monkeypatch.setattr(orbits, "MIRROR_SPEND", float("inf"))
     log = tmp_path / "journal.jsonl"
     first, _ = _symmetric("roam.rules", opaque_fix=True, journal=str(log))
     lines = log.read_text().splitlines()
