@@ -196,6 +196,42 @@ def test_seeded_playouts_are_deterministic_and_keep_the_invariants():
     assert finals[0] == finals[1]
 
 
+def test_tips_and_load_tips_hold_only_of_towers_that_cannot_stand(towers):
+    """`tips` (the block just placed) and `load_tips` (a block with all it carries) are the
+    necessary conditions of a fall that `stands_with` and the physical collapse ask before
+    the statics: where either holds, `stands` must not.  Checked on every legal placement of
+    every place turn of a seeded playout, crowded towers included (the tower with the block
+    put, before any collapse), about half of which fall."""
+    g = towers
+    types = g.p.types
+    bind = {"p": types["Player"], "r": types["Rot"], "at": types["Cell"]}
+    put = ("let t = with_block(tower[p], block, r, at) in "
+           "let o = with_cells(tower[p], occ[p], block, r, at) in ")
+    tips = g.expr(put + "tips(t, o, first_free(tower[p]))", bind)[0]
+    loads = g.expr(put + "exists j in Slot: live(t[j]) and load_tips(t, o, carried(t, o, j))",
+                   bind)[0]
+    stands = g.expr(put + "stands(t, o)", bind)[0]
+    fi = g.field_index
+    place = types["Phase"].members.index("place")
+    seen = {"placements": 0, "fall": 0, "tips": 0, "load_tips": 0}
+    rng = random.Random(0)
+    st = g.initial()
+    while not g.is_terminal(st):
+        if st[fi["phase"]] == place:
+            p = st[fi["turn"]]
+            for m, _, _ in g.legal(st, {"place"}, shown=False):
+                up, t, lt = stands(st, p, *m.params), tips(st, p, *m.params), \
+                    loads(st, p, *m.params)
+                assert not (up and (t or lt)), m
+                seen["placements"] += 1
+                seen["fall"] += not up
+                seen["tips"] += t
+                seen["load_tips"] += lt
+        st = (g.pick(st, rng, [a for a in g.actions if a.chance], True)
+              or g.pick(st, rng, [a for a in g.actions if not a.chance], False))[1]
+    assert 0 < seen["tips"] <= seen["load_tips"] <= seen["fall"] < seen["placements"], seen
+
+
 def test_random_play_passes_the_default_overhang_bound():
     """`reach` = 2 is a bound of the model, not of the rules: under `reach = 3` (the most the
     key types allow with 34 levels), random play ends with a cube three out on two of the
