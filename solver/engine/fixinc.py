@@ -115,7 +115,8 @@ def compile_fix(fseed, fwhere, fbody, e: ir.Fix):
 # ---- shortest paths ---------------------------------------------------------------------------
 #
 # A fix of the shape
-#     fix r = seed within N: table s in K: least(r[s], c(s) + min d in D where ok(s, d): r[to(s, d)])
+#     fix r = seed within N: table s in K:
+#       least(r[s], c(s) + min d in D where ok(s, d): r[to(s, d)])
 # (`c(s) +` optional, the operands of `least` and `+` in either order) is a relaxation of
 # shortest paths: r after i steps is, for each key s, the least of seed[t] + c(s) + c(s1) + ...
 # over the walks s, s1, ..., t of at most i edges along `to` (an empty `min` adds its value, 0,
@@ -187,8 +188,9 @@ def min_plus(e: ir.Fix, cache: dict):
 
 def compile_min_plus(fseed, fcost, fok, fto, e: ir.Fix, quant: ir.Quant, empty, fallback):
     """``fix(st, env)`` for a fix that `min_plus` recognised: fcost (every key's cost, as a
-    `table` in the keys' order), fok and fto are the compiled costs, filter and target; ``empty`` the value of an empty `min`; ``fallback`` the
-    plain (or incremental) evaluation, used when the limit is not the iteration's value."""
+    `table` in the keys' order), fok and fto are the compiled costs, filter and target;
+    ``empty`` the value of an empty `min`; ``fallback`` the plain (or incremental)
+    evaluation, used when the limit is not the iteration's value."""
     keys = finite(e.step.domain.elem).values
     n = len(keys)
     where = {k: i for i, k in enumerate(keys)}
@@ -301,7 +303,8 @@ def _dijkstra(val: list, cost: list, into: list, ends: list, empty) -> tuple:
 # ---- floods ---------------------------------------------------------------------------------
 #
 # A fix of the shape
-#     fix r = seed within N: table s in K: r[s] or (ok(s) and exists d in D where w(s, d): r[to(s, d)])
+#     fix r = seed within N: table s in K:
+#       r[s] or (ok(s) and exists d in D where w(s, d): r[to(s, d)])
 # (the operands of `or` in either order, `ok` optional and reading no `r`) grows a region:
 # after i steps it holds the seed and every key whose `ok` holds that i steps of `to`
 # (through keys whose `ok` holds) take into the seed.  A search from the seed finds the limit
@@ -400,7 +403,8 @@ _SAFE_OPS = frozenset(("==", "!=", "<", "<=", ">", ">=", "+", "-", "*", "and", "
 
 def cannot_fail(e) -> bool:
     """Whether evaluating ``e`` can raise no error, by its shape alone (conservative): no
-    seq, no division, no builtin but abs, least and most of integers; a map, bag or set indexed only by a local of its key type;
+    seq, no division, no builtin but abs, least and most of integers; a map, bag or set
+    indexed only by a local of its key type;
     quantifiers over a type or a range whose bounds cannot fail either; calls of defs whose
     arguments and body cannot fail and whose value needs no check against the declared type."""
     match e:

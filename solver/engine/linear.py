@@ -511,7 +511,7 @@ def _term(comp, D, e, outer=None) -> Fn:
     raise AssertionError(f"the checker lets no {type(e).__name__} into a real term")
 
 
-# ---- the symbolic decision: primal or Farkas dual, chosen by a fresh Bool ---------------------------
+# ---- the symbolic decision: primal or Farkas dual, chosen by a fresh Bool -----------------------
 
 # Fresh names for the unknowns, process-wide as z3's own names are: two evaluators' terms may
 # meet in one solver (two readings compared), and equal names would be one z3 constant.

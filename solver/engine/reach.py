@@ -4,10 +4,10 @@ interpreter; and what the symbolic evaluator makes of it.
 Concretely the answer is exact: a depth-first search over the legal moves of the named actions
 (`Game.legal`, so every `requires` of a move is asked as in play), at most N moves deep, the
 answer for each state met kept per game with its bound (and the values of the locals around the
-search that its goal reads), so that a playout's next state, usually among them, is a lookup.  A `reachable` inside the moves
-it searches (a move legal only if something stays reachable after it) is searched in turn,
-its answers kept the same way; a search that nests deeper than `MAX_NESTING` is an error, not an
-endless loop.
+search that its goal reads), so that a playout's next state, usually among them, is a lookup.
+A `reachable` inside the moves it searches (a move legal only if something stays reachable
+after it) is searched in turn, its answers kept the same way; a search that nests deeper than
+`MAX_NESTING` is an error, not an endless loop.
 
 Symbolically, over a state whose values are all known the concrete search decides it; over a
 state with unknowns it is an unknown boolean (`Searches.unknown`), a new z3 constant for each

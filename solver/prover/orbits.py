@@ -31,15 +31,15 @@ MIRROR_SPEND = 1.0
 def mirrored(symmetric, key, work: list, later: list, orbs: dict, assumed: list,
              bounds: list, note, say, costs=None, source: str = "") -> list[int]:
     """Which paths of ``later`` (an iterable of (index, (path, goal))) do not follow by a
-    symmetry from the first path of their orbit (proved this round, or by a previous run): to be proved
-    themselves.  ``work[at]`` is (path, goal) too, its goal without the properties some path
-    broke (or z3 gave up on): the others held on every path checked, so on each orbit's
-    first; ``assumed``: what the proofs assumed.  ``note(at, path, symmetry, from)`` hears
-    of each path that follows.  ``costs``: what a path of each action costs to prove (s, a
-    mean): an action under MIRROR_MIN_S is proved, not mirrored, and so is one whose checks
-    have cost more than that a path they settled, after MIRROR_MISSES that did not.  With
-    ``source`` (what ``work`` is: another case's paths, all of them settled), a path may
-    follow from any path of ``work``, not only from the first of an orbit."""
+    symmetry from the first path of their orbit (proved this round, or by a previous run): to be
+    proved themselves.  ``work[at]`` is (path, goal) too, its goal without the properties some
+    path broke (or z3 gave up on): the others held on every path checked, so on each orbit's
+    first; ``assumed``: what the proofs assumed.  ``note(at, path, symmetry, from)`` hears of
+    each path that follows.  ``costs``: what a path of each action costs to prove (s, a mean):
+    an action under MIRROR_MIN_S is proved, not mirrored, and so is one whose checks have cost
+    more than the proofs of the paths they settled, once MIRROR_MISSES of its images were tried
+    (`worth_mirroring`).  With ``source`` (what ``work`` is: another case's paths, all of them
+    settled), a path may follow from any path of ``work``, not only from the first of an orbit."""
     rest = []
     settled = 0
     t0 = time.perf_counter()

@@ -25,20 +25,20 @@ def check_transitions(game: Game, trans: list[ir.Invariant], assumed: set[str],
                       options: ProveOptions, say, journal=None, symmetric=None,
                       tally=None, engine=None) -> dict:
     """Each transition property on every action path, from the invariants proved inductive
-    (``assumed``): name -> (True, "") or (False, why).  A path is checked as Houdini checks
-    one (`tiers.step_each`): the post-state conjuncts the path does not make trivially true,
-    all at once, then one at a time, each from the invariants' conjuncts near it, and with
-    ``options.split_lengths`` case by case over the sequence lengths the step changes.
-    Before that, every invariant at once is asked briefly (tiers.QUICK_MS), until it gives up
-    on a path of that action; what the tiers do not prove is asked from every invariant at once again, with
-    the whole time-out (a model there is a counterexample to induction).  The "previous
+    (``assumed``): name -> (True, "") or (False, why).  A path is checked as Houdini checks one
+    (`tiers.step_each`): the post-state conjuncts the path does not make trivially true, all at
+    once, then one at a time, each from the invariants' conjuncts near it, and with
+    ``options.split_lengths`` case by case over the sequence lengths the step changes.  Before
+    that, every invariant at once is asked briefly (tiers.QUICK_MS), until it gives up on a path
+    of that action; what the tiers do not prove is asked from every invariant at once again,
+    with the whole time-out (a model there is a counterexample to induction).  The "previous
     version" of a transition's conjunct is the conjunct over a step that changes nothing, a
-    tautology.  Why a property fails is said of the first path that breaks it (with
-    ``engine``, a `cluster.Engine`, whichever Dask worker checked it).  A `journal.Journal`
-    records each path's decided verdicts, and gives back those a previous run decided under
-    the same assumed invariants; a case where every path held every property is recorded
-    whole, and a resumed run does not build it again.  ``tally`` (a `result.Tally`), if
-    given, counts the paths and those a previous run decided."""
+    tautology.  Why a property fails is said of the first path that breaks it (with ``engine``,
+    a `cluster.Engine`, whichever Dask worker checked it).  A `journal.Journal` records each
+    path's decided verdicts, and gives back those a previous run decided under the same assumed
+    invariants; a case where every path held every property is recorded whole, and a resumed run
+    does not build it again.  ``tally`` (a `result.Tally`), if given, counts the paths and those
+    a previous run decided."""
     out = {tr.name: (True, "") for tr in trans}
     if tally is not None:
         # This step's own progress: its paths, not the invariants' (once 150 % of them).
