@@ -16,15 +16,15 @@ MIRROR_MIN_S = 0.5
 # An action is not mirrored further once MIRROR_MISSES of its images have been tried and its
 # checks have cost more a path they settled than proving a path does (`worth_mirroring`): a rule
 # that is not symmetric (no image follows), one that favours one player (each miss may run to
-# the check's time limit, symmetry.CHECK_MS), or images that follow but slowly (on Torres 3x3,
-# when the action that moves a block from any square crossed MIRROR_MIN_S on a slow run, 60
-# of its images followed at 1.7 s each, where a proof took 0.45 s: 102 s, and the proof
-# twice as long).  When what a proof of it costs is not known: once MIRROR_MISSES images
-# missed, more of them than followed (on 8 x 8 an action of 4,032 paths a case whose first
-# image followed, then missed at 10-15 s an image).
+# the check's time limit, symmetry.CHECK_MS), or images that follow but slowly (on a 3x3 board,
+# an action whose mean proof time crossed MIRROR_MIN_S on a slow run had 60 images follow at
+# 1.7 s each, where a proof took 0.45 s: the proof took twice as long; docs/prover.md).  When
+# what a proof of it costs is not known: once MIRROR_MISSES images missed, more of them than
+# followed (on 8 x 8 an action of 4,032 paths a case whose first image followed, then missed
+# at 10-15 s an image).
 MIRROR_MISSES = 3
-# How many times what proving the paths they settled would have cost an action's checks may
-# cost (`worth_mirroring`).
+# An action's checks may cost up to this many times what proving the paths they settled would
+# have (`worth_mirroring`).
 MIRROR_SPEND = 1.0
 
 

@@ -248,8 +248,7 @@ def paths(game: Game, S, fields: list[int], actions=None, part: tuple | None = N
         return []
     kept = game.symbolic.abstraction.kept_paths()
     if kept is None:
-        return [b2 for b in branches(game, S, actions, None, part)
-                for b2 in split_after(game, b, fields)]
+        return _built(game, S, fields, actions, part)
     # Each action's paths kept under the reading that built them, by the state's terms: the
     # transition properties' pass starts from the inductive step's states (the same terms),
     # and finds its paths here instead of building them again (the paths are never changed
@@ -263,10 +262,15 @@ def paths(game: Game, S, fields: list[int], actions=None, part: tuple | None = N
         key = (id(game), state, tuple(fields), a.name, part)
         hit = kept.get(key)
         if hit is None:
-            hit = kept[key] = (game, S, [b2 for b in branches(game, S, {a.name}, None, part)
-                                         for b2 in split_after(game, b, fields)])
+            hit = kept[key] = (game, S, _built(game, S, fields, {a.name}, part))
         out += hit[2]
     return out
+
+
+def _built(game: Game, S, fields: list[int], actions, part) -> list:
+    """`paths` built afresh, nothing kept."""
+    return [b2 for b in branches(game, S, actions, None, part)
+            for b2 in split_after(game, b, fields)]
 
 
 def instance_count(game: Game, S, action: str) -> int:
