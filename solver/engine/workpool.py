@@ -32,10 +32,15 @@ MAX_LOCAL = 64
 # machine, the work holding the interpreter's lock, and a run of a few seconds then waited
 # for a cluster it did not use.)
 LOCAL_S = 1.0
-# A local cluster's workers run without Dask's statistical profiler (`start_local`); workers
-# on other machines are started by their owner, with it off too where they can
-# (docs/prover.md).
-PROFILE_OFF = {"distributed.worker.profile.enabled": False}
+# Dask's settings for a local cluster (`start_local`); workers on other machines are started
+# by their owner, with the same settings where they can (docs/prover.md).  Its workers run
+# without the statistical profiler.  Every process of it checked its event loop's health every
+# 20 ms and sampled the system every 500 ms, for warnings and a dashboard nobody reads: an idle
+# cluster of two workers then cost the parent 57 ms of CPU a second and each worker 25 ms
+# (9 s of CPU over an 80 s proof); once a second and every 10 s, 11 and 4 ms.
+QUIET = {"distributed.worker.profile.enabled": False,
+         "distributed.admin.tick.interval": "1s",
+         "distributed.admin.system-monitor.interval": "10s"}
 # At most this many tasks a worker in flight at once (`Pool.ordered`).
 AHEAD = 4
 
@@ -83,7 +88,7 @@ def start_local(workers: int) -> tuple:
     # Each worker's statistical profiler (a stack sample every 10 ms, for the dashboard, which
     # is not shown) cost 9 % of the prover's check time on the workers (a 3x3 board's step: 58.2 s
     # of checks against 63.9 s with it), its deep stacks walked under the interpreter's lock.
-    with _no_ctrl_c_in_children(), dask.config.set(PROFILE_OFF):
+    with _no_ctrl_c_in_children(), dask.config.set(QUIET):
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True,
                                dashboard_address=":0", memory_limit=0,
                                silence_logs=logging.CRITICAL)
