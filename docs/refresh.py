@@ -310,7 +310,9 @@ def seed_stored(games: list[str], store: str) -> int:
 
 def restamp(games: list[str]) -> int:
     """Add the program digests (``proof_ir_sha256``, ``rules_ir_sha256``) to the stored proofs
-    and witnesses of ``games`` (all when empty) that are current by their text digests; the
+    and witnesses of ``games`` (all when empty) that are current by their text digests, or, a
+    proof, by its program digest as it was made before the actions' slots were named by order
+    (`irdigest.SlotCanon`): then its seed's action digests are made anew too (`reseed`).  The
     stale ones are named and left alone.  The number of stale files."""
     stale = 0
     for kind, key, digest in (("proofs", "proof_ir_sha256", proof_ir_digest),
@@ -320,12 +322,16 @@ def restamp(games: list[str]) -> int:
             if games and stored.get("game") not in games:
                 continue
             g = stored_game(stored)
-            if not current(g, stored):
+            invs = stored.get("proof_invariants")
+            old = kind == "proofs" and key in stored \
+                and stored[key] == proof_ir_digest(g, invs, legacy=True)
+            if not old and not current(g, stored):
                 print(f"stale, not re-stamped: {path.relative_to(HERE.parent)}", file=sys.stderr)
                 stale += 1
                 continue
-            new = (digest(g, stored.get("proof_invariants")) if kind == "proofs"
-                   else digest(g))
+            if old and isinstance(stored.get("store_seed"), dict):
+                stored = {**stored, "store_seed": reseed(g, stored["store_seed"])}
+            new = digest(g, invs) if kind == "proofs" else digest(g)
             if stored.get(key) != new:
                 # The new field goes after the text digests, the rest in its place.
                 out = {}
@@ -337,6 +343,18 @@ def restamp(games: list[str]) -> int:
                 out.setdefault(key, new)
                 _write(path, out)
     return stale
+
+
+def reseed(game, seed: dict) -> dict:
+    """``seed`` with each action digest of ``game`` as it was made before `SlotCanon` replaced
+    by today's (the groups, transition groups and shapes are keyed by them); the other keys
+    (invariants, context) are made as before."""
+    from solver.lang.irdigest import part_digests
+    old, new = part_digests(game.p, legacy=True), part_digests(game.p)
+    to = {old[k]: new[k] for k in old if k.startswith("action:")}
+    return {k: ({to.get(d, d): v for d, v in seed[k].items()}
+                if k in ("groups", "transition_groups", "shapes") and isinstance(seed[k], dict)
+                else v) for k, v in seed.items()}
 
 
 def main(argv=None) -> int:

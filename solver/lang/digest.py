@@ -107,12 +107,14 @@ def proof_digest(game, invariants=None) -> str:
                         None if invariants is None else frozenset(invariants))
 
 
-def proof_ir_digest(game, invariants=None) -> str:
+def proof_ir_digest(game, invariants=None, legacy: bool = False) -> str:
     """A digest of the checked program a proof read (`irdigest.proof_parts`): the state and
     its start, the actions with the defs they reach, whose turn and when the game ends, and the
     invariants and transitions (those named in ``invariants``, when the proof read only them),
-    under the game's parameters and readings.  Stored as ``proof_ir_sha256``."""
-    return ir_digest(proof_parts(game.p, invariants))
+    under the game's parameters and readings.  Stored as ``proof_ir_sha256``.  ``legacy``:
+    as it was made before the actions' slots were named by order (`irdigest`), for
+    `docs/refresh.py --restamp`."""
+    return ir_digest(proof_parts(game.p, invariants, legacy))
 
 
 def rules_ir_digest(game) -> str:

@@ -14,6 +14,15 @@ digest as it was.  An opaque abstraction of the prover tells a `fix` or an `exis
 where it was written: the digest keeps which of them share a place (numbered in the order the
 traversal meets them), not the place itself.
 
+An action is hashed by `SlotCanon`: its frame slots named in the order the folded traversal
+meets them, and its frame's size left out.  The checker gives every `let` and inlined call of
+an action a slot of its frame, those of a branch that a reading folds away too, so an edit
+there (a call more in the physical collapse of Towers) renumbered the slots of the live code
+after it and changed the digest of a program that a proof under another reading read
+unchanged.  The action parts of `part_digests` and `proof_parts` are so hashed; ``legacy``
+gives them as they were hashed before (slots by number, the frame's size), which
+`docs/refresh.py --restamp` reads once to carry the stored proofs over.
+
 Deterministic across processes: no `id()` or `hash()` reaches the output (an ``id`` only keys a
 memo while the nodes are alive)."""
 from __future__ import annotations
@@ -160,6 +169,39 @@ class IRHasher:
         return out
 
 
+# The fields of a node that hold frame slots (a `Local` and a `RealVar` read theirs, every other
+# node binds it), and those that only size a frame.
+SLOT_FIELDS = ("slot", "family")
+READS = (ir.Local, ir.RealVar)
+_FRAME_FIELDS = frozenset({"frame", "init_frame", "terminal_frame", "actor_frame"})
+
+
+class SlotCanon(IRHasher):
+    """An `IRHasher` that names frame slots by the order the traversal meets them (constant
+    conditions folded, so a branch folded away takes none) and leaves out the sizes of
+    frames: two parts that compute the same with their slots numbered otherwise have the same
+    digest."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.names: dict[int, str] = {}
+
+    def slot(self, raw: int, bind: bool) -> str:
+        name = self.names.get(raw)
+        if name is None:
+            name = self.names[raw] = f"s{len(self.names)}"
+        return name
+
+    def field(self, n, name: str, v) -> str:
+        if name in SLOT_FIELDS and isinstance(v, int) and not isinstance(v, bool):
+            return self.slot(v, bind=not isinstance(n, READS))
+        if name == "slots" and isinstance(v, tuple):
+            return "(" + ",".join(self.slot(x, True) for x in v) + ")"
+        if name in _FRAME_FIELDS:
+            return "-"
+        return self.encode(v)
+
+
 def _scalar(e, c) -> bool:
     return c is not _NOT_CONST and isinstance(c, (bool, int)) \
         and isinstance(e.type, (BoolT, IntT, EnumT))
@@ -187,19 +229,29 @@ def rules_parts(p: ir.Program) -> list[tuple[str, object]]:
             ("terminal", p.terminal)]
 
 
-def proof_parts(p: ir.Program, invariants=None) -> list[tuple[str, object]]:
+def proof_parts(p: ir.Program, invariants=None, legacy: bool = False) \
+        -> list[tuple[str, object]]:
     """What a proof depends on: the rules, and the invariants and transitions it read (all,
-    or those named), by name."""
+    or those named), by name; each action by its digest under `SlotCanon` (unless
+    ``legacy``)."""
     named = None if invariants is None else set(invariants)
     invs = tuple(sorted((i for i in p.invariants if named is None or i.name in named),
                         key=lambda i: i.name))
-    return rules_parts(p) + [("invariants", invs)]
+    rules = rules_parts(p)
+    if not legacy:
+        rules = [(k, tuple(_canon(a) for a in v) if k == "actions" else v) for k, v in rules]
+    return rules + [("invariants", invs)]
 
 
-def _action_digest(a: ir.Action, by_name: dict) -> str:
+def _canon(a: ir.Action) -> str:
+    return SlotCanon().encode(a)
+
+
+def _action_digest(a: ir.Action, by_name: dict, legacy: bool = False) -> str:
     """An action's part digest: its IR, and, when it searches others (a `reachable` that
     constant conditions leave in), theirs and those they search, by name."""
-    h = IRHasher()
+    make = IRHasher if legacy else SlotCanon
+    h = make()
     text = f"action:{h.encode(a)}"
     searched, todo = set(), set(h.searched)
     while todo:
@@ -209,16 +261,19 @@ def _action_digest(a: ir.Action, by_name: dict) -> str:
         other.encode(by_name[name])
         todo |= other.searched - searched
     if searched:
-        text += "\nsearches:" + h.encode(tuple(by_name[n] for n in sorted(searched)))
+        text += "\nsearches:" + (
+            h.encode(tuple(by_name[n] for n in sorted(searched))) if legacy
+            else ",".join(_canon(by_name[n]) for n in sorted(searched)))
     return _sha(text)[:16]
 
 
-def part_digests(p: ir.Program) -> dict[str, str]:
+def part_digests(p: ir.Program, legacy: bool = False) -> dict[str, str]:
     """The digest of each part of a program a proof's query may read, by part: ``state``,
     ``init``, ``actor``, ``terminal``, ``action:NAME`` (with the defs it reaches) and
-    ``invariant:NAME``; an action that searches others (`reachable`) with theirs.  Each part is hashed alone (its places numbered within it), so an edit
-    changes the digests of the parts it reaches and no other: the first piece of a key per
-    action path."""
+    ``invariant:NAME``; an action that searches others (`reachable`) with theirs.  Each part
+    is hashed alone (its places numbered within it; an action's slots too, by `SlotCanon`,
+    unless ``legacy``), so an edit changes the digests of the parts it reaches and no other:
+    the first piece of a key per action path."""
     out = {"state": ir_digest([("state", tuple((f.name, f.type) for f in p.state)),
                                ("state_type", p.state_type)]),
            "init": ir_digest([("init", (p.init_frame, p.init))]),
@@ -226,7 +281,7 @@ def part_digests(p: ir.Program) -> dict[str, str]:
            "terminal": ir_digest([("terminal", p.terminal)])}
     by_name = {a.name: a for a in p.actions}
     for a in p.actions:
-        out[f"action:{a.name}"] = _action_digest(a, by_name)
+        out[f"action:{a.name}"] = _action_digest(a, by_name, legacy)
     for i in p.invariants:
         out[f"invariant:{i.name}"] = ir_digest([("invariant", i)])
     return out

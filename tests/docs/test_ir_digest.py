@@ -197,6 +197,31 @@ def test_a_rule_only_a_reading_s_other_option_reaches_stales_witnesses_not_proof
     assert not current(g, witness)
 
 
+# A `let` in the branch that the default `zero_bid = nothing` folds away: the checker gives it a
+# slot of bid's frame all the same, so the frame grows (and, in a longer action, the slots of the
+# live code after it move).
+LET_IN_DEAD_BRANCH = ("zero_bid == nothing or n > 0;",
+                      "zero_bid == nothing or (let m = n in m > 0);")
+
+
+def test_a_slot_in_a_branch_the_reading_folds_away_keeps_the_digests(spec):
+    """Actions are hashed with their frame slots named in the order the folded traversal meets
+    them, and without their frame's size (`irdigest.SlotCanon`): the proof under the default
+    stays current, and so do the per-path keys (the part digests).  The digests as made before
+    (``legacy``) do see the edit; under the option that reads the branch, so do today's."""
+    from solver.lang.irdigest import part_digests
+    game, proof, _ = spec
+    g0, g = game(SRC), game(_edit(LET_IN_DEAD_BRANCH))
+    assert proof_ir_digest(g, legacy=True) != proof_ir_digest(g0, legacy=True)
+    assert part_digests(g.p, legacy=True)["action:bid"] \
+        != part_digests(g0.p, legacy=True)["action:bid"]
+    assert proof_ir_digest(g) == proof["proof_ir_sha256"] and current(g, proof)
+    assert part_digests(g.p) == part_digests(g0.p)
+    other = game(_edit(LET_IN_DEAD_BRANCH), "zero_bid:pass")
+    assert part_digests(other.p)["action:bid"] \
+        != part_digests(game(SRC, "zero_bid:pass").p)["action:bid"]
+
+
 def test_a_proof_of_named_invariants_ignores_the_others(spec):
     game, _, _ = spec
     g0 = game(SRC)
@@ -263,6 +288,42 @@ def test_restamp_adds_the_program_digest_to_current_results_only(tmp_path, monke
     assert list(out) == ["game", "spec_sha256", "proof_sha256", "proof_ir_sha256", "params",
                          "results"]
     assert out["proof_ir_sha256"] == proof_ir_digest(g)
+    assert json.loads((tmp_path / "proofs" / "stale.json").read_text(encoding="utf-8")) == stale
+    assert f"stale, not re-stamped: {tmp_path.name}/proofs/stale.json" in capsys.readouterr().err
+
+
+def test_restamp_carries_a_proof_current_by_the_old_program_digest(tmp_path, monkeypatch,
+                                                                     capsys):
+    """A stored proof whose ``proof_ir_sha256`` is the program digest as made before
+    `SlotCanon` is current: `--restamp` writes today's digest, and its seed's action digests
+    (the keys of its groups and shapes) made anew; other keys and digests it does not know are
+    kept.  A proof of neither digest is stale, left alone."""
+    import importlib.util
+    from solver.lang.irdigest import part_digests
+    spec_ = importlib.util.spec_from_file_location("refresh", ROOT / "docs" / "refresh.py")
+    refresh = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(refresh)
+    monkeypatch.setattr(refresh, "HERE", tmp_path)
+    (tmp_path / "proofs").mkdir()
+    (tmp_path / "witnesses").mkdir()
+    g = _checked("les-5-tours", (), (("players", 2),))
+    old, new = part_digests(g.p, legacy=True), part_digests(g.p)
+    assert old["action:bid"] != new["action:bid"]
+    seed = {"format": "1", "context": "c" * 16, "candidates": [old["invariant:empty_hand"]],
+            "groups": {old["action:bid"]: [3, None], "f" * 16: [1, 1]},
+            "shapes": {old["action:bid"]: {"relaxed": "r"}}}
+    stored = {"game": "les-5-tours", "spec_sha256": "0" * 16, "proof_sha256": "1" * 16,
+              "proof_ir_sha256": proof_ir_digest(g, legacy=True), "params": {"players": 2},
+              "results": [], "store_seed": seed}
+    stale = {**stored, "proof_ir_sha256": "2" * 16}
+    (tmp_path / "proofs" / "old.json").write_text(json.dumps(stored), encoding="utf-8")
+    (tmp_path / "proofs" / "stale.json").write_text(json.dumps(stale), encoding="utf-8")
+    assert refresh.main(["--restamp"]) == 1
+    out = json.loads((tmp_path / "proofs" / "old.json").read_text(encoding="utf-8"))
+    assert out["proof_ir_sha256"] == proof_ir_digest(g) != stored["proof_ir_sha256"]
+    assert out["store_seed"] == {**seed, "groups": {new["action:bid"]: [3, None],
+                                                    "f" * 16: [1, 1]},
+                                 "shapes": {new["action:bid"]: {"relaxed": "r"}}}
     assert json.loads((tmp_path / "proofs" / "stale.json").read_text(encoding="utf-8")) == stale
     assert f"stale, not re-stamped: {tmp_path.name}/proofs/stale.json" in capsys.readouterr().err
 
