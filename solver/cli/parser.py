@@ -143,8 +143,8 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                        "back as one object or a list in the same order.  Every answer is "
                        "replayed by the referee before it is shown.  A solver that runs out of "
                        "time answers \"unknown\", never \"impossible\".  Stopped by "
-                       "--time-limit or Ctrl-C, it prints the answers found so far, a puzzle not finished "
-                       "answering {\"stopped\": WHY}.",
+                       "--time-limit or Ctrl-C, it prints the answers found so far, a puzzle "
+                       "not finished answering {\"stopped\": WHY}.",
                        formatter_class=fmt, epilog_from=puzzle_kinds)
     p.add_argument("file", metavar="FILE", help="a JSON puzzle file ('-' for standard input)")
     p.add_argument("--backend", choices=["search", "z3"], default="search",

@@ -48,7 +48,8 @@ def report(args, g, base, games: list, under: dict, dt: float, stop,
               f"option; 'winner changed' counts the games whose winners differ from "
               f"{chosen}'s:")
         rows = [(f"{chosen} (played above)", out["summary"], None)] + \
-            [(opt, o["summary"], o["winner_changed"]) for opt, o in out["compare"]["options"].items()]
+            [(opt, o["summary"], o["winner_changed"])
+             for opt, o in out["compare"]["options"].items()]
         width = max(len(r[0]) for r in rows)
         for name, sm, ch in rows:
             parts = [f"mean length {sm['length']['mean']:g}"]

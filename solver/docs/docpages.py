@@ -154,8 +154,8 @@ def game_page(name: str, witness_dir: Path, proof_dir: Path) -> Page:
     out.append(f"Generated at build time from :file:`{_repo_path(g.p.files[-1])}` (game "
                f"``{name}``). "
                f"Every rule below is the spec's own text; the English sentences are produced "
-               f"from the checked rules by ``solver.docs.english``, and the verdicts by running the "
-               f"interpreter while this page was built.\n\n")
+               f"from the checked rules by ``solver.docs.english``, and the verdicts by running "
+               f"the interpreter while this page was built.\n\n")
     examples = run_examples(name)
     out.append(_glance(g, examples, stored_proofs(proof_dir / f"{name}.json"),
                        render_svg(g, g.initial(), title=f"{name}: the set-up")))
@@ -681,8 +681,9 @@ def _invariants_section(g: Game, page: Page, en: E.English, path: Path) -> str:
                    f"checking to depth "
                    f"{stored.get('depth', '?')}), in :file:`docs/proofs/{path.name}`. If the "
                    f"spec changed since, rerun ``python docs/refresh.py {g.name} --only "
-                   f"proofs`` with that command's options: *inductive* means proved for every reachable state; *holds up to "
-                   f"depth k* only that no counterexample exists within k moves of the start."
+                   f"proofs`` with that command's options: *inductive* means proved for every "
+                   f"reachable state; *holds up to depth k* only that no counterexample exists "
+                   f"within k moves of the start."
                    f"\n\n")
         for p, more in also:
             out.append(f"Other invariants were proved inductive, under the same parameters, "

@@ -197,7 +197,8 @@ class English:
             case ir.Largest(count=k, groups=gs):
                 parts = []
                 for g in gs:
-                    each = _and(self.noun(v) if n is None else f"{self.noun(v)} ({self.noun(n)} times)"
+                    each = _and(self.noun(v) if n is None
+                                else f"{self.noun(v)} ({self.noun(n)} times)"
                                 for v, n in zip(g.values, g.times))
                     if g.domain is not None:
                         over = self.domain(g.domain, self._binder_name((g.values, g.times, g.where),

@@ -2,9 +2,10 @@
 
 enum -> its name; record -> a list of its fields in order (an object by field name is accepted
 too); seq -> a list; bag -> a list of its elements (repeated); set -> a list; map with enum or
-bool keys -> an object by key name (never a list: a list is refused, not read by position); a map of scalars keyed by a record of two integers (a board)
--> a list of rows, row y a list by x; other maps -> a list indexed by key.  An enum member may
-declare its JSON spelling (`empty = null`)."""
+bool keys -> an object by key name (never a list: a list is refused, not read by position); a
+map of scalars keyed by a record of two integers (a board) -> a list of rows, row y a list by x;
+other maps -> a list indexed by key.  An enum member may declare its JSON spelling
+(`empty = null`)."""
 from __future__ import annotations
 
 from .errors import InputError

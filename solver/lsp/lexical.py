@@ -8,7 +8,8 @@ import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 
-_TOKEN = re.compile(r'(?P<ws>\s+)|(?P<comment>#[^\n]*)|(?P<string>"""(?:.|\n)*?"""|"(?:[^"\\\n]|\\.)*")'
+_TOKEN = re.compile(r'(?P<ws>\s+)|(?P<comment>#[^\n]*)'
+                    r'|(?P<string>"""(?:.|\n)*?"""|"(?:[^"\\\n]|\\.)*")'
                     r'|(?P<name>[A-Za-z_][A-Za-z0-9_]*)|(?P<int>[0-9]+)|(?P<other>.)', re.S)
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 

@@ -27,8 +27,8 @@ property: once every one held).  A re-proof does not build an action whose group
 large board more than checking the few an edit reached.
 
 Safe for concurrent writers (WAL, one short transaction a row, a busy timeout): two proofs
-at once.  A proof's Dask workers write nothing: their verdicts come back to its process.  A file that is no
-store this rulebook reads is moved aside for a fresh one (`prepare_file`)."""
+at once.  A proof's Dask workers write nothing: their verdicts come back to its process.  A
+file that is no store this rulebook reads is moved aside for a fresh one (`prepare_file`)."""
 from __future__ import annotations
 
 import hashlib

@@ -36,7 +36,8 @@ from . import abstractions
 from . import regionfacts
 from ..engine import regions
 from ..engine.symbolic import leaves, make_solver, run_check
-from ..lang.types import BagT, EnumT, IntT, BoolT, MapT, RecordT, SeqT, SetT, TextT, Type, finite, is_grid
+from ..lang.types import (BagT, EnumT, IntT, BoolT, MapT, RecordT, SeqT, SetT, TextT, Type,
+                          finite, is_grid)
 
 # z3's limit on one symmetry check (ms): the checks compare formulas of one shape, and one
 # that takes longer than this is not worth waiting for; the path is then proved itself.

@@ -19,8 +19,8 @@ from it (`symmetric`; "none used" where the board has none).
 Every rung splits the step into cases over the state fields the actions use as keys of
 constant tables (`pinning_fields`: a piece's kind keying its shape tables, which would
 otherwise be carried whole in every term).  Left to the expert flags: other case splits
-over a state field (``--split-on``, which then replaces these) and proving a part of the invariants alone
-(``--alone``)."""
+over a state field (``--split-on``, which then replaces these) and proving a part of the
+invariants alone (``--alone``)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace

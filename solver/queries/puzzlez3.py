@@ -24,7 +24,8 @@ EXACT_BUDGET = 256
 # cheap (a few thousand states take a second or less in the interpreter) and z3 then only
 # decides which listed states a run reaches, while the unrolling's merged symbolic states can
 # cost z3 minutes: three golden and bench puzzles of 295, 564 and 2,104 states went from
-# minutes (or "unknown") unrolled to under 3 s listed (docs/puzzles.md).  A larger space is unrolled.
+# minutes (or "unknown") unrolled to under 3 s listed (docs/puzzles.md).  A larger space is
+# unrolled.
 EXPLICIT_BUDGET = 4096
 
 

@@ -95,7 +95,8 @@ def draw(key: RecordT, lays: list, marks=(), highlight: bool = False,
                 if v[i] == default(vt):
                     continue
                 s = _label(vt, v[i])
-                body.append(f'<circle class="piece" data-layer="{_esc(name)}" cx="{cx + CELL // 2}" '
+                body.append(f'<circle class="piece" data-layer="{_esc(name)}" '
+                            f'cx="{cx + CELL // 2}" '
                             f'cy="{cy + CELL // 2 + 3}" r="13" fill="#ffffff" stroke="#1f77b4" '
                             f'stroke-width="2"/>')
                 body.append(f'<text x="{cx + CELL // 2}" y="{cy + CELL // 2 + 7}" '

@@ -99,9 +99,12 @@ def picture(t, v, marks=frozenset()) -> tuple[int, int, list[str]]:
         base = HIGHLIGHT if hit else _PALETTE[colour % len(_PALETTE)]
         edge = "#7a0f10" if hit else "#444444"
         cls = "cube new" if hit else "cube"
-        top = f"{pt(x, y, z + 1)} {pt(x + 1, y, z + 1)} {pt(x + 1, y + 1, z + 1)} {pt(x, y + 1, z + 1)}"
-        right = f"{pt(x + 1, y, z)} {pt(x + 1, y + 1, z)} {pt(x + 1, y + 1, z + 1)} {pt(x + 1, y, z + 1)}"
-        left = f"{pt(x, y + 1, z)} {pt(x + 1, y + 1, z)} {pt(x + 1, y + 1, z + 1)} {pt(x, y + 1, z + 1)}"
+        top = (f"{pt(x, y, z + 1)} {pt(x + 1, y, z + 1)} "
+               f"{pt(x + 1, y + 1, z + 1)} {pt(x, y + 1, z + 1)}")
+        right = (f"{pt(x + 1, y, z)} {pt(x + 1, y + 1, z)} "
+                 f"{pt(x + 1, y + 1, z + 1)} {pt(x + 1, y, z + 1)}")
+        left = (f"{pt(x, y + 1, z)} {pt(x + 1, y + 1, z)} "
+                f"{pt(x + 1, y + 1, z + 1)} {pt(x, y + 1, z + 1)}")
         out.append(f'<g class="{cls}" data-cell="{x},{y},{z}">'
                    f'<polygon points="{top}" fill="{base}" stroke="{edge}" stroke-width="0.8"/>'
                    f'<polygon points="{right}" fill="{base}" fill-opacity="0.75" stroke="{edge}" '
