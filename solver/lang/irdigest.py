@@ -179,8 +179,10 @@ _FRAME_FIELDS = frozenset({"frame", "init_frame", "terminal_frame", "actor_frame
 class SlotCanon(IRHasher):
     """An `IRHasher` that names frame slots by the order the traversal meets them (constant
     conditions folded, so a branch folded away takes none) and leaves out the sizes of
-    frames: two parts that compute the same with their slots numbered otherwise have the same
-    digest."""
+    frames (``frames``, the fields that hold them): two parts that compute the same with
+    their slots numbered otherwise have the same digest."""
+
+    frames = _FRAME_FIELDS
 
     def __init__(self) -> None:
         super().__init__()
@@ -197,7 +199,7 @@ class SlotCanon(IRHasher):
             return self.slot(v, bind=not isinstance(n, READS))
         if name == "slots" and isinstance(v, tuple):
             return "(" + ",".join(self.slot(x, True) for x in v) + ")"
-        if name in _FRAME_FIELDS:
+        if name in self.frames:
             return "-"
         return self.encode(v)
 

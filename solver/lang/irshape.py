@@ -26,23 +26,20 @@ import hashlib
 import json
 
 from . import ir
-from .irdigest import IRHasher
+from .irdigest import READS, IRHasher, SlotCanon
 from .irwalk import nodes
 
-# Slot fields: a `Local` or a `RealVar` reads its slot, every other node binds it.
-_SLOT_FIELDS = ("slot", "family")
-_READS = (ir.Local, ir.RealVar)
 
+class _Canon(SlotCanon):
+    """A `SlotCanon` whose ``names`` are this scope's, ``outer`` the enclosing scope's (read
+    only), ``dead`` the tokens of the left-out `let`s' slots; it keeps the frames' sizes (the
+    shapes stored in seeds were made so)."""
 
-class _Canon(IRHasher):
-    """An `IRHasher` that names frame slots by the order they are met: ``names`` are this
-    scope's, ``outer`` the enclosing scope's (read only), ``dead`` the tokens of the left-out
-    `let`s' slots."""
+    frames = frozenset()
 
     def __init__(self, prefix: str, outer: dict | None = None, dead: dict | None = None):
         super().__init__()
         self.prefix = prefix
-        self.names: dict[int, str] = {}
         self.outer = outer or {}
         self.dead = dead or {}
 
@@ -57,13 +54,6 @@ class _Canon(IRHasher):
         name = f"{self.prefix}{len(self.names)}"
         self.names[raw] = name
         return name
-
-    def field(self, n, name: str, v) -> str:
-        if name in _SLOT_FIELDS and isinstance(v, int) and not isinstance(v, bool):
-            return self.slot(v, bind=not isinstance(n, _READS))
-        if name == "slots" and isinstance(v, tuple):
-            return "(" + ",".join(self.slot(x, True) for x in v) + ")"
-        return self.encode(v)
 
 
 def _is_true(cond) -> bool:
@@ -82,7 +72,7 @@ def _live_slots(action: ir.Action) -> set[int]:
     lets: dict[int, int] = {}
 
     def reads(x) -> None:
-        live.update(n.slot for n in nodes(x) if isinstance(n, _READS))
+        live.update(n.slot for n in nodes(x) if isinstance(n, READS))
 
     def block(body) -> None:
         for s in body:

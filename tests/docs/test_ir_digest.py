@@ -266,10 +266,9 @@ def test_every_stored_proof_names_the_program_it_proved(path):
     assert stored["proof_ir_sha256"] == proof_ir_digest(g, stored.get("proof_invariants"))
 
 
-def test_restamp_adds_the_program_digest_to_current_results_only(tmp_path, monkeypatch,
-                                                                   capsys):
-    """`docs/refresh.py --restamp` adds ``proof_ir_sha256`` to a stored proof that is current
-    by its text digest, after it, and leaves a stale one alone, named, with exit status 1."""
+def _refresh(tmp_path, monkeypatch):
+    """docs/refresh.py as a module, its stored results read from and written to ``tmp_path``
+    (empty ``proofs`` and ``witnesses`` folders)."""
     import importlib.util
     spec_ = importlib.util.spec_from_file_location("refresh", ROOT / "docs" / "refresh.py")
     refresh = importlib.util.module_from_spec(spec_)
@@ -277,6 +276,14 @@ def test_restamp_adds_the_program_digest_to_current_results_only(tmp_path, monke
     monkeypatch.setattr(refresh, "HERE", tmp_path)
     (tmp_path / "proofs").mkdir()
     (tmp_path / "witnesses").mkdir()
+    return refresh
+
+
+def test_restamp_adds_the_program_digest_to_current_results_only(tmp_path, monkeypatch,
+                                                                   capsys):
+    """`docs/refresh.py --restamp` adds ``proof_ir_sha256`` to a stored proof that is current
+    by its text digest, after it, and leaves a stale one alone, named, with exit status 1."""
+    refresh = _refresh(tmp_path, monkeypatch)
     g = _checked("les-5-tours", (), (("players", 2),))
     fresh = {"game": "les-5-tours", "spec_sha256": "0" * 16,
              "proof_sha256": proof_digest(g), "params": {"players": 2}, "results": []}
@@ -298,14 +305,8 @@ def test_restamp_carries_a_proof_current_by_the_old_program_digest(tmp_path, mon
     `SlotCanon` is current: `--restamp` writes today's digest, and its seed's action digests
     (the keys of its groups and shapes) made anew; other keys and digests it does not know are
     kept.  A proof of neither digest is stale, left alone."""
-    import importlib.util
     from solver.lang.irdigest import part_digests
-    spec_ = importlib.util.spec_from_file_location("refresh", ROOT / "docs" / "refresh.py")
-    refresh = importlib.util.module_from_spec(spec_)
-    spec_.loader.exec_module(refresh)
-    monkeypatch.setattr(refresh, "HERE", tmp_path)
-    (tmp_path / "proofs").mkdir()
-    (tmp_path / "witnesses").mkdir()
+    refresh = _refresh(tmp_path, monkeypatch)
     g = _checked("les-5-tours", (), (("players", 2),))
     old, new = part_digests(g.p, legacy=True), part_digests(g.p)
     assert old["action:bid"] != new["action:bid"]
