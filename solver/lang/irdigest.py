@@ -255,17 +255,17 @@ def _action_digest(a: ir.Action, by_name: dict, legacy: bool = False) -> str:
     make = IRHasher if legacy else SlotCanon
     h = make()
     text = f"action:{h.encode(a)}"
-    searched, todo = set(), set(h.searched)
+    searched: dict[str, str] = {}           # name -> its digest, each hashed alone
+    todo = set(h.searched)
     while todo:
         name = todo.pop()
-        searched.add(name)
-        other = IRHasher()
-        other.encode(by_name[name])
-        todo |= other.searched - searched
+        other = make()
+        searched[name] = other.encode(by_name[name])
+        todo |= other.searched - searched.keys()
     if searched:
         text += "\nsearches:" + (
             h.encode(tuple(by_name[n] for n in sorted(searched))) if legacy
-            else ",".join(_canon(by_name[n]) for n in sorted(searched)))
+            else ",".join(searched[n] for n in sorted(searched)))
     return _sha(text)[:16]
 
 
