@@ -112,3 +112,9 @@ class ProveOptions:
         """Whether the step reads fixpoints as uninterpreted functions: asked for, or with
         the region facts (which read only the region builtins otherwise)."""
         return self.opaque_fix or self.region_facts
+
+
+def under(options: ProveOptions) -> list[bool]:
+    """The abstraction of the step ``options`` make: [exact reals, fixpoints read as
+    uninterpreted functions, the facts of connected regions]."""
+    return [options.exact_reals, options.opaque_fixpoints, options.region_facts]

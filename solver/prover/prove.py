@@ -68,8 +68,9 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
         planted, _ = seed.plant(store, s)
         if planted:
             say(f"store: {planted} groups of paths seeded from {name}")
+    hints = seed.hints(store, seeds) if store is not None else {}
     try:
-        _prove(game, options, invs, say, results, held, tally, deadline, store, engine)
+        _prove(game, options, invs, say, results, held, tally, deadline, store, engine, hints)
     except KeyboardInterrupt as e:
         if not options.keep_partial:
             raise
@@ -78,10 +79,12 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
 
 
 def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, held: dict,
-           tally: Tally, deadline: float | None, store: Store | None, engine=None) -> None:
+           tally: Tally, deadline: float | None, store: Store | None, engine=None,
+           hints: dict | None = None) -> None:
     """The passes of `prove`, filling ``results`` (final verdicts) and ``held`` (the depths
     bounded model checking completed) as they go; ``store``: where the step's verdicts are
-    kept (`store.Store`), or None."""
+    kept (`store.Store`), or None; ``hints``: the abstractions of the step that proved each
+    action in the stored proofs (`seed.hints`)."""
     alone = options.alone
     t0 = time.perf_counter()
 
@@ -117,18 +120,35 @@ def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, he
     rungs = tactics.ladder(game, options, remote=engine is not None) \
         if options.auto and options.journal is None \
         else [("", options)]
+    stores: dict = {}       # each rung's store keys its verdicts under its own abstraction
+
+    def store_of(opts: ProveOptions):
+        if store is None:
+            return None
+        if opts not in stores:
+            stores[opts] = Store(opts.store, game, opts, say)
+        return stores[opts]
+    first = _first_rung(game, rungs, hints or {}, state_invs, trans, store_of, say)
+    if first:
+        # An edited action is tried first where the stored proofs proved it, then, if
+        # anything is left, the whole ladder.
+        rungs = [rungs[first], *rungs]
     for k, (rung, opts) in enumerate(rungs):
         if rung:
             say(f"tactics: pass {k + 1} of at most {len(rungs)}: {rung} "
                 f"({tactics.describe(opts)})")
             tally.passes += (rung,)
-        # Each rung's store keys its verdicts under its own abstraction and tactic.
-        log = Store(opts.store, game, opts, say) if rung and store is not None else store
+        log = store_of(opts) if rung else store
         inductive, ctis, trans_ok = _step(game, opts, state_invs, trans, say, log, tally,
                                           engine)
+        fell = sorted([*ctis, *(n for n, (ok, _) in trans_ok.items() if ok is not True)])
         open_ = sorted(n for n, why in [*ctis.items(), *((n, w) for n, (ok, w)
                                                        in trans_ok.items() if ok is not True)]
                        if str(why).startswith(GAVE_UP))
+        if first and k == 0 and fell:
+            say(f"tactics: {', '.join(fell)} not proved under {rung}: the whole ladder "
+                f"follows, from {rungs[1][0]}")
+            continue
         if not open_ or k + 1 == len(rungs):
             break
         say(f"tactics: z3 gave up on {', '.join(open_)} under {rung}: the actions it proved "
@@ -201,6 +221,45 @@ def _step(game: Game, options: ProveOptions, state_invs: list, trans: list, say,
     return inductive, ctis, trans_ok
 
 
+def _first_rung(game: Game, rungs: list, hints: dict, state_invs: list, trans: list,
+                store_of, say) -> int:
+    """The pass of ``rungs`` to try first (`tactics.first_rung`): the one that proved the
+    actions the store leaves to check, by ``hints``; 0 where that is the first anyway."""
+    if len(rungs) < 2 or not hints or not state_invs:
+        return 0
+    opts = rungs[0][1]
+    log = store_of(opts)
+    if not isinstance(log, Store):
+        return 0
+    left, _ = _settled(game, opts, state_invs, trans, log)
+    first = tactics.first_rung(rungs, hints, left) if left else 0
+    if first:
+        say(f"tactics: {', '.join(left)} left to check, proved under {rungs[first][0]} by "
+            f"the stored proofs: tried there first")
+    return first
+
+
+def _settled(game: Game, options: ProveOptions, state_invs: list, trans: list,
+             store: Store) -> tuple[list[str], int]:
+    """The actions some case of the step has not settled in ``store`` (not every path held
+    every one of ``state_invs``, or, from them, every one of ``trans``), in the game's
+    order, and the number of path queries of those settled."""
+    names = [i.name for i in state_invs]
+    props = [t.name for t in trans]
+    actions = store.actions
+    left: set[str] = set()
+    total = 0
+    for ci in range(splits.case_count(game, options.split_on)):
+        held = store.held_groups(ci, actions, names)
+        left.update(a for a in actions if a not in held)
+        total += sum(held.values())
+        if props:
+            moved = store.transition_held_groups(ci, actions, names, props)
+            left.update(a for a in actions if a not in moved)
+            total += len(props) * sum(moved.values())
+    return [a for a in actions if a in left], total
+
+
 def _held_everywhere(game: Game, options: ProveOptions, state_invs: list, trans: list,
                      store) -> int | None:
     """The number of path queries of the step when ``store`` (a `store.Store`) holds, for
@@ -208,21 +267,8 @@ def _held_everywhere(game: Game, options: ProveOptions, state_invs: list, trans:
     that they are inductive together) and, from them, every one of ``trans``; else None."""
     if not isinstance(store, Store) or not state_invs:
         return None
-    names = [i.name for i in state_invs]
-    props = [t.name for t in trans]
-    actions = store.actions
-    total = 0
-    for ci in range(splits.case_count(game, options.split_on)):
-        held = store.held_groups(ci, actions, names)
-        if len(held) != len(actions):
-            return None
-        total += sum(held.values())
-        if props:
-            moved = store.transition_held_groups(ci, actions, names, props)
-            if len(moved) != len(actions):
-                return None
-            total += len(props) * sum(moved.values())
-    return total
+    left, total = _settled(game, options, state_invs, trans, store)
+    return None if left else total
 
 
 def _partial(invs: list, results: dict, held: dict, tally: Tally, why: str) -> list[Result]:

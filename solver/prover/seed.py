@@ -14,7 +14,9 @@ transition properties' pass, how many paths each action has in each case where e
 held, keyed by the digests the store's keys are made of: the paths' rows follow (held,
 ``"by": "seed"``), written only where the store has none.  It also holds each action's
 shape (`irshape`): a clone whose rules ask more of an action than the proved version did
-finds that version's groups planted, and reuses them (`Store.weaker`)."""
+finds that version's groups planted, and reuses them (`Store.weaker`); and, by the action's
+name, the abstractions of the step its groups held under (``rungs``): a re-proof of an
+edited version of it starts the tactics' ladder there (`hints`, `tactics.first_rung`)."""
 from __future__ import annotations
 
 import json
@@ -25,7 +27,7 @@ from ..lang.errors import RulebookError
 from . import splits
 from .journal import run_key
 from .options import ProveOptions
-from .store import Store
+from .store import Store, unders
 
 SEED_FORMAT = "1"
 # The fields of a journal's run key that are tactics, not the query: a verdict of another
@@ -222,10 +224,13 @@ def seed_of(store: Store, game: Game, options: ProveOptions, candidates, assumed
             for a, c in store.transition_held_groups(ci, actions, assumed,
                                                      properties).items():
                 tgroups[store.digest(f"action:{a}")][ci] = c
+    rungs = {a: {"digest": store.digest(f"action:{a}"), "under": u}
+             for a, u in store.rungs(n, candidates).items()} if candidates else {}
     return {"format": SEED_FORMAT, "context": store.context, "cases": n,
             "candidates": store.names(candidates),
             "groups": groups if candidates else {},
             "shapes": store.shapes(),
+            **({"rungs": rungs} if rungs else {}),
             **({"transitions": {"assumed": store.names(assumed),
                                 "properties": store.names(properties)},
                 "transition_groups": tgroups} if properties else {})}
@@ -242,13 +247,21 @@ def plant(store: Store, seed: dict) -> tuple[int, str | None]:
     """Write into ``store`` the group rows of ``seed`` and the held verdicts of their paths,
     where the store has no group row yet, for the actions whose digest is in this run's
     program: (the number of groups written, None) or (0, why the seed is not this run's).
-    A seed of this run under other abstractions of the step (`Store.other_tactic`) gives
-    one row a group, saying that every path held there (`Store.anywhere_keys`)."""
-    if not isinstance(seed, dict) or seed.get("format") != SEED_FORMAT:
-        return 0, "a seed of another format"
+    Each group also gets the row saying that every path held under some abstraction of the
+    step (`Store.anywhere_keys`), which every pass of the ladder reads; a seed of this run
+    under another abstraction (`Store.other_tactic`) gives only that.  The seed's ``rungs``
+    are kept by action digest (`Store.put_rungs`), for the seed made after a re-proof."""
+    why = _refused(store, seed)
+    if why is not None:
+        return 0, why
     anywhere = store.other_tactic(seed.get("context"))
-    if seed.get("context") not in store.contexts and not anywhere:
-        return 0, "of another context (parameters, options, state or z3 version)"
+    # The abstraction each action was proved under: the seed's, or, a seed made under an
+    # abstraction of the step, that one for all.
+    rungs = {r["digest"]: unders(r.get("under")) for r in _rungs(seed).values()}
+    if anywhere:
+        rungs = {d: [store.under_of(seed["context"])]
+                 for d in {*(seed.get("groups") or {}), *(seed.get("transition_groups") or {})}}
+    store.put_rungs({d: u for d, u in rungs.items() if u})
     # The shapes of the seed's actions first: a version that one of this run's actions
     # strengthens is planted too, and stands for it (`Store.weaker`).
     shapes = seed.get("shapes")
@@ -267,18 +280,20 @@ def plant(store: Store, seed: dict) -> tuple[int, str | None]:
             for ci, c in enumerate(counts):
                 if not isinstance(c, int) or c < 0:
                     continue
-                if anywhere:    # held under another abstraction: one row a group
-                    g = [(k, "anywhere")
-                         for k in store.anywhere_keys(kind, ci, a, cand, assumed, props)]
+                # Held under some abstraction of the step, so under every one: one row a
+                # group, which every pass of the ladder reads.
+                g = [(k, "anywhere")
+                     for k in store.anywhere_keys(kind, ci, a, cand, assumed, props)]
+                if anywhere:    # and no more where it was held under another
                     want.append((g, c, []))
                     continue
                 if kind == "step":
-                    g = [(store.group_key(ci, a, cand), "group")]
+                    g += [(store.group_key(ci, a, cand), "group")]
                     ps = [(store.step_key(ci, a, k, cand), "step",
                            {"fell": {}, "skipped": [], "by": "seed"}) for k in range(c)]
                 else:
-                    g = [(store.transition_group_key(ci, a, assumed, p), "transition-group")
-                         for p in props]
+                    g += [(store.transition_group_key(ci, a, assumed, p), "transition-group")
+                          for p in props]
                     ps = [(store.transition_key(ci, a, k, assumed, p), "transition",
                            {"verdict": None, "by": "seed"}) for k in range(c) for p in props]
                 want.append((g, c, ps))
@@ -293,3 +308,37 @@ def plant(store: Store, seed: dict) -> tuple[int, str | None]:
         rows.extend((k, kind, {"paths": c}, None) for k, kind in g)
     store.put_many(rows, replace=False)
     return planted, None
+
+
+def _refused(store: Store, seed) -> str | None:
+    """Why ``seed`` is not of this run (`plant`), or None."""
+    if not isinstance(seed, dict) or seed.get("format") != SEED_FORMAT:
+        return "a seed of another format"
+    if seed.get("context") not in store.contexts and not store.other_tactic(seed.get("context")):
+        return "of another context (parameters, options, state or z3 version)"
+    return None
+
+
+def _rungs(seed: dict) -> dict[str, dict]:
+    """A seed's ``rungs``, well formed: action name -> {"digest", "under"}."""
+    got = seed.get("rungs")
+    return {a: r for a, r in got.items() if isinstance(r, dict)
+            and isinstance(r.get("digest"), str)} if isinstance(got, dict) else {}
+
+
+def hints(store: Store, seeds) -> dict[str, list]:
+    """Per action name, the abstractions of the step (`store.under`) under which the stored
+    proofs of this run (``seeds``: (name, seed) pairs, those `plant` takes) proved a version
+    of it, whatever version: where an edited action is tried first (`tactics.first_rung`)."""
+    out: dict[str, list] = {}
+    for _, s in seeds:
+        if _refused(store, s) is not None:
+            continue
+        if store.other_tactic(s.get("context")):
+            ours = [store.under_of(s["context"])]
+            names = {a: ours for a in store.actions}
+        else:
+            names = {a: unders(r.get("under")) for a, r in _rungs(s).items()}
+        for a, u in names.items():
+            out[a] = unders([*out.get(a, []), *u])
+    return {a: u for a, u in out.items() if u}

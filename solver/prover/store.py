@@ -46,7 +46,7 @@ from ..lang.errors import RulebookError
 from ..lang.irdigest import part_digests
 from ..lang.irshape import shape, strengthens
 from ..lang.resources import cache_home
-from .options import ProveOptions
+from .options import ProveOptions, under
 
 FORMAT = "1"
 # How long a writer waits for another's transaction (ms) before giving up.
@@ -171,8 +171,9 @@ class Store:
         combos = [replace(options, exact_reals=e, opaque_fix=o, region_facts=r)
                   for e in (False, True) for o in (False, True) for r in (False, True)]
         self._any_ctx = "held:" + context(game, combos[0], self._digests)
-        self._under = [options.exact_reals, options.opaque_fixpoints, options.region_facts]
-        self._tactic_ctx = {context(game, c, self._digests, legacy=lg)
+        self._under = under(options)
+        # Each abstraction's context (made now and as older proofs made it) -> its `_under`.
+        self._tactic_ctx = {context(game, c, self._digests, legacy=lg): under(c)
                             for c in combos for lg in (False, True)}
         self._split = options.split_lengths
         self._timeout = options.step_timeout_ms
@@ -307,6 +308,11 @@ class Store:
         """Whether ``ctx`` is this run's context under other abstractions of the step: a
         seed of it says which groups held anywhere (`plant`)."""
         return ctx in self._tactic_ctx and ctx not in self.contexts
+
+    def under_of(self, ctx: str) -> list[bool] | None:
+        """The abstraction of the step (`under`) whose context, for this run, is ``ctx``;
+        None for none."""
+        return self._tactic_ctx.get(ctx)
 
     @property
     def anywhere(self) -> str:
@@ -520,6 +526,48 @@ class Store:
                         self._put(g, "anywhere", {"paths": built[a], "under": self._under})
         return done
 
+    # ---- the abstraction each action was proved under ----------------------------------------
+
+    def _rung_key(self, digest: str) -> str:
+        return self._key("rung", digest, ctx=self._any_ctx)
+
+    def rungs(self, cases: int, candidates) -> dict[str, list]:
+        """Per action of this program (by name), the abstractions of the step (`under`)
+        under which its paths held every one of ``candidates`` in each of the ``cases``,
+        where the store knows (a group proved here says it; one planted from a seed, the
+        seed's ``rungs``, kept by `put_rungs`): what a re-proof of an edited version of it
+        tries first (`tactics.first_rung`)."""
+        cand = self._names(candidates)
+        digest = {a: self._digests[f"action:{a}"] for a in self._actions}
+        keys = {(a, ci): self._key("group", ci, d, cand, ctx=self._any_ctx)
+                for a, d in digest.items() for ci in range(cases)}
+        rows = self._get(sorted(set(keys.values())))
+        planted = self._get(sorted({self._rung_key(d) for d in digest.values()}))
+        out = {}
+        for a, d in digest.items():
+            got = [rows[k][0].get("under") for ci in range(cases)
+                   if (k := keys[(a, ci)]) in rows]
+            got = [u for u in got if unders([u])]
+            if len(got) < cases:        # some case held as a seed said: the seed's rungs
+                seeded = planted.get(self._rung_key(d))
+                got += unders(seeded[0].get("under")) if seeded else []
+            if got:
+                out[a] = unders(got)
+        return out
+
+    def put_rungs(self, proved: dict[str, list]) -> None:
+        """Add ``proved`` (action digest -> the abstractions its groups held under, from a
+        seed) to what the store knows (`rungs`)."""
+        keys = {d: self._rung_key(d) for d in proved}
+        rows = self._get(sorted(keys.values()))
+        out = []
+        for d, new in proved.items():
+            old = rows[keys[d]][0].get("under") if keys[d] in rows else None
+            both = unders([*unders(old), *unders(new)])
+            if both != unders(old):
+                out.append((keys[d], "rung", {"under": both}, None))
+        self.put_many(out)
+
     def decided_groups(self, case: int, actions: list[str], candidates) -> dict[str, list]:
         """The actions of ``actions`` whose group row in ``case`` under ``candidates``
         stands (`record_groups`) and whose every path's verdict is stored and stands for
@@ -681,6 +729,15 @@ class Store:
 
     def record_transition_case(self, case: int, assumed, properties, paths: int) -> None:
         """Nothing: `record_transition_groups` keeps it, per action."""
+
+
+def unders(value) -> list[list[bool]]:
+    """The abstractions (`under`) a stored or seeded list holds, each once, sorted; what is
+    not one is left out."""
+    if not isinstance(value, list):
+        return []
+    return [list(u) for u in sorted({tuple(u) for u in value if isinstance(u, list)
+                                     and len(u) == 3 and all(isinstance(x, bool) for x in u)})]
 
 
 def _step_held(value: dict) -> bool:

@@ -28,7 +28,7 @@ from dataclasses import dataclass, replace
 from ..engine.game import Game
 from ..lang import ir
 from ..lang.irwalk import nodes
-from .options import ProveOptions
+from .options import ProveOptions, under
 
 # A step query's time limit in every rung (the stored proofs of a large board needed 20 s),
 # and in the last rung tried again with the longer one (some stored proofs needed 60 s).
@@ -121,6 +121,24 @@ def ladder(game: Game, options: ProveOptions,
     rungs.append((f"{name}, {LONG_TIMEOUT_MS // 1000} s a query",
                   replace(last, step_timeout_ms=LONG_TIMEOUT_MS)))
     return rungs
+
+
+def first_rung(rungs: list[tuple[str, ProveOptions]], hints: dict[str, list],
+               actions) -> int:
+    """The pass of ``rungs`` a re-proof tries first when ``actions`` are left to check: the
+    latest pass whose abstraction of the step (`store.under`) proved one of them in a stored
+    proof (``hints``: action name -> the abstractions a version of it held under; an action
+    held under several, in several cases, needed the latest).  0, the ladder from its start,
+    when one of them has no hint or a hint of no pass here."""
+    at = 0
+    for a in actions:
+        wanted = hints.get(a) or [None]
+        for u in wanted:
+            ks = [k for k, (_, o) in enumerate(rungs) if under(o) == u]
+            if not ks:
+                return 0
+            at = max(at, ks[0])
+    return at
 
 
 def describe(options: ProveOptions) -> str:

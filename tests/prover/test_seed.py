@@ -207,7 +207,13 @@ def test_a_seeded_verdict_never_overwrites_a_stored_one(tmp_path):
     before = dict(con.execute("SELECT key, value FROM verdicts"))
     g = _game(tmp_path)
     assert seed.plant(Store(db, g, ProveOptions(**SPLIT), print), s) == (0, None)
-    assert dict(con.execute("SELECT key, value FROM verdicts")) == before
+    after = dict(con.execute("SELECT key, value FROM verdicts"))
+    assert {k: v for k, v in after.items() if k in before} == before
+    # added: only the abstraction each action was proved under, as the seed says
+    added = con.execute(f"SELECT kind, value FROM verdicts WHERE key NOT IN "
+                        f"({','.join('?' * len(before))})", list(before)).fetchall()
+    assert s["rungs"] and {(k, v) for k, v in added} == {("rung", '{"under": [[false, '
+                                                          'false, false]]}')}
 
 
 def test_the_command_imports_a_journal_and_refuses_another_runs(tmp_path):
@@ -261,6 +267,9 @@ def test_refresh_seeds_its_store_and_writes_the_seed(tmp_path, monkeypatch, caps
     assert stored["command"] == "rulebook prove stored --depth 2 --split-on c --json"
     assert seed.seed_paths(stored["store_seed"]) == 24
     assert '"groups": {\n' in path.read_text(encoding="utf-8")    # a count list a line
+    # every action proved by the one pass there was, the plain step, and the seed says so
+    assert {a: r["under"] for a, r in stored["store_seed"]["rungs"].items()} == {
+        a: [[False, False, False]] for a in ("up", "follow", "lap")}
     assert run(tmp_path / "b.sqlite") == "24 in all, 24 reused from the store, 0 checked"
     text[0] = SPEC.replace(*EDIT)
     assert run(tmp_path / "c.sqlite") == "24 in all, 16 reused from the store, 8 checked"

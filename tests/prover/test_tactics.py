@@ -131,3 +131,130 @@ def test_the_command_picks_its_tactics_with_no_flag_and_not_with_one(tmp_path):
     r = run_cli("prove", str(SPEC), "--depth", "1", "--store", str(db), "--progress",
                 "--step-timeout", "5")
     assert r.returncode == 0 and "tactics:" not in r.stderr
+
+
+# ---- where a re-proof starts: the pass that proved an edited action before ------------------
+
+F, T = False, True
+
+
+def test_the_first_rung_is_the_latest_that_proved_an_action_left_to_check():
+    rungs = tactics.ladder(load_game("torres"), ProveOptions(auto=True))
+    plain, regions = [F, F, F], [F, T, T]
+    assert tactics.first_rung(rungs, {"take": [regions]}, ["take"]) == 1
+    assert tactics.first_rung(rungs, {"take": [plain]}, ["take"]) == 0
+    # held under the plain step in one case and the region facts in another: the latter
+    assert tactics.first_rung(rungs, {"take": [plain, regions]}, ["take"]) == 1
+    # two actions left: the later pass of the two
+    assert tactics.first_rung(rungs, {"take": [plain], "move": [regions]},
+                              ["take", "move"]) == 1
+    # an action with no hint, or a hint of no pass of this ladder: from the start
+    assert tactics.first_rung(rungs, {"take": [regions]}, ["take", "move"]) == 0
+    assert tactics.first_rung(rungs, {"take": [[T, F, F]]}, ["take"]) == 0
+
+
+def _patched(monkeypatch, gives_up: str):
+    """A two-pass ladder, "first" (the plain step) and "second" (fixpoints as uninterpreted
+    functions), where z3 "gives up" on every path of `up` under the pass ``gives_up``; the
+    number of `up`'s queries asked in each pass."""
+    base = tactics.ladder(load_path(SPEC), ProveOptions(auto=True))[0][1]
+    monkeypatch.setattr(tactics, "ladder", lambda game, options, remote=False: [
+        ("first", tactics.replace(base, store=options.store)),
+        ("second", tactics.replace(base, store=options.store, opaque_fix=True))])
+    real = tiers.step_each
+    state = {"pass": None, "up": {}}
+
+    def step_each(*a, **k):
+        if a[9][4][0] == "up":
+            state["up"][state["pass"]] = state["up"].get(state["pass"], 0) + 1
+            if state["pass"] == gives_up:
+                raise Unknown("patched")
+        return real(*a, **k)
+    monkeypatch.setattr(tiers, "step_each", step_each)
+
+    def hear(m, *a, **k):
+        heard.append(m)
+        if m.startswith("tactics: pass"):
+            state["pass"] = m.split(": ")[2].split(" (")[0]
+    hear.takes_counts = True
+    heard: list = []
+    return base, state, hear, heard
+
+
+def _edited(tmp_path):
+    """The fixture with `up`'s requires written otherwise: the same rule, another program."""
+    text = SPEC.read_text(encoding="utf-8")
+    assert "a <= 4;" in text
+    path = tmp_path / "stored.rules"
+    path.write_text(text.replace("a <= 4;", "a + 2 <= 6;"), encoding="utf-8")
+    return load_path(path)
+
+
+def _seeded_run(g, db, seeds, hear):
+    tally = Tally()
+    res = prove(g, ProveOptions(bmc_depth=1, store=str(db), auto=True), hear, tally=tally,
+                seeds=seeds)
+    return {r.name: r.status for r in res}, tally
+
+
+def test_an_edited_action_is_tried_first_under_the_pass_that_proved_it(tmp_path, monkeypatch):
+    from solver.prover import seed as seeding
+    from solver.prover.store import Store
+    base, state, hear, heard = _patched(monkeypatch, gives_up="first")
+    db = tmp_path / "p.sqlite"
+    first, t1 = _seeded_run(load_path(SPEC), db, [], hear)
+    assert set(first.values()) == {"inductive"} and t1.passes == ("first", "second")
+    invs = ["a_even", "b_le_a"]
+    s = seeding.seed_of(Store(db, load_path(SPEC), tactics.replace(base, store=str(db)),
+                              print), load_path(SPEC), base, invs, invs, ["a_grows"])
+    assert {a: r["under"] for a, r in s["rungs"].items()} == {
+        "up": [[F, T, F]], "follow": [[F, F, F]], "lap": [[F, F, F]]}
+    # `up` edited: the re-proof from the seed starts where `up` was proved, and ends there.
+    state["up"].clear()
+    heard.clear()
+    again, t = _seeded_run(_edited(tmp_path), tmp_path / "q.sqlite", [("seed", s)], hear)
+    assert again == first and t.passes == ("second",), heard
+    assert "tactics: up left to check, proved under second by the stored proofs: tried " \
+           "there first" in heard
+    assert "first" not in state["up"] and state["up"]["second"] > 0
+    assert 0 < t.checked < t.paths and t.reused == t.paths - t.checked
+    # Without the seed's rungs, the same re-proof climbs from the plain step.
+    del s["rungs"]
+    state["up"].clear()
+    plain, t = _seeded_run(_edited(tmp_path), tmp_path / "r.sqlite", [("seed", s)], hear)
+    assert plain == first and t.passes == ("first", "second") and state["up"]["first"] > 0
+
+
+def test_a_hint_that_fails_falls_back_to_the_whole_ladder(tmp_path, monkeypatch):
+    from solver.prover import seed as seeding
+    from solver.prover.store import Store
+    # `up` was proved under the second pass; edited, it now gives up there, not under the
+    # first: the hinted pass leaves it, the ladder from its start proves it.
+    base, state, hear, heard = _patched(monkeypatch, gives_up="first")
+    db = tmp_path / "p.sqlite"
+    _seeded_run(load_path(SPEC), db, [], hear)
+    invs = ["a_even", "b_le_a"]
+    s = seeding.seed_of(Store(db, load_path(SPEC), tactics.replace(base, store=str(db)),
+                              print), load_path(SPEC), base, invs, invs, ["a_grows"])
+    base, state, hear, heard = _patched(monkeypatch, gives_up="second")
+    got, t = _seeded_run(_edited(tmp_path), tmp_path / "q.sqlite", [("seed", s)], hear)
+    assert set(got.values()) == {"inductive"}
+    assert t.passes == ("second", "first"), heard
+    assert any(h.startswith("tactics: a_even") and "the whole ladder follows, from first" in h
+               for h in heard), heard
+
+
+def test_the_stored_torres_proofs_start_an_edited_action_under_the_region_facts(tmp_path):
+    # Torres 8x8 was proved with --region-facts: its seed says so of every action, and an
+    # edited one is tried there first (the plain step took over 23 minutes to build its
+    # state, docs/prover.md).  The seeds of the other boards are of another context.
+    from solver.cli.seeding import seeds
+    from solver.prover import seed as seeding
+    from solver.prover.store import Store
+    g = load_game("torres")
+    rungs = tactics.ladder(g, ProveOptions(auto=True))
+    store = Store(tmp_path / "s.sqlite", g, ProveOptions(auto=True), print)
+    hints = seeding.hints(store, seeds("torres"))
+    assert hints == {a.name: [[F, T, T]] for a in g.p.actions}
+    assert rungs[tactics.first_rung(rungs, hints, ["take"])][0] == \
+        "the facts of connected regions"
