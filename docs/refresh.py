@@ -70,10 +70,17 @@ def _write(path: Path, obj: dict) -> None:
     text = json.dumps(obj, indent=1, ensure_ascii=False)
     at = text.find('\n "store_seed": ')
     if at >= 0:
-        # The seed's path counts one action a line, not one number a line.
-        text = text[:at] + re.sub(r"\[\s*((?:-?\d+|null)(?:,\s*(?:-?\d+|null))*)\s*\]",
+        # The seed's path counts one action a line, not one number a line (and an
+        # abstraction of the step, three flags, one a line).
+        text = text[:at] + re.sub(r"\[\s*((?:-?\d+|null|true|false)(?:,\s*(?:-?\d+|null|"
+                                  r"true|false))*)\s*\]",
                                   lambda m: "[" + ", ".join(re.split(r",\s*", m.group(1)))
                                   + "]", text[at:])
+        # ... and an action's rung one a line
+        text = re.sub(r'\{\s*"digest": ("\w+"),\s*"under": \[\s*((?:\[[^\[\]]*\],?\s*)+)\]\s*\}',
+                      lambda m: '{"digest": %s, "under": [%s]}' % (
+                          m.group(1), ", ".join(re.findall(r"\[[^\[\]]*\]", m.group(2)))),
+                      text)
     path.write_text(text + "\n", encoding="utf-8")
     print(f"wrote {path.relative_to(HERE.parent)}", file=sys.stderr)
 
