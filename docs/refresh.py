@@ -206,7 +206,7 @@ def refresh_proofs(game: str, depth: int, timeout_s: float, step_timeout_s: floa
             engine.close()
     seed = None
     if options.store is not None:
-        under = _seeded_under(g, options)
+        under = _seeded_under(g, options, game)
         quiet = Store(options.store, g, under, lambda *a, **k: None)    # said above
         seed = seeding.seed_of(quiet, g, under, tally.inductive, tally.inductive,
                                tally.transitions)
@@ -254,11 +254,15 @@ def stored_seeds(game: str) -> list[tuple[str, dict]]:
     return out
 
 
-def _seeded_under(g, options: ProveOptions) -> ProveOptions:
+def _seeded_under(g, options: ProveOptions, game: str) -> ProveOptions:
     """The options whose store context a proof's seed is read under: with the prover's own
     tactics, its first pass's (the case split on the pinned fields is the ladder's, not the
-    caller's: Towers' 16 cases, one a block)."""
-    return tactics.ladder(g, options)[0][1] if options.auto else options
+    caller's: Towers' 16 cases, one a block; or that of the stored proof of ``game`` it was
+    re-made from, `seed.split_of`)."""
+    if not options.auto:
+        return options
+    split = seeding.split_of(g, options, stored_seeds(game))
+    return tactics.ladder(g, options, split=split)[0][1]
 
 
 def _stored_options(stored: dict, store: str) -> ProveOptions:
@@ -294,7 +298,7 @@ def seed_stored(games: list[str], store: str) -> int:
             continue
         states = {i.name for i in g.p.invariants if not i.transition}
         ok = [r["invariant"] for r in stored["results"] if r["status"] == "inductive"]
-        options = _seeded_under(g, options)
+        options = _seeded_under(g, options, stored["game"])
         held = Store(store, g, options, print)
         if stored.get("store_seed"):       # what the proof carries counts as held too
             seeding.plant(held, stored["store_seed"])

@@ -61,8 +61,16 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
     tally = Tally() if tally is None else tally
     deadline = None if options.time_limit_s is None else \
         time.monotonic() + options.time_limit_s
-    # Opened first: a bad store is said before any work.
-    store = Store(options.store, game, options, say) \
+    # The ladder's case split: a stored proof's where one of this run was made under another
+    # than the pinned fields' (an expert's --split-on), so that its seed serves.
+    split = seed.split_of(game, options, seeds) if options.journal is None else None
+    if split:
+        say(f"tactics: the step split on {', '.join(split)}, as a stored proof of this run was")
+    # Opened first: a bad store is said before any work; under the ladder's first pass,
+    # whose context the seeds of its proofs are of.
+    under_ = tactics.ladder(game, options, split=split)[0][1] \
+        if options.auto and options.journal is None else options
+    store = Store(options.store, game, under_, say) \
         if options.store is not None and options.journal is None else None
     for name, s in seeds if store is not None else ():
         planted, _ = seed.plant(store, s)
@@ -70,7 +78,8 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
             say(f"store: {planted} groups of paths seeded from {name}")
     hints = seed.hints(store, seeds) if store is not None else {}
     try:
-        _prove(game, options, invs, say, results, held, tally, deadline, store, engine, hints)
+        _prove(game, options, invs, say, results, held, tally, deadline, store, engine, hints,
+               split)
     except KeyboardInterrupt as e:
         if not options.keep_partial:
             raise
@@ -80,11 +89,12 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
 
 def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, held: dict,
            tally: Tally, deadline: float | None, store: Store | None, engine=None,
-           hints: dict | None = None) -> None:
+           hints: dict | None = None, split: tuple[str, ...] | None = None) -> None:
     """The passes of `prove`, filling ``results`` (final verdicts) and ``held`` (the depths
     bounded model checking completed) as they go; ``store``: where the step's verdicts are
     kept (`store.Store`), or None; ``hints``: the abstractions of the step that proved each
-    action in the stored proofs (`seed.hints`)."""
+    action in the stored proofs (`seed.hints`); ``split``: the ladder's case split
+    (`seed.split_of`)."""
     alone = options.alone
     t0 = time.perf_counter()
 
@@ -117,7 +127,7 @@ def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, he
                   if not i.transition and i.name not in results]
     trans = [i for i in invs if i.transition and i.name not in results]
     # ``auto``: the rungs of `tactics.ladder`, the next only where z3 gave up on the last.
-    rungs = tactics.ladder(game, options, remote=engine is not None) \
+    rungs = tactics.ladder(game, options, remote=engine is not None, split=split) \
         if options.auto and options.journal is None \
         else [("", options)]
     stores: dict = {}       # each rung's store keys its verdicts under its own abstraction

@@ -20,14 +20,16 @@ edited version of it starts the tactics' ladder there (`hints`, `tactics.first_r
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 from ..engine.game import Game
 from ..lang.digest import proof_digest, proof_ir_digest
 from ..lang.errors import RulebookError
-from . import splits
+from ..lang.irdigest import part_digests
+from . import splits, tactics
 from .journal import run_key
 from .options import ProveOptions
-from .store import Store, unders
+from .store import Store, context, unders
 
 SEED_FORMAT = "1"
 # The fields of a journal's run key that are tactics, not the query: a verdict of another
@@ -342,3 +344,30 @@ def hints(store: Store, seeds) -> dict[str, list]:
         for a, u in names.items():
             out[a] = unders([*out.get(a, []), *u])
     return {a: u for a, u in out.items() if u}
+
+
+def split_of(game: Game, options: ProveOptions, seeds) -> tuple[str, ...] | None:
+    """The case split under which a stored proof of this run (``seeds``: (name, seed) pairs)
+    was made, when it is not the ladder's own (`tactics.pinning_fields`): the pinned fields
+    and one state field more, after them or before.  Of a seed whose candidates are this
+    run's first (`state_invariants`) and whose context is this run's under that split; None
+    when none is.  A proof made with an expert's ``--split-on`` is then re-made with no flag
+    from its seed."""
+    seeds = [s for _, s in seeds if isinstance(s, dict) and s.get("format") == SEED_FORMAT]
+    if options.split_on or not options.auto or not seeds:
+        return None
+    d = part_digests(game.p)
+    cand = sorted(d[f"invariant:{i.name}"] for i in state_invariants(game, options))
+    ours = [s for s in seeds if s.get("candidates") == cand]
+    if not ours:
+        return None
+    base = tactics.ladder(game, options)[0][1]
+    pinned = base.split_on
+    tries = [(*pinned, f.name) for f in game.p.state if f.name not in pinned] + \
+        [(f.name, *pinned) for f in game.p.state if f.name not in pinned]
+    for split in tries:
+        opts = replace(base, split_on=split)
+        made = {context(game, opts, d), context(game, opts, d, legacy=True)}
+        if any(s.get("context") in made for s in ours):
+            return split
+    return None

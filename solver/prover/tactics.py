@@ -99,17 +99,19 @@ def _field(e, alias: dict) -> int | None:
     return None
 
 
-def ladder(game: Game, options: ProveOptions,
-           remote: bool = False) -> list[tuple[str, ProveOptions]]:
+def ladder(game: Game, options: ProveOptions, remote: bool = False,
+           split: tuple[str, ...] | None = None) -> list[tuple[str, ProveOptions]]:
     """The passes of an automatic proof of ``game`` (see the module's doc), each named, from
     ``options`` (whose scope, depth, store and limits they keep).  ``remote``: the paths go
     to Dask workers, which build them only without the symmetry (its orbits are found where
-    the paths are built, so the parent would build every case): then no symmetry."""
+    the paths are built, so the parent would build every case): then no symmetry.
+    ``split``: the case split of a stored proof of this run (`seed.split_of`), kept where the
+    caller gives none, instead of the pinned fields'."""
     f = features(game.p)
     base = replace(options, auto=False, split_lengths=True, symmetric=not remote,
                    step_timeout_ms=STEP_TIMEOUT_MS, exact_reals=False, opaque_fix=False,
                    region_facts=False, fix_budget_ms=FIX_BUDGET_MS if f.fixpoints else None,
-                   split_on=options.split_on or pinning_fields(game.p))
+                   split_on=options.split_on or split or pinning_fields(game.p))
     rungs = [("the plain step", base)]
     if f.regions:
         rungs.append(("the facts of connected regions", replace(base, region_facts=True)))

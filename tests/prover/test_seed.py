@@ -372,3 +372,45 @@ def test_an_expansion_finds_its_own_stored_proofs(tmp_path, monkeypatch, capsys)
                      "--import-journal", str(journal)])
     assert code == 2 and asked == ["tours-de-pouvoir"]
     assert "not imported" in capsys.readouterr().err
+
+
+def test_a_proof_made_with_an_experts_split_is_re_made_with_no_flag(tmp_path, monkeypatch,
+                                                                     capsys):
+    # A proof stored from `--split-on c` (an expert's flag): with no tactic flag, the ladder
+    # splits the step as that proof did, so its seed serves and nothing is checked; stored
+    # again so, its command names no tactic, and the next run with none reuses it as well.
+    import importlib.util
+    from conftest import ROOT
+    spec_ = importlib.util.spec_from_file_location("refresh", ROOT / "docs" / "refresh.py")
+    refresh = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(refresh)
+    monkeypatch.setattr(refresh, "HERE", tmp_path)
+    monkeypatch.setattr(refresh, "load_game", lambda *a, **k: _game(tmp_path))
+    refresh.refresh_proofs("stored", 2, 30.0, split_on=("c",), store=str(tmp_path / "a.sqlite"))
+    path = tmp_path / "proofs" / "stored.json"
+    flagged = json.loads(path.read_text(encoding="utf-8"))
+    g = _game(tmp_path)
+    auto = ProveOptions(bmc_depth=2, auto=True)
+    assert seed.split_of(g, auto, []) is None
+    assert seed.split_of(g, auto, refresh.stored_seeds("stored")) == ("c",)
+    # not of another run's candidates, nor for an expert's own split
+    other = {**flagged["store_seed"], "candidates": flagged["store_seed"]["candidates"][:1]}
+    assert seed.split_of(g, auto, [("x", other)]) is None
+    assert seed.split_of(g, ProveOptions(auto=True, split_on=("b",)),
+                         refresh.stored_seeds("stored")) is None
+    heard: list = []
+    tally = Tally()
+    res = prove(g, ProveOptions(bmc_depth=2, auto=True, store=str(tmp_path / "b.sqlite")),
+                heard.append, tally=tally, seeds=refresh.stored_seeds("stored"))
+    assert {r.status for r in res} == {"inductive"}
+    assert (tally.reused, tally.checked) == (24, 0)
+    assert "tactics: the step split on c, as a stored proof of this run was" in heard
+    capsys.readouterr()
+    refresh.refresh_proofs("stored", 2, 30.0, store=str(tmp_path / "c.sqlite"), auto=True)
+    assert "paths: 24 in all, 24 reused from the store, 0 checked" in capsys.readouterr().err
+    stored = json.loads(path.read_text(encoding="utf-8"))
+    assert stored["command"] == "rulebook prove stored --depth 2 --json"
+    assert stored["store_seed"]["context"] == flagged["store_seed"]["context"]
+    _, t = _prove(tmp_path, store=str(tmp_path / "d.sqlite"), split_on=(), auto=True,
+                  seeds=refresh.stored_seeds("stored"))
+    assert (t.reused, t.checked) == (24, 0)
