@@ -88,7 +88,7 @@ def test_a_second_pass_takes_only_what_the_first_left_open(tmp_path, monkeypatch
     # pass (here: fixpoints as uninterpreted functions) builds and checks `up` alone.
     g = load_path(SPEC)
     base = tactics.ladder(g, ProveOptions(auto=True))[0][1]
-    monkeypatch.setattr(tactics, "ladder", lambda game, options, remote=False: [
+    monkeypatch.setattr(tactics, "ladder", lambda game, options, remote=False, split=None: [
         ("first", tactics.replace(base, store=options.store)),
         ("second", tactics.replace(base, store=options.store, opaque_fix=True))])
     real = tiers.step_each
@@ -158,7 +158,7 @@ def _patched(monkeypatch, gives_up: str):
     functions), where z3 "gives up" on every path of `up` under the pass ``gives_up``; the
     number of `up`'s queries asked in each pass."""
     base = tactics.ladder(load_path(SPEC), ProveOptions(auto=True))[0][1]
-    monkeypatch.setattr(tactics, "ladder", lambda game, options, remote=False: [
+    monkeypatch.setattr(tactics, "ladder", lambda game, options, remote=False, split=None: [
         ("first", tactics.replace(base, store=options.store)),
         ("second", tactics.replace(base, store=options.store, opaque_fix=True))])
     real = tiers.step_each
@@ -258,3 +258,14 @@ def test_the_stored_torres_proofs_start_an_edited_action_under_the_region_facts(
     assert hints == {a.name: [[F, T, T]] for a in g.p.actions}
     assert rungs[tactics.first_rung(rungs, hints, ["take"])][0] == \
         "the facts of connected regions"
+
+
+def test_every_stored_proof_is_made_with_no_tactic_flag():
+    # Issue 63: the prover picks its tactics; no shipped proof needs an expert's flag.
+    from conftest import ROOT
+    from solver.cli.parser import build_parser, picks_tactics
+    files = sorted((ROOT / "docs" / "proofs").glob("*.json"))
+    assert len(files) >= 10
+    for f in files:
+        command = json.loads(f.read_text(encoding="utf-8"))["command"]
+        assert picks_tactics(build_parser().parse_args(command.split()[1:])), (f.name, command)

@@ -261,9 +261,9 @@ def test_stored_proofs_prove_their_invariants_on_a_small_space(file, proved, var
     --param levels=2 --param reach=0 --depth 1 --alone --invariant first_layer_on_base
     --invariant blank_slots --invariant no_solo``), under the spec's readings (the physical
     collapse): the first layer stays on the base.  The four others are of the reading
-    ``collapse:placed`` (``--variant collapse:placed``; made with ``--step-timeout 60
+    ``collapse:placed`` (``--variant collapse:placed``; first made with ``--step-timeout 60
     --split-on block``, ``--split-on turn`` too for the cells' and standing's, 15,286 or
-    30,572 action paths, reused from the store seeded by their earlier runs): every filled
+    30,572 action paths, stored since with no tactic flag from their seeds): every filled
     cell belongs to a live block, the tower stands (with the filled cells' invariant), each
     filled cell is the one cube of the tower that records it.  Under the physical collapse
     those are not proved yet, nor ``blocks_conserved`` under either reading (its old proof,
