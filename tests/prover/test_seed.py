@@ -147,6 +147,19 @@ def test_a_journal_missing_a_path_imports_what_it_places(tmp_path):
     assert again == first and t.checked == 1 and t.reused == t1.paths - 1
 
 
+def _refresh(tmp_path, monkeypatch, load=None):
+    """docs/refresh.py as a module, writing under ``tmp_path`` and loading the game by
+    ``load`` (by default the fixture's)."""
+    import importlib.util
+    from conftest import ROOT
+    spec_ = importlib.util.spec_from_file_location("refresh", ROOT / "docs" / "refresh.py")
+    refresh = importlib.util.module_from_spec(spec_)
+    spec_.loader.exec_module(refresh)
+    monkeypatch.setattr(refresh, "HERE", tmp_path)
+    monkeypatch.setattr(refresh, "load_game", load or (lambda *a, **k: _game(tmp_path)))
+    return refresh
+
+
 def _seed(tmp_path, db, text: str = SPEC, **kw):
     g = _game(tmp_path, text)
     options = ProveOptions(store=str(db), **{**SPLIT, **kw})
@@ -248,14 +261,8 @@ def test_refresh_seeds_its_store_and_writes_the_seed(tmp_path, monkeypatch, caps
     # and writes the seed of what it proved: a fresh store re-proves from it with nothing
     # checked, and after an edit of one action checks that action's paths.  --seed-only
     # writes the same seed from the store, proving nothing.
-    import importlib.util
-    from conftest import ROOT
-    spec_ = importlib.util.spec_from_file_location("refresh", ROOT / "docs" / "refresh.py")
-    refresh = importlib.util.module_from_spec(spec_)
-    spec_.loader.exec_module(refresh)
-    monkeypatch.setattr(refresh, "HERE", tmp_path)
     text = [SPEC]
-    monkeypatch.setattr(refresh, "load_game", lambda *a, **k: _game(tmp_path, text[0]))
+    refresh = _refresh(tmp_path, monkeypatch, lambda *a, **k: _game(tmp_path, text[0]))
 
     def run(store):
         refresh.refresh_proofs("stored", 2, 30.0, split_on=("c",), store=str(store))
@@ -293,14 +300,8 @@ def test_a_proof_with_no_tactic_flag_seeds_the_cases_its_ladder_split(tmp_path, 
     # With no tactic flag the ladder splits the step on the pinned fields (Towers' block):
     # the seed is read under that split, not under the caller's options (which name none),
     # else it finds no group and the stored proof carries no seed.
-    import importlib.util
-    from conftest import ROOT
     from solver.prover import tactics
-    spec_ = importlib.util.spec_from_file_location("refresh", ROOT / "docs" / "refresh.py")
-    refresh = importlib.util.module_from_spec(spec_)
-    spec_.loader.exec_module(refresh)
-    monkeypatch.setattr(refresh, "HERE", tmp_path)
-    monkeypatch.setattr(refresh, "load_game", lambda *a, **k: _game(tmp_path))
+    refresh = _refresh(tmp_path, monkeypatch)
     monkeypatch.setattr(tactics, "pinning_fields", lambda p: ("c",))
     refresh.refresh_proofs("stored", 2, 30.0, store=str(tmp_path / "a.sqlite"), auto=True)
     stored = json.loads((tmp_path / "proofs" / "stored.json").read_text(encoding="utf-8"))
@@ -316,18 +317,12 @@ def test_a_proof_with_no_tactic_flag_seeds_the_cases_its_ladder_split(tmp_path, 
 def test_refresh_stores_a_proof_of_a_named_reading(tmp_path, monkeypatch, capsys):
     # docs/refresh.py --variant READING:OPTION proves the game under that reading, says so in
     # the command, stores it as "variants", and reads the game back under it (--seed-only).
-    import importlib.util
-    from conftest import ROOT
-    spec_ = importlib.util.spec_from_file_location("refresh", ROOT / "docs" / "refresh.py")
-    refresh = importlib.util.module_from_spec(spec_)
-    spec_.loader.exec_module(refresh)
-    monkeypatch.setattr(refresh, "HERE", tmp_path)
     asked = []
 
     def load(name, variants=(), params=()):
         asked.append(tuple(variants))
         return _game(tmp_path)
-    monkeypatch.setattr(refresh, "load_game", load)
+    refresh = _refresh(tmp_path, monkeypatch, load)
     assert refresh.main(["stored", "--only", "proofs", "--depth", "2", "--split-on", "c",
                          "--variant", "r:b", "--store", str(tmp_path / "a.sqlite")]) == 0
     stored = json.loads((tmp_path / "proofs" / "stored.json").read_text(encoding="utf-8"))
@@ -379,13 +374,7 @@ def test_a_proof_made_with_an_experts_split_is_re_made_with_no_flag(tmp_path, mo
     # A proof stored from `--split-on c` (an expert's flag): with no tactic flag, the ladder
     # splits the step as that proof did, so its seed serves and nothing is checked; stored
     # again so, its command names no tactic, and the next run with none reuses it as well.
-    import importlib.util
-    from conftest import ROOT
-    spec_ = importlib.util.spec_from_file_location("refresh", ROOT / "docs" / "refresh.py")
-    refresh = importlib.util.module_from_spec(spec_)
-    spec_.loader.exec_module(refresh)
-    monkeypatch.setattr(refresh, "HERE", tmp_path)
-    monkeypatch.setattr(refresh, "load_game", lambda *a, **k: _game(tmp_path))
+    refresh = _refresh(tmp_path, monkeypatch)
     refresh.refresh_proofs("stored", 2, 30.0, split_on=("c",), store=str(tmp_path / "a.sqlite"))
     path = tmp_path / "proofs" / "stored.json"
     flagged = json.loads(path.read_text(encoding="utf-8"))
