@@ -403,3 +403,19 @@ def test_a_proof_made_with_an_experts_split_is_re_made_with_no_flag(tmp_path, mo
     _, t = _prove(tmp_path, store=str(tmp_path / "d.sqlite"), split_on=(), auto=True,
                   seeds=refresh.stored_seeds("stored"))
     assert (t.reused, t.checked) == (24, 0)
+
+
+def test_a_seeds_rungs_that_are_not_well_formed_are_left_out(tmp_path):
+    # `rungs` is read from a file anyone may edit: what is not a rung is no hint, and the
+    # groups are planted all the same.
+    db = tmp_path / "p.sqlite"
+    _prove(tmp_path, store=str(db))
+    s = _seed(tmp_path, db)
+    g = _game(tmp_path)
+    digest = s["rungs"]["up"]["digest"]
+    for bad in ("x", {"up": "x"}, {"up": {"digest": 5, "under": [[False, False, False]]}},
+                {"up": {"digest": digest, "under": [[1, 0, 0], [False], "x"]}}):
+        store = Store(tmp_path / f"{len(str(bad))}.sqlite", g, ProveOptions(**SPLIT), print)
+        assert seed.plant(store, {**s, "rungs": bad})[0] > 0
+        assert seed.hints(store, [("x", {**s, "rungs": bad})]) == {}
+        assert store.rungs(s["cases"], []) == {}

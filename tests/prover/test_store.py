@@ -441,7 +441,7 @@ def test_the_text_of_a_stopped_run_says_so_beside_its_paths(tmp_path):
                   f"  c{i} = (c{i} + v) % 10;\n}}\n" for i in range(n))
         + "invariant sum_ok: " + " + ".join(f"c{i}" for i in range(n)) + f" <= {9 * n};\n",
         encoding="utf-8")
-    for limit in (1.0, 1.5, 2.5, 3.5, 5, 7, 10, 14):
+    for limit in (1.0, 1.5, 2.5, 3.5, 5, 7, 10, 14, 20, 30):
         db = tmp_path / f"p{limit}.sqlite"
         r = run_cli("prove", str(spec), "--depth", "1", "--store", str(db), "--time-limit",
                     str(limit))
