@@ -339,8 +339,9 @@ def _expert_tactics(p: argparse.ArgumentParser) -> None:
         "--exact-reals where they have an `exists real`), the last once more with 60 s a "
         "query, each keeping what the last proved; a re-proof after an edit starts at the "
         "pass that proved the edited action in the stored proofs, and a stored proof's case "
-        "split (--split-on) is kept (docs/prover.md).  Any of these flags instead runs one pass, as told; none changes a "
-        "verdict it gives, only what is in reach and the time it takes.")
+        "split (--split-on) is kept (docs/prover.md).  Any of these flags instead runs one "
+        "pass, as told; none changes a verdict it gives, only what is in reach and the time "
+        "it takes.")
     g.add_argument("--alone", action="store_true",
                    help="with --invariant: assume none of the other invariants; the named "
                    "ones must be inductive together, and each step query checks only their "

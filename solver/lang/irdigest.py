@@ -19,9 +19,9 @@ meets them, and its frame's size left out.  The checker gives every `let` and in
 an action a slot of its frame, those of a branch that a reading folds away too, so an edit
 there (a call added to a def that only another reading's branch calls) renumbered the slots
 of the live code after it and changed the digest of a program that a proof under this
-reading read unchanged.  The action parts of `part_digests` and `proof_parts` are so hashed; ``legacy``
-gives them as they were hashed before (slots by number, the frame's size), which
-`docs/refresh.py --restamp` reads once to carry the stored proofs over.
+reading read unchanged.  The action parts of `part_digests` and `proof_parts` are so
+hashed; ``legacy`` gives them as they were hashed before (slots by number, the frame's size),
+which `docs/refresh.py --restamp` reads once to carry the stored proofs over.
 
 Deterministic across processes: no `id()` or `hash()` reaches the output (an ``id`` only keys a
 memo while the nodes are alive)."""
