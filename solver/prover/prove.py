@@ -14,6 +14,7 @@ import time
 
 from ..engine.game import Game
 from ..lang.errors import RulebookError, stop_reason
+from ..lang.irdigest import part_digests
 from ..lang.progress import reporter
 from . import abstractions, bmc, induction, orbits, seed, splits, tactics, transitions
 from .journal import Journal, run_key
@@ -61,17 +62,19 @@ def prove(game: Game, options: ProveOptions = ProveOptions(), progress=None,
     tally = Tally() if tally is None else tally
     deadline = None if options.time_limit_s is None else \
         time.monotonic() + options.time_limit_s
+    # The program's digests, hashed once for every store of this proof (a second on Towers).
+    stored = options.store is not None and options.journal is None
+    digests = part_digests(game.p) if stored else None
     # The ladder's case split: a stored proof's where one of this run was made under another
     # than the pinned fields' (an expert's --split-on), so that its seed serves.
-    split = seed.split_of(game, options, seeds) if options.journal is None else None
+    split = seed.split_of(game, options, seeds, digests) if stored else None
     if split:
         say(f"tactics: the step split on {', '.join(split)}, as a stored proof of this run was")
     # Opened first: a bad store is said before any work; under the ladder's first pass,
     # whose context the seeds of its proofs are of.
     under_ = tactics.ladder(game, options, split=split)[0][1] \
         if options.auto and options.journal is None else options
-    store = Store(options.store, game, under_, say) \
-        if options.store is not None and options.journal is None else None
+    store = Store(options.store, game, under_, say, digests) if stored else None
     for name, s in seeds if store is not None else ():
         planted, _ = seed.plant(store, s)
         if planted:
@@ -136,7 +139,7 @@ def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, he
         if store is None:
             return None
         if opts not in stores:
-            stores[opts] = Store(opts.store, game, opts, say)
+            stores[opts] = Store(opts.store, game, opts, say, store.digests)
         return stores[opts]
     first = _first_rung(game, rungs, hints or {}, state_invs, trans, store_of, say)
     if first:
@@ -151,10 +154,9 @@ def _prove(game: Game, options: ProveOptions, invs: list, say, results: dict, he
         log = store_of(opts) if rung else store
         inductive, ctis, trans_ok = _step(game, opts, state_invs, trans, say, log, tally,
                                           engine)
-        fell = sorted([*ctis, *(n for n, (ok, _) in trans_ok.items() if ok is not True)])
-        open_ = sorted(n for n, why in [*ctis.items(), *((n, w) for n, (ok, w)
-                                                       in trans_ok.items() if ok is not True)]
-                       if str(why).startswith(GAVE_UP))
+        failed = [*ctis.items(), *((n, w) for n, (ok, w) in trans_ok.items() if ok is not True)]
+        fell = sorted(n for n, _ in failed)
+        open_ = sorted(n for n, w in failed if str(w).startswith(GAVE_UP))
         if first and k == 0 and fell:
             say(f"tactics: {', '.join(fell)} not proved under {rung}: the whole ladder "
                 f"follows, from {rungs[1][0]}")
@@ -239,7 +241,7 @@ def _first_rung(game: Game, rungs: list, hints: dict, state_invs: list, trans: l
         return 0
     opts = rungs[0][1]
     log = store_of(opts)
-    if not isinstance(log, Store):
+    if log is None:
         return 0
     left, _ = _settled(game, opts, state_invs, trans, log)
     first = tactics.first_rung(rungs, hints, left) if left else 0

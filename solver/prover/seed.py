@@ -329,7 +329,7 @@ def _rungs(seed: dict) -> dict[str, dict]:
 
 
 def hints(store: Store, seeds) -> dict[str, list]:
-    """Per action name, the abstractions of the step (`store.under`) under which the stored
+    """Per action name, the abstractions of the step (`options.under`) under which the stored
     proofs of this run (``seeds``: (name, seed) pairs, those `plant` takes) proved a version
     of it, whatever version: where an edited action is tried first (`tactics.first_rung`)."""
     out: dict[str, list] = {}
@@ -346,17 +346,18 @@ def hints(store: Store, seeds) -> dict[str, list]:
     return {a: u for a, u in out.items() if u}
 
 
-def split_of(game: Game, options: ProveOptions, seeds) -> tuple[str, ...] | None:
+def split_of(game: Game, options: ProveOptions, seeds,
+             digests: dict | None = None) -> tuple[str, ...] | None:
     """The case split under which a stored proof of this run (``seeds``: (name, seed) pairs)
     was made, when it is not the ladder's own (`tactics.pinning_fields`): the pinned fields
     and one state field more, after them or before.  Of a seed whose candidates are this
     run's first (`state_invariants`) and whose context is this run's under that split; None
     when none is.  A proof made with an expert's ``--split-on`` is then re-made with no flag
-    from its seed."""
+    from its seed.  ``digests``: the program's `part_digests`, where the caller has them."""
     seeds = [s for _, s in seeds if isinstance(s, dict) and s.get("format") == SEED_FORMAT]
     if options.split_on or not options.auto or not seeds:
         return None
-    d = part_digests(game.p)
+    d = part_digests(game.p) if digests is None else digests
     cand = sorted(d[f"invariant:{i.name}"] for i in state_invariants(game, options))
     ours = [s for s in seeds if s.get("candidates") == cand]
     if not ours:

@@ -156,13 +156,15 @@ class Store:
     transition properties' step call the same way.  The file is opened (and created, its
     folder too) at once: a path where no store can be made is a `RulebookError` naming it
     before any work, and a file that is no store is moved aside (`prepare_file`, said
-    through ``say``)."""
+    through ``say``).  ``digests``: the program's `part_digests`, where the caller has them
+    (another store of the same program's `digests`)."""
 
-    def __init__(self, path, game: Game, options: ProveOptions, say):
+    def __init__(self, path, game: Game, options: ProveOptions, say,
+                 digests: dict | None = None):
         self.path = str(path)
         self.label = f"store {self.path}"
         self.say = say
-        self._digests = part_digests(game.p)
+        self._digests = part_digests(game.p) if digests is None else digests
         self._ctx = context(game, options, self._digests)
         self._legacy = context(game, options, self._digests, legacy=True)
         # Every abstraction of the step is sound: an action whose every path held under one
@@ -318,6 +320,12 @@ class Store:
     def anywhere(self) -> str:
         """The context of the rows of groups held under any abstraction (`_held_by`)."""
         return self._any_ctx
+
+    @property
+    def digests(self) -> dict:
+        """The program's `part_digests` the keys are made of (a second store of the same
+        program takes them instead of hashing it again: a second on Towers)."""
+        return self._digests
 
     def digest(self, part: str) -> str | None:
         """The IR digest of ``part`` (``action:NAME``, ``invariant:NAME``) in this run's

@@ -128,7 +128,7 @@ def ladder(game: Game, options: ProveOptions, remote: bool = False,
 def first_rung(rungs: list[tuple[str, ProveOptions]], hints: dict[str, list],
                actions) -> int:
     """The pass of ``rungs`` a re-proof tries first when ``actions`` are left to check: the
-    latest pass whose abstraction of the step (`store.under`) proved one of them in a stored
+    latest pass whose abstraction of the step (`options.under`) proved one of them in a stored
     proof (``hints``: action name -> the abstractions a version of it held under; an action
     held under several, in several cases, needed the latest).  0, the ladder from its start,
     when one of them has no hint or a hint of no pass here."""
