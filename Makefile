@@ -19,7 +19,7 @@ demo: $(VENV)/.installed
 	@echo "== rulebook check les-5-tours"; $(RB) check les-5-tours
 	@echo; echo "== rulebook solve examples/puzzles/lou.json"; $(RB) solve examples/puzzles/lou.json
 	@echo; echo "== rulebook examples les-5-tours"; $(RB) examples les-5-tours
-	@echo; echo "== rulebook prove torres on its smallest board (2x2, 2 players, stacks of 1): live, about a minute"
+	@echo; echo "== rulebook prove torres on its smallest board (2x2, 2 players, stacks of 1): live, some 15 s on two cores"
 	@echo "   (the proof on the game's own 8x8 board took hours: it is stored in docs/proofs/torres-8x8.json)"
 	@$(RB) prove torres --param w=2 --param h=2 --players 2 --param stack=1
 	@echo; echo "== rulebook play les-5-tours --players 4 --seed 7"; $(RB) play les-5-tours --players 4 --seed 7

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ..lang.errors import EvalError, InputError, RulebookError
 from . import parser
-from .parser import picks_tactics, printable
+from .parser import cores, picks_tactics, printable
 
 EXIT_BAD_INPUT = 2
 EXIT_CONTRADICTED = 1
@@ -337,13 +337,14 @@ def _write(path: str, text: str) -> None:
 
 
 def cmd_prove(args) -> int:
-    # The Dask engine of --cluster or --workers N over 1 (else the step in this process); a
-    # scheduler that does not answer is said before any work.
+    # The Dask engine of --cluster or of more than one worker, by default the machine's cores
+    # (else the step in this process); a scheduler that does not answer is said before any work.
     engine = None
-    if args.cluster is not None or args.workers > 1:
+    workers = cores() if args.workers is None else args.workers
+    if args.cluster is not None or workers > 1:
         from ..prover import cluster
         engine = cluster.engine(cluster.Recipe.of(args.game, tuple(args.variant),
-                                                  _params(args)), args.workers, args.cluster)
+                                                  _params(args)), workers, args.cluster)
     try:
         return _prove_with(args, engine)
     finally:

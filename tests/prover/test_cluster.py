@@ -343,6 +343,31 @@ def test_a_worker_keeps_a_case_built_while_it_builds_the_next(monkeypatch):
     assert made == [0, 1]
 
 
+def test_prove_checks_on_the_machines_cores_unless_told(monkeypatch, capsys):
+    # No --workers: an engine of as many workers as the process has cores (3 here, patched);
+    # --workers 1: no engine, everything in this process.
+    import solver.cli.main as cli
+    made = []
+
+    def engine(recipe, workers, address=None):
+        made.append(workers)
+        return Engine(recipe, workers)
+    monkeypatch.setattr(cluster, "engine", engine)
+    monkeypatch.setattr(cli, "cores", lambda: 3)
+    spec = str(FIXTURES / "toy.rules")
+    code = cli.main(["prove", spec, "--no-store"])
+    assert made == [3]
+    one = capsys.readouterr().out
+    assert "inductive" in one
+    assert cli.main(["prove", spec, "--no-store", "--workers", "1"]) == code
+    assert made == [3]
+    # The same verdicts (a refutation's trace is z3's model, which follows what the process
+    # asked z3 before: its length may differ).
+    def verdicts(out):
+        return [ln.split(" at depth")[0] for ln in out.splitlines()[:-1] if ln[:1].strip()]
+    assert verdicts(capsys.readouterr().out) == verdicts(one)
+
+
 def test_too_many_local_workers_is_one_line_and_exit_2():
     r = run_cli("prove", str(FIXTURES / "toy.rules"), "--workers", "100", "--no-store")
     assert r.returncode == 2 and r.stdout == ""
