@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import z3
 
@@ -211,6 +211,11 @@ class Node:
 class Unrolled:
     layers: list            # layers[k]: the nodes after k steps (exactly one is active)
     constraints: list
+    stopped: list = field(default_factory=list)     # [k]: the run made at most k moves
+
+    def at_most(self, moves: int):
+        """The literal that the run makes at most ``moves`` moves (None: every run does)."""
+        return self.stopped[moves] if moves < len(self.stopped) else None
 
     def final(self, fn, concrete_fn=None):
         """Combine ``fn(state)`` over the last layer's nodes (the active one decides);
@@ -266,6 +271,7 @@ def unroll(game: Game, st0, depth: int, actions, prefix: str = "ch",
     cons: list = []
     layers = [[Node(st0, True)]]
     stopped = False  # whether the run stopped at an earlier step: then it stays stopped
+    stops: list = []  # stops[k]: whether it stopped by step k (made at most k moves)
     memo: dict = {}  # skeletons of the values seen so far (successors share most subtrees)
     for k in range(depth):
         groups: dict = {}
@@ -334,7 +340,8 @@ def unroll(game: Game, st0, depth: int, actions, prefix: str = "ch",
         nxt = z3.Bool(f"{prefix}{k + 1}_stopped")
         cons.append(nxt == _or_lits(([] if stopped is False else [stopped]) + stops_now))
         stopped = nxt
-    return Unrolled(layers, cons)
+        stops.append(nxt)
+    return Unrolled(layers, cons, stops)
 
 
 def _in_time(deadline: float | None, depth: int) -> None:

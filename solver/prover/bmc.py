@@ -60,9 +60,26 @@ def model_check(game: Game, invs: list[ir.Invariant], options: ProveOptions,
             continue
         moves = read_moves(game, u, solver.model())
         trace, k = _replay_violation(game, inv, moves)
+        trace, k = _shortest(game, inv, u, solver, trace, k, deadline, timeout_ms)
         out.append(Result(inv.name, kind, "refuted", k, "violated after the trace", trace,
                           seconds=time.perf_counter() - start))
     return out
+
+
+def _shortest(game: Game, inv: ir.Invariant, u, solver, trace, k: int, deadline, timeout_ms):
+    """The shortest trace that breaks ``inv``: z3's model is any run of the unrolling that
+    does, its length depending on what the process asked z3 before, so runs of fewer moves
+    are asked for, one length after the other; where z3 gives up on one, the trace found
+    stands."""
+    for j in range(1, k):
+        try:
+            found = check(solver, u.at_most(j), deadline=None if deadline is None else
+                          min(deadline, time.monotonic() + timeout_ms / 1000))
+        except Unknown:
+            break
+        if found:
+            return _replay_violation(game, inv, read_moves(game, u, solver.model()))
+    return trace, k
 
 
 def _transition_violation(game: Game, inv: ir.Invariant, u):

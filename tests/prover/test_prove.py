@@ -115,6 +115,33 @@ def test_false_transition_property_is_refuted(toy):
     assert r.trace[-1] == ["dec"]                 # only dec lowers n
 
 
+def _shortest_violation(game, inv, depth: int) -> int | None:
+    """The fewest moves after which ``inv`` fails, by a breadth-first search of the
+    interpreter's moves (a transition property: on the last move)."""
+    layer = [game.initial()]
+    for k in range(1, depth + 1):
+        nxt = []
+        for st in layer:
+            for _, st2, _ in game.legal(st):
+                ok = holds(game, inv, st2, old=st) if inv.transition else holds(game, inv, st2)
+                if not ok:
+                    return k
+                nxt.append(st2)
+        layer = list(dict.fromkeys(nxt))
+    return None
+
+
+def test_a_refutation_is_the_shortest_trace(toy):
+    # z3's model is any run of the unrolling that breaks the property (in a fresh process
+    # n_grows came back as inc, inc, dec): the prover asks for shorter runs until none is.
+    toy_results = _results(toy)
+    for name in ("small", "n_grows"):
+        r = toy_results[name]
+        assert r.status == "refuted"
+        assert r.depth == len(r.trace) == _shortest_violation(toy, _inv(toy, name), BMC_DEPTH)
+    assert toy_results["n_grows"].trace == [["inc"], ["dec"]]
+
+
 def test_a_strict_transition_is_not_assumed_of_a_step_that_changes_nothing():
     """The prover assumes a transition property across a step that changes nothing (old(x)
     <= x of x itself) as a tautology: a strict one (old(n) < n) is false there, and assuming
