@@ -46,8 +46,7 @@ def model_check(game: Game, invs: list[ir.Invariant], options: ProveOptions,
             bad = z3.Not(dz.lift(u.final(lambda st: game.holds_symbolic(inv, st))))
         solver.add(bad)
         try:
-            found = check(solver, deadline=None if deadline is None else
-                          min(deadline, time.monotonic() + timeout_ms / 1000))
+            found = check(solver, deadline=_until(deadline, timeout_ms))
         except Unknown:
             if deadline is not None and time.monotonic() >= deadline - 0.05:
                 raise TimeUp(options.time_limit_s) from None
@@ -73,13 +72,17 @@ def _shortest(game: Game, inv: ir.Invariant, u, solver, trace, k: int, deadline,
     stands."""
     for j in range(1, k):
         try:
-            found = check(solver, u.at_most(j), deadline=None if deadline is None else
-                          min(deadline, time.monotonic() + timeout_ms / 1000))
+            found = check(solver, u.at_most(j), deadline=_until(deadline, timeout_ms))
         except Unknown:
             break
         if found:
             return _replay_violation(game, inv, read_moves(game, u, solver.model()))
     return trace, k
+
+
+def _until(deadline: float | None, timeout_ms: int) -> float | None:
+    """When one query must end: its time-out from now, or the run's deadline if sooner."""
+    return None if deadline is None else min(deadline, time.monotonic() + timeout_ms / 1000)
 
 
 def _transition_violation(game: Game, inv: ir.Invariant, u):
