@@ -457,7 +457,7 @@ def cmd_examples(args) -> int:
 def cmd_ambiguities(args) -> int:
     # The Dask workers of --cluster or --workers N over 1, reached before any work.
     from ..engine.workpool import pool
-    workers = pool(args.workers, args.cluster)
+    workers = pool(cores() if args.workers is None else args.workers, args.cluster)
     try:
         return _ambiguities_with(args, workers)
     finally:
@@ -525,7 +525,7 @@ def cmd_play(args) -> int:
     # The Dask workers of --cluster or --workers N over 1 (else every game in this process);
     # a scheduler that does not answer is said before any work.
     from ..engine.workpool import pool
-    workers = pool(args.workers, args.cluster)
+    workers = pool(cores() if args.workers is None else args.workers, args.cluster)
     try:
         return _play_with(args, workers)
     finally:

@@ -53,7 +53,7 @@ class HelpParser(argparse.ArgumentParser):
 
 def cores() -> int:
     """The cores this process may run on (at most 64, the local workers' limit): the default
-    number of workers of `prove`."""
+    number of workers of `prove`, `play` and `ambiguities`."""
     try:
         n = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -261,12 +261,13 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                    help="search only positions where every invariant of the spec holds (no "
                    "piece missing from the box, none the rules forbid): a witness the rules "
                    "can reach; without it a smallest position may leave pieces out")
-    p.add_argument("--workers", type=count(1, "a number of processes"), default=1,
+    p.add_argument("--workers", type=count(1, "a number of processes"), default=None,
                    metavar="N",
                    help="search the pairs of readings in N worker processes at once (a local "
                    "Dask cluster, started once the search has taken 1 s), one task a pair; "
-                   "the same witnesses, printed in the same order; at most 64 (default: "
-                   "%(default)s, all in this process)")
+                   "1: all in this process, no cluster; the same witnesses, printed in the "
+                   f"same order; at most 64 (default: this machine's cores, {cores()}; two "
+                   "workers searched Les 5 Tours' readings in 97 s against 150 s on 2 cores)")
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="search the pairs of readings on the workers of the Dask scheduler at "
                    "ADDRESS (e.g. tcp://10.0.0.5:8786), which need this rulebook and the same "
@@ -289,13 +290,14 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
     p.add_argument("--trace", action="store_true",
                    help="print every move of the first game (under --json: the document's "
                    "\"trace\", a list of moves)")
-    p.add_argument("--workers", type=count(1, "a number of processes"), default=1,
+    p.add_argument("--workers", type=count(1, "a number of processes"), default=None,
                    metavar="N",
                    help="play the games in N worker processes at once (a local Dask "
                    "cluster, started once the games have taken 1 s: a short run starts "
-                   "none), in shares of consecutive games; the same games and the same "
-                   "output as one process, only the time changes; at most 64 (default: "
-                   "%(default)s, all in this process)")
+                   "none), in shares of consecutive games; 1: all in this process, no "
+                   "cluster; the same games and the same output as one process, only the "
+                   f"time changes; at most 64 (default: this machine's cores, {cores()}; "
+                   "two workers played 500 Torres games in 25.9 s against 39.4 s on 2 cores)")
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="play the games on the workers of the Dask scheduler at ADDRESS "
                    "(e.g. tcp://10.0.0.5:8786), which need this rulebook and the same spec "

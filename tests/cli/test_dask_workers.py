@@ -113,6 +113,30 @@ def test_workers_with_one_game_play_it_here():
                                                .as_json()]
 
 
+@pytest.mark.parametrize("argv", [
+    ["play", "les-5-tours", "--seed", "5", "--games", "3", "--json"],
+    ["ambiguities", str(FIXTURES / "ladder.rules"), "--json"],
+])
+def test_play_and_ambiguities_use_the_machines_cores_unless_told(argv, capsys, monkeypatch):
+    # No --workers: a pool of as many workers as the process has cores (3 here, patched; a
+    # run this short starts no cluster); --workers 1: no pool, all in this process; the same
+    # output either way.
+    import solver.cli.main as cli
+    made = []
+    real = workpool.pool
+
+    def pool(workers, address=None):
+        made.append(workers)
+        return real(workers, address)
+    monkeypatch.setattr(workpool, "pool", pool)
+    monkeypatch.setattr(cli, "cores", lambda: 3)
+    assert cli.main(argv) == 0
+    default = capsys.readouterr().out
+    assert cli.main(argv + ["--workers", "1"]) == 0
+    assert made == [3, 1]
+    assert TIMINGS.sub("", capsys.readouterr().out) == TIMINGS.sub("", default)
+
+
 def test_a_scheduler_that_does_not_answer_is_one_line_and_exit_2():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

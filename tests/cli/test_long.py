@@ -128,19 +128,22 @@ def test_a_stopped_ambiguity_search_keeps_the_witnesses_found(monkeypatch, capsy
 # ---- --time-limit and Ctrl-C keep what was done ------------------------------------------------
 
 def test_play_time_limit_keeps_the_games_played():
-    r = run_cli("play", "les-5-tours", "--games", "100000", "--time-limit", "2", "--json")
+    # In this process (`--workers 1`); on workers: tests/cli/test_dask_workers.py.
+    r = run_cli("play", "les-5-tours", "--games", "100000", "--time-limit", "2", "--json",
+                "--workers", "1")
     assert r.returncode == 4, r.stderr
     out = json.loads(r.stdout)
     assert out["stopped"] == "time limit of 2 s" and out["asked"] == 100000
     assert 0 < len(out["games"]) < 100000
-    t = run_cli("play", "les-5-tours", "--games", "100000", "--time-limit", "2")
+    t = run_cli("play", "les-5-tours", "--games", "100000", "--time-limit", "2",
+                "--workers", "1")
     assert t.returncode == 4
     assert "stopped (time limit of 2 s) after " in t.stdout and " of 100000 games" in t.stdout
 
 
 def test_ctrl_c_keeps_the_games_played():
     code, out, err = interrupt(["play", "les-5-tours", "--games", "100000", "--json",
-                                 "--progress"], "games played")
+                                 "--progress", "--workers", "1"], "games played")
     assert code == 130, err
     got = json.loads(out)
     assert got["stopped"] == "interrupted" and 0 < len(got["games"]) < 100000
