@@ -203,7 +203,7 @@ def build_parser(puzzle_kinds=None) -> argparse.ArgumentParser:
                    "the verdicts are the same, only the time changes; --jobs is the same "
                    f"option (default: this machine's cores, {cores()}; two workers gave "
                    "1.85x on a proof of 90 s on 2 cores, but a proof of seconds is faster "
-                   "with 1, which keeps the board's symmetry: see docs/prover.md)")
+                   "with 1, which starts no cluster: see docs/prover.md)")
     p.add_argument("--cluster", metavar="ADDRESS",
                    help="send the inductive step's action paths to the Dask scheduler at "
                    "ADDRESS (e.g. tcp://10.0.0.5:8786; `dask scheduler` prints it), whose "
