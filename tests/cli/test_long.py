@@ -83,14 +83,15 @@ def test_play_says_how_far_it_is_but_not_under_json():
 
 
 def test_ambiguities_streams_witnesses_with_their_scope():
-    r = _cli("ambiguities", "ladder", "--progress", env=LADDER)
+    # In this process (`--workers 1`): the progress of each rung searched here.
+    r = _cli("ambiguities", "ladder", "--progress", "--workers", "1", env=LADDER)
     assert r.returncode == 0, r.stderr
     # Progress: the rung being searched, then what it gave.
     assert "hop: over_any vs over_empty on players=1 w=1 bonus=1: none" in r.stderr
     # The witness: where it was found, where it is shown, where there was none.
     assert "  on players=3 w=6 bonus=1\n  found on players=3 w=3 bonus=1" in r.stdout
     assert "  no witness on players=1 w=1 bonus=1;" in r.stdout
-    q = _cli("ambiguities", "ladder", "--json", env=LADDER)
+    q = _cli("ambiguities", "ladder", "--json", "--workers", "1", env=LADDER)
     assert q.returncode == 0 and q.stderr == ""
     got = json.loads(q.stdout)
     hop, edge = got
@@ -113,13 +114,14 @@ def test_a_stopped_ambiguity_search_keeps_the_witnesses_found(monkeypatch, capsy
             raise KeyboardInterrupt
         return real(game, r, *a, **k)
     monkeypatch.setattr(ascent, "pair_ambiguity", stop_at_edge)
-    assert main(["ambiguities", "ladder", "--json"]) == 130
+    # In this process (`--workers 1`): a pair sent to a worker would not meet the patch.
+    assert main(["ambiguities", "ladder", "--json", "--workers", "1"]) == 130
     hop, edge = json.loads(capsys.readouterr().out)
     assert hop["found"] is True and hop["reading"] == "hop"
     assert edge == {"reading": "edge", "a": "allowed", "b": "refused", "found": None,
                     "stopped": "interrupted", "searching": {"players": 1, "w": 1, "bonus": 1},
                     "tried": []}
-    assert main(["ambiguities", "ladder"]) == 130
+    assert main(["ambiguities", "ladder", "--workers", "1"]) == 130
     out = capsys.readouterr().out
     assert "stopped (interrupted) after 1 of 2 pairs of readings; not decided:\n" \
            "  edge: allowed vs refused (was searching on players=1 w=1 bonus=1)" in out
