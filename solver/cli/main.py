@@ -336,11 +336,16 @@ def _write(path: str, text: str) -> None:
         raise InputError(f"{path}: cannot write ({reason(e)})") from None
 
 
+def _workers(args) -> int:
+    """--workers, by default the machine's cores (`prove`, `play` and `ambiguities`)."""
+    return cores() if args.workers is None else args.workers
+
+
 def cmd_prove(args) -> int:
     # The Dask engine of --cluster or of more than one worker, by default the machine's cores
     # (else the step in this process); a scheduler that does not answer is said before any work.
     engine = None
-    workers = cores() if args.workers is None else args.workers
+    workers = _workers(args)
     if args.cluster is not None or workers > 1:
         from ..prover import cluster
         engine = cluster.engine(cluster.Recipe.of(args.game, tuple(args.variant),
@@ -457,7 +462,7 @@ def cmd_examples(args) -> int:
 def cmd_ambiguities(args) -> int:
     # The Dask workers of --cluster or --workers N over 1, reached before any work.
     from ..engine.workpool import pool
-    workers = pool(cores() if args.workers is None else args.workers, args.cluster)
+    workers = pool(_workers(args), args.cluster)
     try:
         return _ambiguities_with(args, workers)
     finally:
@@ -525,7 +530,7 @@ def cmd_play(args) -> int:
     # The Dask workers of --cluster or --workers N over 1 (else every game in this process);
     # a scheduler that does not answer is said before any work.
     from ..engine.workpool import pool
-    workers = pool(cores() if args.workers is None else args.workers, args.cluster)
+    workers = pool(_workers(args), args.cluster)
     try:
         return _play_with(args, workers)
     finally:
